@@ -1,0 +1,78 @@
+// Typed wrappers for libcurl's variadic and macro APIs, so Swift never
+// calls a C variadic function. One wrapper per argument kind, prefixed
+// `ferry_curl_` (the CNIOLinux / CFURLSessionInterface pattern).
+#ifndef FERRY_CCURL_SHIM_H
+#define FERRY_CCURL_SHIM_H
+
+#include <curl/curl.h>
+#include <stdint.h>
+
+// --- curl_easy_setopt -----------------------------------------------------
+static inline CURLcode ferry_curl_setopt_long(CURL *h, CURLoption o, long v) {
+    return curl_easy_setopt(h, o, v);
+}
+static inline CURLcode ferry_curl_setopt_off(CURL *h, CURLoption o, int64_t v) {
+    return curl_easy_setopt(h, o, (curl_off_t)v);
+}
+static inline CURLcode ferry_curl_setopt_string(CURL *h, CURLoption o, const char *v) {
+    return curl_easy_setopt(h, o, v);
+}
+static inline CURLcode ferry_curl_setopt_pointer(CURL *h, CURLoption o, void *v) {
+    return curl_easy_setopt(h, o, v);
+}
+static inline CURLcode ferry_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) {
+    return curl_easy_setopt(h, o, v);
+}
+
+typedef size_t (*ferry_curl_data_cb)(char *ptr, size_t size, size_t nmemb, void *userdata);
+typedef int (*ferry_curl_xferinfo_cb)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
+                                      curl_off_t ultotal, curl_off_t ulnow);
+typedef int (*ferry_curl_debug_cb)(CURL *h, curl_infotype type, char *data, size_t size, void *userdata);
+
+static inline CURLcode ferry_curl_setopt_data_cb(CURL *h, CURLoption o, ferry_curl_data_cb cb) {
+    return curl_easy_setopt(h, o, cb);
+}
+static inline CURLcode ferry_curl_setopt_xferinfo_cb(CURL *h, ferry_curl_xferinfo_cb cb) {
+    return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, cb);
+}
+static inline CURLcode ferry_curl_setopt_debug_cb(CURL *h, ferry_curl_debug_cb cb) {
+    return curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, cb);
+}
+
+// --- curl_easy_getinfo ----------------------------------------------------
+static inline CURLcode ferry_curl_getinfo_long(CURL *h, CURLINFO i, long *v) {
+    return curl_easy_getinfo(h, i, v);
+}
+static inline CURLcode ferry_curl_getinfo_off(CURL *h, CURLINFO i, int64_t *v) {
+    curl_off_t x = 0;
+    CURLcode rc = curl_easy_getinfo(h, i, &x);
+    *v = (int64_t)x;
+    return rc;
+}
+static inline CURLcode ferry_curl_getinfo_string(CURL *h, CURLINFO i, const char **v) {
+    char *s = NULL;
+    CURLcode rc = curl_easy_getinfo(h, i, &s);
+    *v = s;
+    return rc;
+}
+static inline CURLcode ferry_curl_getinfo_pointer(CURL *h, CURLINFO i, void **v) {
+    return curl_easy_getinfo(h, i, v);
+}
+
+// --- curl_multi_setopt ----------------------------------------------------
+static inline CURLMcode ferry_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) {
+    return curl_multi_setopt(m, o, v);
+}
+
+// --- macros Swift cannot import --------------------------------------------
+static const size_t FERRY_CURL_WRITEFUNC_PAUSE = CURL_WRITEFUNC_PAUSE;
+static const size_t FERRY_CURL_READFUNC_ABORT = CURL_READFUNC_ABORT;
+static const size_t FERRY_CURL_READFUNC_PAUSE = CURL_READFUNC_PAUSE;
+static const int FERRY_CURL_XFERINFO_CONTINUE = 0;
+#ifdef CURL_WRITEFUNC_ERROR
+static const size_t FERRY_CURL_WRITEFUNC_ERROR = CURL_WRITEFUNC_ERROR;
+#else
+static const size_t FERRY_CURL_WRITEFUNC_ERROR = 0xFFFFFFFF;
+#endif
+
+#endif

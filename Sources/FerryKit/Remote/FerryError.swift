@@ -1,0 +1,166 @@
+import Foundation
+
+/// Every failure Ferry reports: what went wrong, on which file or URL, and the
+/// server's own reply where there was one.
+///
+/// URLs inside an error are always redacted; passwords never appear.
+public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// The kind of failure. Compare with the static members (`.notFound`, ...).
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Base: String, Hashable, Sendable {
+            case invalidURL = "invalid URL"
+            case unsupportedScheme = "unsupported scheme"
+            case unsupportedOperation = "unsupported operation"
+            case notFound = "not found"
+            case permissionDenied = "permission denied"
+            case authenticationFailed = "login failed"
+            case connectionFailed = "connection failed"
+            case timedOut = "timed out"
+            case notAnswering = "not answering"
+            case serverError = "server error"
+            case protocolError = "protocol error"
+            case tls = "TLS error"
+            case diskFull = "disk full"
+            case localIO = "local file error"
+            case destinationExists = "destination exists"
+            case cancelled = "cancelled"
+            case verificationFailed = "verification failed"
+            case badListing = "unreadable listing"
+            case directoryNotEmpty = "folder not empty"
+        }
+        fileprivate let base: Base
+        fileprivate init(_ base: Base) { self.base = base }
+
+        /// The URL could not be parsed.
+        public static let invalidURL = Code(.invalidURL)
+        /// The URL scheme is not one Ferry speaks.
+        public static let unsupportedScheme = Code(.unsupportedScheme)
+        /// The backend cannot do this operation at all (for example, delete over HTTP).
+        public static let unsupportedOperation = Code(.unsupportedOperation)
+        /// The remote file or folder does not exist (404, 550).
+        public static let notFound = Code(.notFound)
+        /// The server refused access (403, 550 permission denied).
+        public static let permissionDenied = Code(.permissionDenied)
+        /// Wrong user or password (401, 530).
+        public static let authenticationFailed = Code(.authenticationFailed)
+        /// Could not connect: refused, unreachable, or the name did not resolve.
+        public static let connectionFailed = Code(.connectionFailed)
+        /// The server stopped sending or did not answer in time.
+        public static let timedOut = Code(.timedOut)
+        /// A card (or server) that repeatedly did not answer (503, silence).
+        public static let notAnswering = Code(.notAnswering)
+        /// The server answered with an error status not covered above (5xx, other 4xx).
+        public static let serverError = Code(.serverError)
+        /// The server broke the protocol (bad Content-Range, unparsable reply).
+        public static let protocolError = Code(.protocolError)
+        /// TLS handshake or certificate verification failed.
+        public static let tls = Code(.tls)
+        /// No space left on the local disk.
+        public static let diskFull = Code(.diskFull)
+        /// A local file could not be read, written or renamed.
+        public static let localIO = Code(.localIO)
+        /// The destination exists and the overwrite policy forbids replacing it.
+        public static let destinationExists = Code(.destinationExists)
+        /// The transfer was cancelled.
+        public static let cancelled = Code(.cancelled)
+        /// The transferred file did not match its expected size or checksum.
+        public static let verificationFailed = Code(.verificationFailed)
+        /// A folder listing could not be read.
+        public static let badListing = Code(.badListing)
+        /// A folder could not be removed because it is not empty.
+        public static let directoryNotEmpty = Code(.directoryNotEmpty)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// What Ferry was doing: "download", "list", "upload" ...
+    public var operation: String?
+    /// The file or (redacted) URL concerned.
+    public var target: String?
+    /// The server's status or reply code (HTTP 404, FTP 550), when there was one.
+    public var serverCode: Int?
+    /// The server's reason or reply text, when there was one.
+    public var serverText: String?
+    /// Further detail a person can act on.
+    public var detail: String?
+    /// Whether retrying later may succeed (connection reset, timeout, 5xx, 421).
+    public var isTransient: Bool
+
+    /// Creates an error.
+    public init(
+        _ code: Code, operation: String? = nil, target: String? = nil, serverCode: Int? = nil,
+        serverText: String? = nil, detail: String? = nil, isTransient: Bool = false
+    ) {
+        self.code = code
+        self.operation = operation
+        self.target = target
+        self.serverCode = serverCode
+        self.serverText = serverText
+        self.detail = detail
+        self.isTransient = isTransient
+    }
+
+    /// One line for a person: "download http://host/a.bin: 404 Not Found".
+    public var description: String {
+        var parts: [String] = []
+        if let operation { parts.append(operation) }
+        if let target { parts.append(target) }
+        var head = parts.joined(separator: " ")
+        var reason: String
+        if let serverCode {
+            reason = "\(serverCode)"
+            if let serverText, !serverText.isEmpty { reason += " \(serverText)" }
+        } else if let serverText, !serverText.isEmpty {
+            reason = serverText
+        } else {
+            reason = code.description
+        }
+        if let detail, !detail.isEmpty { reason += " (\(detail))" }
+        if head.isEmpty { return reason }
+        head += ": " + reason
+        return head
+    }
+
+    public var errorDescription: String? { description }
+
+    /// Returns a copy with the operation and target filled in where they were missing.
+    public func context(operation: String? = nil, target: String? = nil) -> FerryError {
+        var e = self
+        if e.operation == nil { e.operation = operation }
+        if e.target == nil { e.target = target }
+        return e
+    }
+
+    /// Wraps any error as a `FerryError`, keeping one that already is.
+    public static func wrap(_ error: any Error, operation: String? = nil, target: String? = nil)
+        -> FerryError
+    {
+        if let e = error as? FerryError { return e.context(operation: operation, target: target) }
+        if error is CancellationError {
+            return FerryError(.cancelled, operation: operation, target: target)
+        }
+        return FerryError(
+            .localIO, operation: operation, target: target, detail: "\(error)")
+    }
+
+    /// An error from a failed POSIX call on a local file.
+    static func posix(_ errno: Int32, operation: String, path: String) -> FerryError {
+        let text = String(cString: strerror(errno))
+        switch errno {
+        case ENOSPC, EDQUOT:
+            return FerryError(
+                .diskFull, operation: operation, target: path, serverText: text,
+                detail: "free some space and run the same command again to resume")
+        case ENOENT:
+            return FerryError(.localIO, operation: operation, target: path, serverText: text)
+        case EACCES, EPERM, EROFS:
+            return FerryError(
+                .localIO, operation: operation, target: path, serverText: text,
+                detail: "choose a writable destination")
+        default:
+            return FerryError(.localIO, operation: operation, target: path, serverText: text)
+        }
+    }
+}

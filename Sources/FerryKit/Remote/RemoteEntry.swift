@@ -1,0 +1,174 @@
+import Foundation
+
+/// One item in a remote folder, as every backend reports it.
+public struct RemoteEntry: Sendable, Hashable, Codable {
+    /// What kind of item an entry is.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        case file
+        case directory
+        case symlink
+        case other
+    }
+
+    /// The last path component, decoded (no percent-escapes).
+    public var name: String
+    /// The absolute remote path, starting with `/`.
+    public var path: String
+    /// File, folder, symbolic link or something else.
+    public var kind: Kind
+    /// Size in bytes, when the source reports one.
+    public var size: Int64?
+    /// Last modification time, when the source reports a valid one.
+    public var modified: RemoteTimestamp?
+    /// Target of a symbolic link, when known.
+    public var symlinkTarget: String?
+    /// Hidden on the source (FlashAir hidden/system attribute); dot-files are not marked here.
+    public var isHidden: Bool
+    /// Read-only on the source (FlashAir attribute, or no write permission).
+    public var isReadOnly: Bool
+
+    /// Creates an entry.
+    public init(
+        name: String,
+        path: String,
+        kind: Kind,
+        size: Int64? = nil,
+        modified: RemoteTimestamp? = nil,
+        symlinkTarget: String? = nil,
+        isHidden: Bool = false,
+        isReadOnly: Bool = false
+    ) {
+        self.name = name
+        self.path = path
+        self.kind = kind
+        self.size = size
+        self.modified = modified
+        self.symlinkTarget = symlinkTarget
+        self.isHidden = isHidden
+        self.isReadOnly = isReadOnly
+    }
+
+    /// True for folders.
+    public var isDirectory: Bool { kind == .directory }
+}
+
+/// A wall-clock time as a remote source reports it: either UTC (MLSD, HTTP)
+/// or "floating" local time of the source with no zone (FAT dates, FTP LIST).
+public struct RemoteTimestamp: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+    /// Whether the fields are UTC or an unknown local zone of the source.
+    public enum Zone: String, Sendable, Hashable, Codable {
+        case utc
+        case floating
+    }
+
+    public var year: Int
+    public var month: Int
+    public var day: Int
+    public var hour: Int
+    public var minute: Int
+    public var second: Int
+    public var zone: Zone
+
+    /// Creates a timestamp, or returns nil when the fields are not a real date and time
+    /// (month 13, day 0, February 30, hour 24 ...).
+    public init?(
+        year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0,
+        zone: Zone
+    ) {
+        guard (1...9999).contains(year), (1...12).contains(month), (0...23).contains(hour),
+            (0...59).contains(minute), (0...60).contains(second),
+            day >= 1, day <= RemoteTimestamp.daysIn(month: month, year: year)
+        else { return nil }
+        self.year = year
+        self.month = month
+        self.day = day
+        self.hour = hour
+        self.minute = minute
+        self.second = second
+        self.zone = zone
+    }
+
+    /// Creates a UTC timestamp from a `Date`.
+    public init(utc date: Date) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        self.year = c.year!
+        self.month = c.month!
+        self.day = c.day!
+        self.hour = c.hour!
+        self.minute = c.minute!
+        self.second = c.second!
+        self.zone = .utc
+    }
+
+    /// Creates a floating (zone-less) timestamp from a `Date` seen in `timeZone`.
+    public init(local date: Date, in timeZone: TimeZone = .current) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        self.year = c.year!
+        self.month = c.month!
+        self.day = c.day!
+        self.hour = c.hour!
+        self.minute = c.minute!
+        self.second = c.second!
+        self.zone = .floating
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// ISO 8601, `2013-05-15T13:44:16`, with `Z` when the source is UTC.
+    public var iso8601: String {
+        let s = String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d", year, month, day, hour, minute, second)
+        return zone == .utc ? s + "Z" : s
+    }
+
+    public var description: String { iso8601 }
+
+    /// The instant this timestamp names; floating times are read in `timeZone`.
+    public func date(floatingIn timeZone: TimeZone = .current) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone == .utc ? TimeZone(identifier: "UTC")! : timeZone
+        let c = DateComponents(
+            year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        return calendar.date(from: c)!
+    }
+
+    public static func < (a: RemoteTimestamp, b: RemoteTimestamp) -> Bool {
+        (a.year, a.month, a.day, a.hour, a.minute, a.second)
+            < (b.year, b.month, b.day, b.hour, b.minute, b.second)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let t = RemoteTimestamp(iso8601: text) else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "not a timestamp: \(text)"))
+        }
+        self = t
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(iso8601)
+    }
+
+    /// Parses the form `iso8601` produces.
+    public init?(iso8601 text: String) {
+        let utc = text.hasSuffix("Z")
+        let body = utc ? String(text.dropLast()) : text
+        let parts = body.split(whereSeparator: { "-T:".contains($0) }).map { Int($0) }
+        guard parts.count == 6, !parts.contains(nil) else { return nil }
+        self.init(
+            year: parts[0]!, month: parts[1]!, day: parts[2]!, hour: parts[3]!, minute: parts[4]!,
+            second: parts[5]!, zone: utc ? .utc : .floating)
+    }
+}

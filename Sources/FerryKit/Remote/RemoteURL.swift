@@ -1,0 +1,273 @@
+import Foundation
+
+/// A parsed location Ferry can talk to: `flashair://`, `ftp://`, `ftps://`,
+/// `ftpes://`, `http://`, `https://`, `file://` or a plain local path.
+///
+/// The path is stored decoded (`/My Photos/a#1.jpg`); `redacted` never shows a password.
+public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
+    /// The protocols Ferry speaks.
+    public enum Scheme: String, Sendable, Hashable, CaseIterable {
+        case flashair, ftp, ftps, ftpes, http, https, file
+    }
+
+    /// The protocol.
+    public var scheme: Scheme
+    /// Host name or address (IPv6 without brackets); empty for local files.
+    public var host: String
+    /// Port, when given.
+    public var port: Int?
+    /// User name, decoded.
+    public var user: String?
+    /// Password, decoded. Never printed: use `redacted`.
+    public var password: String?
+    /// Absolute path, decoded, starting with `/`.
+    public var path: String
+    /// HTTP query string without `?`, kept as written (already encoded).
+    public var query: String?
+
+    /// Creates a URL from its parts.
+    public init(
+        scheme: Scheme, host: String = "", port: Int? = nil, user: String? = nil,
+        password: String? = nil, path: String = "/", query: String? = nil
+    ) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.user = user
+        self.password = password
+        self.path = path.hasPrefix("/") ? path : "/" + path
+        self.query = query
+    }
+
+    /// Parses a URL or a local path.
+    ///
+    /// - Throws: `FerryError.invalidURL` for malformed text (bad port, bad
+    ///   percent-escape, missing host), `FerryError.unsupportedScheme` for a scheme
+    ///   Ferry does not speak.
+    public init(parsing text: String) throws {
+        func invalid(_ why: String) -> FerryError {
+            FerryError(.invalidURL, target: RemoteURL.redact(text), detail: why)
+        }
+        guard let schemeEnd = text.range(of: "://") else {
+            // A local path.
+            guard !text.isEmpty else { throw invalid("empty") }
+            let absolute =
+                text.hasPrefix("/")
+                ? text : FileManager.default.currentDirectoryPath + "/" + text
+            self.init(scheme: .file, path: absolute)
+            return
+        }
+        let schemeText = text[..<schemeEnd.lowerBound].lowercased()
+        guard let scheme = Scheme(rawValue: schemeText) else {
+            if schemeText.isEmpty || !schemeText.allSatisfy({ $0.isLetter || "+-.".contains($0) }) {
+                throw invalid("no scheme")
+            }
+            throw FerryError(
+                .unsupportedScheme, target: RemoteURL.redact(text),
+                detail: "\(schemeText):// is not supported; use flashair, ftp, ftps, ftpes, http, https or a local path")
+        }
+        var rest = Substring(text[schemeEnd.upperBound...])
+        var query: String?
+        if scheme == .http || scheme == .https {
+            if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+            if let q = rest.firstIndex(of: "?") {
+                query = String(rest[rest.index(after: q)...])
+                rest = rest[..<q]
+            }
+        }
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        var authority = rest[..<authorityEnd]
+        let rawPath = rest[authorityEnd...]
+        if scheme == .file {
+            guard authority.isEmpty || authority == "localhost" else {
+                throw invalid("file URLs name no host")
+            }
+            guard let p = RemoteURL.percentDecode(rawPath.isEmpty ? "/" : rawPath) else {
+                throw invalid("bad percent-escape in path")
+            }
+            self.init(scheme: .file, path: p)
+            return
+        }
+        var user: String?
+        var password: String?
+        if let at = authority.lastIndex(of: "@") {
+            let info = authority[..<at]
+            authority = authority[authority.index(after: at)...]
+            if let colon = info.firstIndex(of: ":") {
+                user = RemoteURL.percentDecode(info[..<colon])
+                password = RemoteURL.percentDecode(info[info.index(after: colon)...])
+                guard user != nil, password != nil else { throw invalid("bad percent-escape in user info") }
+            } else {
+                user = RemoteURL.percentDecode(info)
+                guard user != nil else { throw invalid("bad percent-escape in user name") }
+            }
+        }
+        var host: Substring
+        var portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { throw invalid("unclosed [ in host") }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if after.hasPrefix(":") {
+                portText = after.dropFirst()
+            } else if !after.isEmpty {
+                throw invalid("junk after ]")
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = authority[..<colon]
+            portText = authority[authority.index(after: colon)...]
+        } else {
+            host = authority
+        }
+        guard !host.isEmpty else { throw invalid("missing host") }
+        guard
+            host.allSatisfy({
+                $0.isLetter || $0.isNumber || "-._:~%".contains($0)
+            })
+        else { throw invalid("bad character in host") }
+        var port: Int?
+        if let portText {
+            guard let p = Int(portText), (1...65535).contains(p), portText.allSatisfy(\.isNumber)
+            else { throw invalid("bad port \"\(portText)\"") }
+            port = p
+        }
+        guard let path = RemoteURL.percentDecode(rawPath.isEmpty ? "/" : rawPath) else {
+            throw invalid("bad percent-escape in path")
+        }
+        guard !path.contains("\0") else { throw invalid("NUL in path") }
+        self.init(
+            scheme: scheme, host: String(host), port: port, user: user, password: password,
+            path: path, query: query)
+    }
+
+    /// The URL as text with the password replaced by `***`.
+    public var redacted: String { render(password: password == nil ? nil : "***") }
+
+    public var description: String { redacted }
+
+    /// The last path component, decoded; empty for a folder URL or the root.
+    public var lastComponent: String {
+        path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? ""
+    }
+
+    /// Whether the path ends in `/` (names a folder).
+    public var isFolderPath: Bool { path.hasSuffix("/") }
+
+    /// The same server with another path.
+    public func with(path newPath: String) -> RemoteURL {
+        var u = self
+        u.path = newPath.hasPrefix("/") ? newPath : "/" + newPath
+        u.query = nil
+        return u
+    }
+
+    /// `host:port` (or host alone), used to group connections per server.
+    public var hostKey: String {
+        "\(scheme.rawValue)://\(host.lowercased()):\(port ?? defaultPort)"
+    }
+
+    /// The well-known port of the scheme.
+    public var defaultPort: Int {
+        switch scheme {
+        case .http, .flashair: 80
+        case .https: 443
+        case .ftp, .ftpes: 21
+        case .ftps: 990
+        case .file: 0
+        }
+    }
+
+    /// The URL text with percent-encoded path, for a protocol library. `overrideScheme`
+    /// replaces the scheme (flashair -> http). No user info: credentials go separately.
+    func wireURL(scheme overrideScheme: String? = nil) -> String {
+        var s = (overrideScheme ?? scheme.rawValue) + "://"
+        s += host.contains(":") ? "[\(host)]" : host
+        if let port { s += ":\(port)" }
+        s += RemoteURL.percentEncodePath(path)
+        if let query { s += "?" + query }
+        return s
+    }
+
+    private func render(password shown: String?) -> String {
+        if scheme == .file { return path }
+        var s = scheme.rawValue + "://"
+        if let user {
+            s += RemoteURL.percentEncode(user, allowed: RemoteURL.unreserved)
+            if let shown { s += ":" + shown }
+            s += "@"
+        }
+        s += host.contains(":") ? "[\(host)]" : host
+        if let port { s += ":\(port)" }
+        s += RemoteURL.percentEncodePath(path)
+        if let query { s += "?" + query }
+        return s
+    }
+
+    /// Best-effort redaction of raw text that may contain `user:password@`.
+    public static func redact(_ text: String) -> String {
+        guard let schemeEnd = text.range(of: "://") else { return text }
+        let rest = text[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return text }
+        let info = rest[..<at]
+        guard let colon = info.firstIndex(of: ":") else { return text }
+        return String(text[..<colon]) + ":***" + String(text[at...])
+    }
+
+    static let unreserved = Set(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+    static let pathAllowed = unreserved.union("/!$&'()*+;=:@".utf8)
+
+    /// Percent-encodes everything but unreserved characters and `/` (commas, `#`,
+    /// `%`, spaces and non-ASCII letters are escaped).
+    static func percentEncodePath(_ path: String) -> String {
+        percentEncode(path, allowed: unreserved.union("/".utf8))
+    }
+
+    static func percentEncode(_ text: String, allowed: Set<UInt8>) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        for b in text.utf8 {
+            if allowed.contains(b) {
+                bytes.append(b)
+            } else {
+                bytes.append(UInt8(ascii: "%"))
+                bytes.append(hex[Int(b >> 4)])
+                bytes.append(hex[Int(b & 0xF)])
+            }
+        }
+        out = String(decoding: bytes, as: UTF8.self)
+        return out
+    }
+
+    /// Decodes `%XX` escapes; nil for a malformed escape or bytes that are not UTF-8.
+    static func percentDecode<S: StringProtocol>(_ text: S) -> String? {
+        let utf8 = Array(text.utf8)
+        guard utf8.contains(UInt8(ascii: "%")) else { return String(text) }
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count)
+        var i = 0
+        func hexValue(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: c - 0x30
+            case 0x41...0x46: c - 0x41 + 10
+            case 0x61...0x66: c - 0x61 + 10
+            default: nil
+            }
+        }
+        while i < utf8.count {
+            if utf8[i] == UInt8(ascii: "%") {
+                guard i + 2 < utf8.count, let hi = hexValue(utf8[i + 1]), let lo = hexValue(utf8[i + 2])
+                else { return nil }
+                out.append(hi << 4 | lo)
+                i += 3
+            } else {
+                out.append(utf8[i])
+                i += 1
+            }
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+}

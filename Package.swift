@@ -23,13 +23,20 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // Linux calls Glibc's overlay hides behind _GNU_SOURCE (sync_file_range, renameat2).
+        .target(name: "CFerryOS"),
         .target(
             name: "FerryKit",
-            dependencies: ["CCurl"]
+            dependencies: ["CCurl", "CFerryOS"]
+        ),
+        // The command line's logic, as a library so its argument parser is unit-tested.
+        .target(
+            name: "FerryCLI",
+            dependencies: ["FerryKit"]
         ),
         .executableTarget(
             name: "ferry",
-            dependencies: ["FerryKit"]
+            dependencies: ["FerryCLI"]
         ),
         .testTarget(
             name: "FerryKitTests",
@@ -37,13 +44,13 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryCLITests",
-            dependencies: ["FerryKit"]
+            dependencies: ["FerryCLI", "FerryKit"]
         ),
     ]
 )
 
 // Strict checks for every target, in one place (as swift-log does).
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "CFerryOS" {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     target.swiftSettings = settings

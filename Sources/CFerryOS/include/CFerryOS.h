@@ -1,0 +1,12 @@
+// Linux calls that Glibc's Swift overlay does not expose (they need _GNU_SOURCE).
+#ifndef FERRY_CFERRYOS_H
+#define FERRY_CFERRYOS_H
+#include <stdint.h>
+
+/// Starts writeback of a file range without waiting (sync_file_range WRITE).
+int ferry_os_start_writeback(int fd, int64_t offset, int64_t length);
+/// rename(2) that fails with EEXIST instead of replacing (renameat2 RENAME_NOREPLACE).
+int ferry_os_rename_noreplace(const char *from, const char *to);
+/// Sets only the modification time of a path (atime left alone).
+int ferry_os_set_mtime(const char *path, int64_t seconds, int64_t nanoseconds);
+#endif

@@ -1,0 +1,103 @@
+import FerryKit
+import Foundation
+
+/// The `ferry` command line: dispatches to one command and returns the exit code
+/// (0 success, 1 an operation failed, 2 bad usage or bad URL).
+public enum CLI {
+    /// Commands in `ferry --help` order.
+    static let commands: [any Command.Type] = [GetCommand.self]
+
+    /// Runs `ferry` with `arguments` (the first one is the program name).
+    public static func main(_ arguments: [String]) async -> Int32 {
+        let console = Console()
+        var args = Array(arguments.dropFirst())
+        guard let first = args.first else {
+            console.error(overview())
+            return 2
+        }
+        if first == "--help" || first == "-h" {
+            console.out(overview() + "\n")
+            return 0
+        }
+        if first == "--version" {
+            console.out("ferry \(Ferry.version)\n")
+            return 0
+        }
+        if first == "help" {
+            guard args.count > 1 else {
+                console.out(overview() + "\n")
+                return 0
+            }
+            guard let c = command(named: args[1]) else {
+                console.error("ferry: no command '\(args[1])'; see 'ferry --help'")
+                return 2
+            }
+            console.out(ArgumentParser.help(c.spec))
+            return 0
+        }
+        args.removeFirst()
+        guard let c = command(named: first) else {
+            console.error("ferry: no command '\(first)'; see 'ferry --help'")
+            return 2
+        }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ArgumentParser.parse(args, spec: c.spec)
+        } catch {
+            console.error("ferry \(first): \(error)\nusage: \(c.spec.usage)\nsee 'ferry help \(first)'")
+            return 2
+        }
+        if parsed.has("help") {
+            console.out(ArgumentParser.help(c.spec))
+            return 0
+        }
+        do {
+            return try await c.run(parsed, console: console)
+        } catch let e as UsageError {
+            console.error("ferry \(first): \(e)\nusage: \(c.spec.usage)")
+            return 2
+        } catch let e as FerryError {
+            console.error("ferry \(first): \(e)")
+            return e.code == .invalidURL || e.code == .unsupportedScheme ? 2 : 1
+        } catch {
+            console.error("ferry \(first): \(error)")
+            return 1
+        }
+    }
+
+    static func command(named name: String) -> (any Command.Type)? {
+        commands.first { $0.spec.name == name }
+    }
+
+    static func overview() -> String {
+        var s = """
+            ferry \(Ferry.version): browse remote storage and move files between it and your disk
+            (FlashAir cards, FTP/FTPS, HTTP/HTTPS).
+
+            usage: ferry COMMAND [ARGUMENTS] [OPTIONS]
+
+            commands:
+
+            """
+        for c in commands {
+            s += "  " + c.spec.name.padding(toLength: 8, withPad: " ", startingAt: 0) + c.spec.summary + "\n"
+        }
+        s += """
+
+            'ferry help COMMAND' describes one command. Exit codes: 0 success,
+            1 an operation failed, 2 bad usage or bad URL.
+            """
+        return s
+    }
+}
+
+/// One `ferry` subcommand.
+protocol Command {
+    static var spec: CommandSpec { get }
+    static func run(_ args: ParsedArguments, console: Console) async throws -> Int32
+}
+
+/// Parses a URL argument, turning errors into exit-code-2 failures.
+func parseURL(_ text: String) throws -> RemoteURL {
+    try RemoteURL(parsing: text)
+}

@@ -1,0 +1,113 @@
+import CCurl
+import Foundation
+
+/// HTTP(S) as a remote file system: `stat` (HEAD) and `download`. Everything
+/// else throws `unsupportedOperation`: plain HTTP has no listing or writing.
+public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
+    public let url: RemoteURL
+    let engine: CurlEngine
+    /// Verify TLS certificates.
+    public var verifyTLS: Bool
+
+    /// Opens an `http://` or `https://` URL.
+    public init(url: RemoteURL, verifyTLS: Bool = true) {
+        self.init(url: url, engine: .shared, verifyTLS: verifyTLS)
+    }
+
+    init(url: RemoteURL, engine: CurlEngine, verifyTLS: Bool = true) {
+        self.url = url
+        self.engine = engine
+        self.verifyTLS = verifyTLS
+    }
+
+    /// Options every HTTP request gets.
+    static func configure(_ easy: EasyHandle, url: RemoteURL, scheme: String? = nil, verifyTLS: Bool) {
+        easy.set(CURLOPT_URL, url.wireURL(scheme: scheme))
+        easy.set(CURLOPT_FOLLOWLOCATION, 1)
+        easy.set(CURLOPT_MAXREDIRS, 10)
+        easy.set(CURLOPT_USERAGENT, "ferry/\(Ferry.version)")
+        // Large reads: fewer callbacks and syscalls per gigabyte.
+        easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
+        easy.set(CURLOPT_TCP_KEEPALIVE, 1)
+        if let user = url.user {
+            easy.set(CURLOPT_USERNAME, user)
+            if let password = url.password { easy.set(CURLOPT_PASSWORD, password) }
+        }
+        if !verifyTLS {
+            easy.set(CURLOPT_SSL_VERIFYPEER, 0)
+            easy.set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+    }
+
+    public func stat(_ path: String) async throws -> RemoteEntry {
+        let target = url.with(path: path)
+        let job = CurlRequestJob(hostKey: target.hostKey, maxBody: 0)
+        HTTPFileSystem.configure(job.easy, url: target, verifyTLS: verifyTLS)
+        job.easy.set(CURLOPT_NOBODY, 1)
+        job.easy.set(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
+        job.easy.set(CURLOPT_TIMEOUT_MS, 60_000)
+        let c = await engine.perform(job)
+        if c.interrupted { throw FerryError(.cancelled, operation: "stat", target: target.redacted) }
+        guard c.code == .ok else { throw FerryError.curl(c, operation: "stat", target: target.redacted) }
+        let status = job.headers.status != 0 ? job.headers.status : c.responseCode
+        if status >= 400 {
+            throw FerryError.http(status: status, reason: job.headers.reason, operation: "stat", target: target.redacted)
+        }
+        let size = job.headers["Content-Length"].flatMap { Int64($0) }
+        let modified = job.headers["Last-Modified"].flatMap(HTTPDate.parse).map { RemoteTimestamp(utc: $0) }
+        let name = target.lastComponent
+        return RemoteEntry(
+            name: name.isEmpty ? "/" : name, path: target.path, kind: .file, size: size, modified: modified)
+    }
+
+    public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
+        var opts = options
+        opts.verifyTLS = options.verifyTLS && verifyTLS
+        return DownloadDriver.start(downloadSource(for: path), to: destination, options: opts)
+    }
+
+    func downloadSource(for path: String) -> any DownloadSource {
+        var target = url.with(path: path)
+        if path == url.path { target.query = url.query }
+        return HTTPDownloadSource(url: target, engine: engine)
+    }
+}
+
+/// A backend that can hand the download driver a source (used by `get -r`, sync).
+protocol DownloadSourceFactory {
+    func downloadSource(for path: String) -> any DownloadSource
+}
+
+/// Downloads one HTTP(S) URL.
+struct HTTPDownloadSource: DownloadSource {
+    let url: RemoteURL
+    let engine: CurlEngine
+    /// Scheme to put on the wire (`http` for a `flashair://` URL).
+    var wireScheme: String? = nil
+
+    var displayName: String { url.redacted }
+
+    func makeAttempt(offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions)
+        -> DownloadAttemptJob
+    {
+        HTTPDownloadAttempt(url: url, scheme: wireScheme, offset: offset, part: part, transfer: transfer, options: options)
+    }
+}
+
+/// Dates in HTTP headers (IMF-fixdate, and the obsolete RFC 850 and asctime forms).
+enum HTTPDate {
+    private static let formats = [
+        "EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy",
+    ]
+
+    static func parse(_ text: String) -> Date? {
+        for f in formats {
+            let df = DateFormatter()
+            df.locale = Locale(identifier: "en_US_POSIX")
+            df.timeZone = TimeZone(identifier: "GMT")
+            df.dateFormat = f
+            if let d = df.date(from: text) { return d }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+/// Entry points that pick the right backend for a URL.
+public enum Ferry {
+    /// Ferry's version.
+    public static let version = "0.1.0"
+
+    /// Opens the remote file system a URL names.
+    ///
+    /// - Throws: `FerryError.unsupportedScheme` for a scheme without a backend yet.
+    public static func fileSystem(for url: RemoteURL, verifyTLS: Bool = true) throws -> any RemoteFileSystem {
+        switch url.scheme {
+        case .http, .https:
+            return HTTPFileSystem(url: url, verifyTLS: verifyTLS)
+        default:
+            throw FerryError(
+                .unsupportedScheme, target: url.redacted, detail: "\(url.scheme.rawValue):// is not supported yet")
+        }
+    }
+
+    /// Starts downloading one URL to a local file.
+    public static func download(_ url: RemoteURL, to destination: String, options: DownloadOptions = .init())
+        -> Transfer
+    {
+        do {
+            let fs = try fileSystem(for: url, verifyTLS: options.verifyTLS)
+            return fs.download(url.path, to: destination, options: options)
+        } catch {
+            return Transfer.failed(FerryError.wrap(error), source: url.redacted, destination: destination)
+        }
+    }
+
+    /// Sets the global connection limits of the shared transfer engine.
+    public static func setConnectionLimits(total: Int, perHost: Int) {
+        CurlEngine.shared.setLimits(.init(total: max(1, total), perHost: max(1, perHost)))
+    }
+
+    /// Sets the connection limit for one server (`RemoteURL.hostKey`); a FlashAir card gets 1.
+    public static func setConnectionLimit(_ limit: Int, for url: RemoteURL) {
+        CurlEngine.shared.setHostLimit(url.hostKey, limit)
+    }
+}

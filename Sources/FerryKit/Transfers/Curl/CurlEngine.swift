@@ -1,0 +1,193 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// The one transfer engine: a libcurl multi handle driven by one thread.
+///
+/// Jobs wait in a FIFO until both the global limit and their host's limit allow
+/// them to run, so a FlashAir card (limit 1) never sees two requests at once while
+/// other servers run several. The multi handle keeps idle connections for reuse.
+final class CurlEngine: Sendable {
+    /// Connection limits.
+    struct Limits: Sendable {
+        /// At most this many transfers run at once, over all servers.
+        var total: Int = 16
+        /// Default per-server limit; `setHostLimit` overrides it for one server.
+        var perHost: Int = 6
+    }
+
+    /// The process-wide engine that every backend uses unless given another.
+    static let shared = CurlEngine()
+
+    private struct Inbox {
+        var submitted: [CurlJob] = []
+        var interrupted: [CurlJob] = []
+        var limits: Limits
+        var hostLimits: [String: Int] = [:]
+    }
+
+    /// Guards what other threads hand to the engine thread.
+    private let inbox: Mutex<Inbox>
+    /// Only the engine thread touches the multi handle, except `curl_multi_wakeup`,
+    /// which libcurl documents as thread-safe.
+    private let multi: Multi
+
+    /// Wraps the multi handle pointer so it can be shared with the engine thread.
+    private final class Multi: @unchecked Sendable {
+        // Safe: used from the engine thread only, plus curl_multi_wakeup (thread-safe).
+        let raw: UnsafeMutableRawPointer
+        init() {
+            _ = curlGlobalInit
+            raw = curl_multi_init()!
+            // Keep enough idle connections for reuse across many small files.
+            _ = ferry_curl_multi_setopt_long(raw, CURLMOPT_MAXCONNECTS, 64)
+        }
+    }
+
+    init(limits: Limits = Limits()) {
+        inbox = Mutex(Inbox(limits: limits))
+        multi = Multi()
+        let loop = EngineLoop(multi: multi.raw, engine: self)
+        let thread = Thread { loop.run() }
+        thread.name = "ferry.curl-engine"
+        thread.start()
+    }
+
+    /// Sets the connection limit for one server (`RemoteURL.hostKey`).
+    func setHostLimit(_ key: String, _ limit: Int) {
+        inbox.withLock { $0.hostLimits[key] = max(1, limit) }
+        curl_multi_wakeup(multi.raw)
+    }
+
+    /// Changes the global limits.
+    func setLimits(_ limits: Limits) {
+        inbox.withLock { $0.limits = limits }
+        curl_multi_wakeup(multi.raw)
+    }
+
+    /// Runs a job to completion. Cancelling the calling task interrupts it.
+    func perform(_ job: CurlJob) async -> CurlCompletion {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<CurlCompletion, Never>) in
+                job.continuation = c
+                inbox.withLock { $0.submitted.append(job) }
+                curl_multi_wakeup(multi.raw)
+            }
+        } onCancel: {
+            interrupt(job)
+        }
+    }
+
+    /// Stops a job at once (pause, cancel): it completes with `interrupted == true`.
+    func interrupt(_ job: CurlJob) {
+        job.interruptRequested.store(true, ordering: .sequentiallyConsistent)
+        inbox.withLock { $0.interrupted.append(job) }
+        curl_multi_wakeup(multi.raw)
+    }
+
+    fileprivate func takeInbox() -> (submitted: [CurlJob], interrupted: [CurlJob], limits: Limits, hostLimits: [String: Int]) {
+        inbox.withLock { box in
+            defer {
+                box.submitted.removeAll()
+                box.interrupted.removeAll()
+            }
+            return (box.submitted, box.interrupted, box.limits, box.hostLimits)
+        }
+    }
+}
+
+/// The engine thread's state. Confined to that thread (never shared), which is
+/// why it may hold plain mutable dictionaries.
+private final class EngineLoop: @unchecked Sendable {
+    // Safe: created before the thread starts, then used only by that thread.
+    let multi: UnsafeMutableRawPointer
+    unowned let engine: CurlEngine
+    var waiting: [CurlJob] = []
+    var active: [UnsafeMutableRawPointer: CurlJob] = [:]
+    var activePerHost: [String: Int] = [:]
+    var limits = CurlEngine.Limits()
+    var hostLimits: [String: Int] = [:]
+
+    init(multi: UnsafeMutableRawPointer, engine: CurlEngine) {
+        self.multi = multi
+        self.engine = engine
+    }
+
+    func run() {
+        var running: Int32 = 0
+        while true {
+            let inbox = engine.takeInbox()
+            limits = inbox.limits
+            hostLimits = inbox.hostLimits
+            waiting.append(contentsOf: inbox.submitted)
+            for job in inbox.interrupted { interrupt(job) }
+            // Jobs interrupted before they were admitted never start.
+            if waiting.contains(where: { $0.interruptRequested.load(ordering: .relaxed) }) {
+                let gone = waiting.filter { $0.interruptRequested.load(ordering: .relaxed) }
+                waiting.removeAll { $0.interruptRequested.load(ordering: .relaxed) }
+                for job in gone { finish(job, code: .abortedByCallback, interrupted: true) }
+            }
+            admit()
+            curl_multi_perform(multi, &running)
+            var finishedAny = false
+            while true {
+                var left: Int32 = 0
+                guard let msg = curl_multi_info_read(multi, &left) else { break }
+                guard msg.pointee.msg == CURLMSG_DONE, let easy = msg.pointee.easy_handle,
+                    let job = active[easy]
+                else { continue }
+                let code = CurlCode(msg.pointee.data.result)
+                remove(job)
+                finish(job, code: code, interrupted: job.interruptRequested.load(ordering: .relaxed))
+                finishedAny = true
+            }
+            if finishedAny && !waiting.isEmpty { continue }
+            curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+    }
+
+    private func limit(for host: String) -> Int {
+        hostLimits[host] ?? limits.perHost
+    }
+
+    private func admit() {
+        guard !waiting.isEmpty else { return }
+        var i = 0
+        while i < waiting.count && active.count < limits.total {
+            let job = waiting[i]
+            if activePerHost[job.hostKey, default: 0] < limit(for: job.hostKey) {
+                waiting.remove(at: i)
+                active[job.easy.raw] = job
+                activePerHost[job.hostKey, default: 0] += 1
+                curl_multi_add_handle(multi, job.easy.raw)
+            } else {
+                i += 1
+            }
+        }
+    }
+
+    private func interrupt(_ job: CurlJob) {
+        if active[job.easy.raw] === job {
+            remove(job)
+            finish(job, code: .abortedByCallback, interrupted: true)
+        }
+        // A waiting job is dropped by the sweep in `run`.
+    }
+
+    private func remove(_ job: CurlJob) {
+        curl_multi_remove_handle(multi, job.easy.raw)
+        active[job.easy.raw] = nil
+        activePerHost[job.hostKey, default: 1] -= 1
+        if activePerHost[job.hostKey] == 0 { activePerHost[job.hostKey] = nil }
+    }
+
+    private func finish(_ job: CurlJob, code: CurlCode, interrupted: Bool) {
+        let completion = CurlCompletion(
+            code: code, responseCode: job.easy.info(CURLINFO_RESPONSE_CODE),
+            errorText: job.easy.errorText, interrupted: interrupted)
+        job.didComplete(completion)
+        let c = job.continuation
+        job.continuation = nil
+        c?.resume(returning: completion)
+    }
+}

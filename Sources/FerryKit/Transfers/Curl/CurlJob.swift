@@ -1,0 +1,107 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// How one libcurl transfer ended, as the engine saw it.
+struct CurlCompletion: Sendable {
+    /// libcurl's result code.
+    var code: CurlCode
+    /// The last HTTP status or FTP reply code (`CURLINFO_RESPONSE_CODE`).
+    var responseCode: Int
+    /// libcurl's error text for `code`, when there was one.
+    var errorText: String
+    /// True when Ferry removed the transfer (pause, cancel) rather than libcurl ending it.
+    var interrupted: Bool
+}
+
+/// One unit of work for `CurlEngine`: an easy handle plus the callbacks libcurl calls.
+///
+/// Subclasses set options in their initialiser (on the submitting thread, before
+/// `CurlEngine.perform`) and override the callback methods, which run only on the
+/// engine thread. That hand-over is what makes `@unchecked Sendable` safe here:
+/// the job is never touched by two threads at once, except `interruptRequested`,
+/// which is an atomic.
+class CurlJob: @unchecked Sendable {
+    /// Which server this job talks to, for the per-host connection limit.
+    let hostKey: String
+    let easy = EasyHandle()
+    /// Set by `CurlEngine.interrupt` from any thread.
+    let interruptRequested = Atomic<Bool>(false)
+    /// Resumed exactly once by the engine thread.
+    var continuation: CheckedContinuation<CurlCompletion, Never>?
+
+    init(hostKey: String) {
+        self.hostKey = hostKey
+        // The context pointer is unretained: the engine keeps the job alive from
+        // submission until the continuation is resumed, and libcurl stops calling
+        // back once the handle is removed from the multi handle.
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        easy.set(CURLOPT_WRITEDATA, pointer: context)
+        easy.set(CURLOPT_HEADERDATA, pointer: context)
+        easy.set(CURLOPT_READDATA, pointer: context)
+        easy.set(CURLOPT_XFERINFODATA, pointer: context)
+        easy.setCallback(CURLOPT_WRITEFUNCTION) { ptr, size, count, ctx in
+            let job = Unmanaged<CurlJob>.fromOpaque(ctx!).takeUnretainedValue()
+            let n = size * count
+            return job.didReceive(UnsafeRawBufferPointer(start: ptr, count: n)) ? n : FERRY_CURL_WRITEFUNC_ERROR
+        }
+        easy.setCallback(CURLOPT_HEADERFUNCTION) { ptr, size, count, ctx in
+            let job = Unmanaged<CurlJob>.fromOpaque(ctx!).takeUnretainedValue()
+            let n = size * count
+            return job.didReceiveHeader(UnsafeRawBufferPointer(start: ptr, count: n)) ? n : 0
+        }
+    }
+
+    /// Installs the read callback for uploads; `readBody` supplies the bytes.
+    func enableUpload() {
+        easy.setCallback(CURLOPT_READFUNCTION) { ptr, size, count, ctx in
+            let job = Unmanaged<CurlJob>.fromOpaque(ctx!).takeUnretainedValue()
+            let buffer = UnsafeMutableRawBufferPointer(start: ptr, count: size * count)
+            return job.readBody(into: buffer) ?? FERRY_CURL_READFUNC_ABORT
+        }
+    }
+
+    /// Installs the progress callback (`progress` is then called about once a second
+    /// and on every chunk; returning false aborts).
+    func enableProgress() {
+        easy.setProgressCallback { ctx, dlTotal, dlNow, ulTotal, ulNow in
+            let job = Unmanaged<CurlJob>.fromOpaque(ctx!).takeUnretainedValue()
+            return job.progress(
+                downloadTotal: Int64(dlTotal), downloaded: Int64(dlNow), uploadTotal: Int64(ulTotal),
+                uploaded: Int64(ulNow)) ? 0 : 1
+        }
+    }
+
+    /// Installs the debug callback, which sees protocol text (FTP replies) as `debug`.
+    func enableDebug() {
+        easy.set(CURLOPT_DEBUGDATA, pointer: Unmanaged.passUnretained(self).toOpaque())
+        easy.setDebugCallback { _, type, data, size, ctx in
+            let job = Unmanaged<CurlJob>.fromOpaque(ctx!).takeUnretainedValue()
+            job.debug(type, UnsafeRawBufferPointer(start: data, count: size))
+            return 0
+        }
+    }
+
+    // MARK: Engine-thread callbacks, for subclasses.
+
+    /// Body bytes arrived. Return false to abort the transfer.
+    func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool { true }
+
+    /// One header line arrived (with its CRLF). Return false to abort.
+    func didReceiveHeader(_ line: UnsafeRawBufferPointer) -> Bool { true }
+
+    /// Fill `buffer` with upload bytes; 0 means end of data, nil aborts.
+    func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? { 0 }
+
+    /// Progress from libcurl. Return false to abort.
+    func progress(downloadTotal: Int64, downloaded: Int64, uploadTotal: Int64, uploaded: Int64)
+        -> Bool
+    { true }
+
+    /// Protocol text libcurl logs (server replies arrive as `CURLINFO_HEADER_IN`).
+    func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer) {}
+
+    /// Called once on the engine thread after the transfer left the multi handle,
+    /// before the awaiting task resumes: the last moment the handle may be read.
+    func didComplete(_ completion: CurlCompletion) {}
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// The small record kept beside `NAME.part` that says what the partial bytes are.
+///
+/// Written atomically (temporary file, fsync, rename) and only after the data it
+/// describes has reached the kernel (`write` returned) or, for `durableLength`,
+/// the disk (`fdatasync`). On resume in the same boot, every byte in the `.part`
+/// was written by a `write` that returned, so the file's length is trusted; after
+/// a reboot (power loss) only `durableLength` is, and the rest is cut off.
+struct DownloadJournal: Codable, Sendable, Hashable {
+    /// Format version, for future changes.
+    var version = 1
+    /// The source, redacted (no password). A `.part` for another source is not resumed.
+    var source: String
+    /// Strong ETag of the file the bytes came from.
+    var etag: String?
+    /// Last-Modified of the file the bytes came from.
+    var lastModified: String?
+    /// Full size of the file, when known.
+    var totalSize: Int64?
+    /// Bytes known to be on stable storage (fdatasync'd).
+    var durableLength: Int64 = 0
+    /// `/proc/sys/kernel/random/boot_id` when the journal was written.
+    var bootID: String
+
+    /// The validator for `If-Range`: a strong ETag, else Last-Modified.
+    var ifRangeValidator: String? {
+        if let etag, !etag.hasPrefix("W/") { return etag }
+        return lastModified
+    }
+
+    static func path(forPart part: String) -> String { part + ".journal" }
+
+    static func load(from path: String) -> DownloadJournal? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return try? JSONDecoder().decode(DownloadJournal.self, from: data)
+    }
+
+    /// Writes the journal atomically and durably.
+    func save(to path: String) throws(FerryError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data: Data
+        do { data = try encoder.encode(self) } catch {
+            throw FerryError(.localIO, operation: "write journal", target: path, detail: "\(error)")
+        }
+        try LocalFile.writeAtomically(data, to: path)
+    }
+
+    /// The current boot's identity; a different value means the machine restarted.
+    static let currentBootID: String = {
+        let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }()
+}

@@ -1,0 +1,150 @@
+import CFerryOS
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Thin, error-mapping wrappers for the POSIX file calls the transfer code needs.
+enum LocalFile {
+    /// Opens (creating) a file for writing; returns the descriptor.
+    static func openForWriting(_ path: String, truncate: Bool = false) throws(FerryError) -> Int32 {
+        var flags = O_WRONLY | O_CREAT | O_CLOEXEC
+        if truncate { flags |= O_TRUNC }
+        let fd = open(path, flags, 0o644)
+        guard fd >= 0 else { throw FerryError.posix(errno, operation: "open", path: path) }
+        return fd
+    }
+
+    /// Opens a file for reading.
+    static func openForReading(_ path: String) throws(FerryError) -> Int32 {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FerryError.posix(errno, operation: "open", path: path) }
+        return fd
+    }
+
+    /// Size of an open file.
+    static func size(_ fd: Int32) -> Int64 {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return 0 }
+        return Int64(st.st_size)
+    }
+
+    /// Size of a file by path, nil when it does not exist.
+    static func size(atPath path: String) -> Int64? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return Int64(st.st_size)
+    }
+
+    /// Whether anything exists at `path` (a dangling symlink counts).
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
+
+    /// Whether `path` is a directory.
+    static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Writes all of `buffer` at the descriptor's position, retrying short writes.
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws(FerryError) {
+        var offset = 0
+        while offset < buffer.count {
+            let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FerryError.posix(errno, operation: "write", path: path)
+            }
+            offset += n
+        }
+    }
+
+    /// Truncates an open file and moves its position to the new end.
+    static func truncate(_ fd: Int32, to length: Int64, path: String) throws(FerryError) {
+        guard ftruncate(fd, off_t(length)) == 0 else {
+            throw FerryError.posix(errno, operation: "truncate", path: path)
+        }
+        lseek(fd, off_t(length), SEEK_SET)
+    }
+
+    /// Flushes file data to the disk.
+    static func syncData(_ fd: Int32, path: String) throws(FerryError) {
+        guard fdatasync(fd) == 0 else { throw FerryError.posix(errno, operation: "sync", path: path) }
+    }
+
+    /// Starts writeback of a range without waiting, so the final fsync has little left to do.
+    static func startWriteback(_ fd: Int32, from offset: Int64, length: Int64) {
+        _ = ferry_os_start_writeback(fd, offset, length)
+    }
+
+    /// fsyncs the folder holding `path`, so a rename or create in it is durable.
+    static func syncDirectory(of path: String) {
+        let dir = (path as NSString).deletingLastPathComponent
+        let fd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// Renames atomically without replacing an existing file, and makes it durable.
+    static func renameNoReplace(_ from: String, to: String) throws(FerryError) {
+        guard ferry_os_rename_noreplace(from, to) == 0 else {
+            let e = errno
+            if e == EEXIST {
+                throw FerryError(
+                    .destinationExists, operation: "rename", target: to,
+                    detail: "appeared while downloading; use --overwrite to replace it")
+            }
+            throw FerryError.posix(e, operation: "rename", path: to)
+        }
+        syncDirectory(of: to)
+    }
+
+    /// Renames atomically and makes the rename durable.
+    static func rename(_ from: String, to: String) throws(FerryError) {
+        guard Glibc.rename(from, to) == 0 else {
+            throw FerryError.posix(errno, operation: "rename", path: to)
+        }
+        syncDirectory(of: to)
+    }
+
+    /// Removes a file, ignoring "does not exist".
+    static func remove(_ path: String) {
+        unlink(path)
+    }
+
+    /// Replaces `path` with `data` atomically: temporary file, fsync, rename.
+    static func writeAtomically(_ data: Data, to path: String) throws(FerryError) {
+        let tmp = path + ".tmp"
+        let fd = try openForWriting(tmp, truncate: true)
+        defer { close(fd) }
+        do throws(FerryError) {
+            let failure: FerryError? = data.withUnsafeBytes { b in
+                do throws(FerryError) {
+                    try writeAll(fd, b, path: tmp)
+                    return nil
+                } catch { return error }
+            }
+            if let failure { throw failure }
+            try syncData(fd, path: tmp)
+        } catch {
+            unlink(tmp)
+            throw error
+        }
+        guard Glibc.rename(tmp, path) == 0 else {
+            let e = errno
+            unlink(tmp)
+            throw FerryError.posix(e, operation: "rename", path: path)
+        }
+    }
+
+    /// Sets a file's modification time.
+    static func setModificationTime(_ path: String, _ date: Date) {
+        let t = date.timeIntervalSince1970
+        let seconds = t.rounded(.down)
+        _ = ferry_os_set_mtime(path, Int64(seconds), Int64((t - seconds) * 1e9))
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import Synchronization
+
+/// One running download or upload: observe its progress, pause, resume, cancel,
+/// and await its result, which arrives exactly once.
+///
+/// ```swift
+/// let transfer = fs.download("/DCIM/IMG_0001.JPG", to: "IMG_0001.JPG", options: .init())
+/// for await p in transfer.progress { print(p.fraction ?? 0) }
+/// let result = try await transfer.result
+/// ```
+public final class Transfer: Sendable, Identifiable {
+    /// Where a transfer is in its life.
+    public enum State: String, Sendable, Hashable {
+        case running, paused, completed, failed, cancelled
+
+        /// True once the transfer has ended, whichever way.
+        public var isFinished: Bool { self == .completed || self == .failed || self == .cancelled }
+    }
+
+    /// A stable identity for this transfer.
+    public let id = UUID()
+    /// The source: a redacted URL or a local path.
+    public let source: String
+    /// The destination: a local path or a redacted URL.
+    public let destination: String
+
+    private struct Box {
+        var state: State = .running
+        var progress = TransferProgress()
+        var speed = SpeedMeter()
+        var lastEmit: ContinuousClock.Instant?
+        var observers: [UUID: AsyncStream<TransferProgress>.Continuation] = [:]
+        var outcome: Result<TransferResult, FerryError>?
+        var waiters: [CheckedContinuation<Result<TransferResult, FerryError>, Never>] = []
+        var interrupter: (@Sendable () -> Void)?
+        var resumeWaiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let box = Mutex(Box())
+
+    init(source: String, destination: String) {
+        self.source = source
+        self.destination = destination
+    }
+
+    /// Starts `body` as the transfer's driver; its return or throw is the result.
+    static func start(
+        source: String, destination: String,
+        _ body: @escaping @Sendable (Transfer) async throws -> TransferResult
+    ) -> Transfer {
+        let t = Transfer(source: source, destination: destination)
+        Task {
+            do {
+                t.finish(.success(try await body(t)))
+            } catch {
+                t.finish(.failure(FerryError.wrap(error, target: destination)))
+            }
+        }
+        return t
+    }
+
+    /// A transfer that failed before it began.
+    static func failed(_ error: FerryError, source: String, destination: String) -> Transfer {
+        let t = Transfer(source: source, destination: destination)
+        t.finish(.failure(error))
+        return t
+    }
+
+    // MARK: Public control
+
+    /// The current state.
+    public var state: State { box.withLock { $0.state } }
+
+    /// The latest progress snapshot.
+    public var currentProgress: TransferProgress { box.withLock { $0.progress } }
+
+    /// Progress snapshots, newest wins (a slow reader skips stale ones). The stream
+    /// ends when the transfer ends. Each access makes a new, independent stream.
+    public var progress: AsyncStream<TransferProgress> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: TransferProgress.self, bufferingPolicy: .bufferingNewest(1))
+        let key = UUID()
+        let finished = box.withLock { b -> Bool in
+            continuation.yield(b.progress)
+            if b.outcome != nil { return true }
+            b.observers[key] = continuation
+            return false
+        }
+        if finished { continuation.finish() }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.box.withLock { $0.observers.removeValue(forKey: key) }
+        }
+        return stream
+    }
+
+    /// Pauses: drops the connection, keeps the bytes on disk. No effect once finished.
+    public func pause() {
+        let interrupt = box.withLock { b -> (@Sendable () -> Void)? in
+            guard b.state == .running else { return nil }
+            b.state = .paused
+            return b.interrupter
+        }
+        interrupt?()
+    }
+
+    /// Resumes a paused transfer from the bytes on disk.
+    public func resume() {
+        let waiter = box.withLock { b -> CheckedContinuation<Void, Never>? in
+            guard b.state == .paused else { return nil }
+            b.state = .running
+            defer { b.resumeWaiter = nil }
+            return b.resumeWaiter
+        }
+        waiter?.resume()
+    }
+
+    /// Cancels: the result becomes `FerryError.cancelled`. A partial download is
+    /// kept as `.part` so the same download started again resumes.
+    public func cancel() {
+        let (interrupt, waiter) = box.withLock {
+            b -> ((@Sendable () -> Void)?, CheckedContinuation<Void, Never>?) in
+            guard !b.state.isFinished else { return (nil, nil) }
+            b.state = .cancelled
+            defer { b.resumeWaiter = nil }
+            return (b.interrupter, b.resumeWaiter)
+        }
+        interrupt?()
+        waiter?.resume()
+    }
+
+    /// The outcome, delivered once to every awaiting task. Cancelling an awaiting
+    /// task cancels the transfer.
+    public var result: TransferResult {
+        get async throws(FerryError) {
+            let r = await withTaskCancellationHandler {
+                await withCheckedContinuation { (c: CheckedContinuation<Result<TransferResult, FerryError>, Never>) in
+                    let ready = box.withLock { b -> Result<TransferResult, FerryError>? in
+                        if let o = b.outcome { return o }
+                        b.waiters.append(c)
+                        return nil
+                    }
+                    if let ready { c.resume(returning: ready) }
+                }
+            } onCancel: {
+                self.cancel()
+            }
+            return try r.get()
+        }
+    }
+
+    // MARK: Driver side (internal)
+
+    /// True once `cancel()` was called.
+    var isCancelled: Bool { box.withLock { $0.state == .cancelled } }
+
+    /// True while paused.
+    var isPaused: Bool { box.withLock { $0.state == .paused } }
+
+    /// Registers how to stop the attempt in flight; nil when none runs. If a pause
+    /// or cancel arrived in the meantime, the interrupter runs at once.
+    func setInterrupter(_ f: (@Sendable () -> Void)?) {
+        let fireNow = box.withLock { b -> Bool in
+            b.interrupter = f
+            return f != nil && (b.state == .paused || b.state == .cancelled)
+        }
+        if fireNow { f?() }
+    }
+
+    /// Suspends while paused; throws `cancelled` once cancelled.
+    func waitWhilePaused() async throws(FerryError) {
+        while true {
+            let state = box.withLock { $0.state }
+            switch state {
+            case .cancelled: throw FerryError(.cancelled, target: destination)
+            case .paused:
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    let resumeNow = box.withLock { b -> Bool in
+                        guard b.state == .paused else { return true }
+                        b.resumeWaiter = c
+                        return false
+                    }
+                    if resumeNow { c.resume() }
+                }
+            default: return
+            }
+        }
+    }
+
+    /// Sleeps for a back-off delay, waking early on cancel.
+    func backOff(_ delay: Duration) async throws(FerryError) {
+        let deadline = ContinuousClock.now + delay
+        while ContinuousClock.now < deadline {
+            if isCancelled { throw FerryError(.cancelled, target: destination) }
+            try? await Task.sleep(for: min(.milliseconds(100), deadline - .now))
+        }
+        try await waitWhilePaused()
+    }
+
+    /// Records progress; emits to observers at most ten times a second.
+    func report(bytesDone: Int64, totalBytes: Int64?, resumedFrom: Int64? = nil, force: Bool = false) {
+        let now = ContinuousClock.now
+        box.withLock { b in
+            if bytesDone < b.progress.bytesDone { b.speed.rebase(bytes: bytesDone, now: now) }
+            b.progress.bytesDone = bytesDone
+            b.progress.totalBytes = totalBytes
+            if let resumedFrom { b.progress.resumedFrom = resumedFrom }
+            b.speed.sample(bytes: bytesDone, now: now)
+            b.progress.bytesPerSecond = b.speed.bytesPerSecond
+            if force || b.lastEmit == nil || now - b.lastEmit! >= .milliseconds(100) {
+                b.lastEmit = now
+                for o in b.observers.values { o.yield(b.progress) }
+            }
+        }
+    }
+
+    private func finish(_ outcome: Result<TransferResult, FerryError>) {
+        let (waiters, observers) = box.withLock { b in
+            guard b.outcome == nil else {
+                return ([CheckedContinuation<Result<TransferResult, FerryError>, Never>](), [AsyncStream<TransferProgress>.Continuation]())
+            }
+            b.outcome = outcome
+            switch outcome {
+            case .success(let r):
+                b.state = .completed
+                b.progress.bytesDone = r.size
+                b.progress.totalBytes = r.size
+            case .failure(let e):
+                b.state = e.code == .cancelled ? .cancelled : .failed
+            }
+            b.interrupter = nil
+            let w = b.waiters
+            b.waiters = []
+            let o = Array(b.observers.values)
+            b.observers = [:]
+            for c in o { c.yield(b.progress) }
+            return (w, o)
+        }
+        for o in observers { o.finish() }
+        for w in waiters { w.resume(returning: outcome) }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// How a download behaves.
+public struct DownloadOptions: Sendable, Hashable {
+    /// What to do when the destination file exists.
+    public var overwrite: OverwritePolicy = .fail
+    /// Continue from a matching `.part` file left by an earlier run.
+    public var resume: Bool = true
+    /// Attempts in a row that may fail without progress before giving up.
+    public var maxRetries: Int = 5
+    /// First back-off delay; it doubles after each failed attempt (capped at 30 s).
+    public var retryDelay: Duration = .milliseconds(500)
+    /// Give up on a connection that sends nothing for this long.
+    public var stallTimeout: Duration = .seconds(30)
+    /// Give up on a connection attempt after this long.
+    public var connectTimeout: Duration = .seconds(15)
+    /// Verify TLS certificates (turn off only for a known self-signed test server).
+    public var verifyTLS: Bool = true
+
+    /// Default options: refuse to overwrite, resume, five retries.
+    public init() {}
+}
+
+/// How an upload behaves.
+public struct UploadOptions: Sendable, Hashable {
+    /// What to do when the remote file exists.
+    public var overwrite: OverwritePolicy = .fail
+    /// Create missing remote folders.
+    public var createParents: Bool = false
+    /// Continue an interrupted upload where the server allows it.
+    public var resume: Bool = true
+    /// Attempts in a row that may fail without progress before giving up.
+    public var maxRetries: Int = 5
+    /// First back-off delay; it doubles after each failed attempt.
+    public var retryDelay: Duration = .milliseconds(500)
+    /// Give up on a connection that accepts nothing for this long.
+    public var stallTimeout: Duration = .seconds(30)
+    /// Verify TLS certificates.
+    public var verifyTLS: Bool = true
+
+    /// Default options: refuse to overwrite, no parents, resume.
+    public init() {}
+}
+
+/// What a finished transfer did.
+public struct TransferResult: Sendable, Hashable {
+    /// The source (redacted URL or local path).
+    public var source: String
+    /// The destination (local path or redacted URL).
+    public var destination: String
+    /// The final size of the file.
+    public var size: Int64
+    /// Bytes moved over the network by this transfer (less than `size` after a resume).
+    public var bytesTransferred: Int64
+    /// Bytes that were already done when it started.
+    public var resumedFrom: Int64
+    /// Times the transfer had to start the file over (server ignored Range, file changed).
+    public var restarts: Int
+    /// Failed attempts that were retried.
+    public var retries: Int
+    /// True when nothing was transferred because the destination existed (policy `.skip`).
+    public var skipped: Bool
+    /// Wall-clock time from start to end, pauses included.
+    public var duration: Duration
+
+    /// Creates a result.
+    public init(
+        source: String, destination: String, size: Int64, bytesTransferred: Int64,
+        resumedFrom: Int64 = 0, restarts: Int = 0, retries: Int = 0, skipped: Bool = false,
+        duration: Duration = .zero
+    ) {
+        self.source = source
+        self.destination = destination
+        self.size = size
+        self.bytesTransferred = bytesTransferred
+        self.resumedFrom = resumedFrom
+        self.restarts = restarts
+        self.retries = retries
+        self.skipped = skipped
+        self.duration = duration
+    }
+}

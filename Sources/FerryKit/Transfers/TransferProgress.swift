@@ -1,0 +1,62 @@
+import Foundation
+
+/// A snapshot of one transfer's progress.
+public struct TransferProgress: Sendable, Hashable {
+    /// Bytes of the file that are done, including bytes resumed from an earlier run.
+    public var bytesDone: Int64
+    /// The file's full size, when the server told.
+    public var totalBytes: Int64?
+    /// Smoothed speed in bytes per second over the last seconds (0 until measured).
+    public var bytesPerSecond: Double
+    /// Bytes that were already on disk when this transfer started (resume).
+    public var resumedFrom: Int64
+
+    /// Creates a snapshot.
+    public init(bytesDone: Int64 = 0, totalBytes: Int64? = nil, bytesPerSecond: Double = 0, resumedFrom: Int64 = 0) {
+        self.bytesDone = bytesDone
+        self.totalBytes = totalBytes
+        self.bytesPerSecond = bytesPerSecond
+        self.resumedFrom = resumedFrom
+    }
+
+    /// Done as a fraction from 0 to 1, when the total is known.
+    public var fraction: Double? {
+        guard let totalBytes, totalBytes > 0 else { return totalBytes == 0 ? 1 : nil }
+        return min(1, Double(bytesDone) / Double(totalBytes))
+    }
+
+    /// Estimated time left, when the total and a speed are known.
+    public var eta: Duration? {
+        guard let totalBytes, bytesPerSecond > 0 else { return nil }
+        let left = max(0, totalBytes - bytesDone)
+        return .milliseconds(Int64(Double(left) / bytesPerSecond * 1000))
+    }
+}
+
+/// Exponentially smoothed speed, sampled at most twice a second so bursts of
+/// small chunks do not make it jump.
+struct SpeedMeter: Sendable {
+    private var lastTime: ContinuousClock.Instant?
+    private var lastBytes: Int64 = 0
+    private(set) var bytesPerSecond: Double = 0
+
+    mutating func sample(bytes: Int64, now: ContinuousClock.Instant) {
+        guard let lastTime else {
+            self.lastTime = now
+            lastBytes = bytes
+            return
+        }
+        let dt = (now - lastTime) / .seconds(1)
+        guard dt >= 0.5 else { return }
+        let instant = Double(max(0, bytes - lastBytes)) / dt
+        bytesPerSecond = bytesPerSecond == 0 ? instant : 0.3 * instant + 0.7 * bytesPerSecond
+        self.lastTime = now
+        lastBytes = bytes
+    }
+
+    /// Forget the byte baseline (after a restart from zero) but keep the speed.
+    mutating func rebase(bytes: Int64, now: ContinuousClock.Instant) {
+        lastTime = now
+        lastBytes = bytes
+    }
+}

@@ -1,0 +1,4 @@
+import FerryCLI
+import Foundation
+
+exit(await CLI.main(CommandLine.arguments))

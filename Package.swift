@@ -38,13 +38,18 @@ let package = Package(
             name: "ferry",
             dependencies: ["FerryCLI"]
         ),
+        // Real servers and fault injection for the tests (not a product).
+        .target(
+            name: "FerryTestSupport",
+            dependencies: []
+        ),
         .testTarget(
             name: "FerryKitTests",
-            dependencies: ["FerryKit"]
+            dependencies: ["FerryKit", "FerryTestSupport"]
         ),
         .testTarget(
             name: "FerryCLITests",
-            dependencies: ["FerryCLI", "FerryKit"]
+            dependencies: ["FerryCLI", "FerryKit", "FerryTestSupport"]
         ),
     ]
 )

@@ -33,7 +33,7 @@ public struct TransferProgress: Sendable, Hashable {
     }
 }
 
-/// Exponentially smoothed speed, sampled at most twice a second so bursts of
+/// Exponentially smoothed speed, sampled at most four times a second so bursts of
 /// small chunks do not make it jump.
 struct SpeedMeter: Sendable {
     private var lastTime: ContinuousClock.Instant?
@@ -47,7 +47,7 @@ struct SpeedMeter: Sendable {
             return
         }
         let dt = (now - lastTime) / .seconds(1)
-        guard dt >= 0.5 else { return }
+        guard dt >= 0.25 else { return }
         let instant = Double(max(0, bytes - lastBytes)) / dt
         bytesPerSecond = bytesPerSecond == 0 ? instant : 0.3 * instant + 0.7 * bytesPerSecond
         self.lastTime = now

@@ -19,38 +19,54 @@ final class CurlEngine: Sendable {
     /// The process-wide engine that every backend uses unless given another.
     static let shared = CurlEngine()
 
-    private struct Inbox {
+    fileprivate struct Inbox {
         var submitted: [CurlJob] = []
         var interrupted: [CurlJob] = []
         var limits: Limits
         var hostLimits: [String: Int] = [:]
+        /// Set when the engine is released: the thread ends once idle.
+        var closed = false
     }
 
-    /// Guards what other threads hand to the engine thread.
-    private let inbox: Mutex<Inbox>
+    /// Guards what other threads hand to the engine thread. Shared with the
+    /// engine thread, which outlives the engine object until its jobs are done.
+    private let inbox: Shared
     /// Only the engine thread touches the multi handle, except `curl_multi_wakeup`,
     /// which libcurl documents as thread-safe.
-    private let multi: Multi
+    private var multi: Multi { inbox.multi }
 
-    /// Wraps the multi handle pointer so it can be shared with the engine thread.
-    private final class Multi: @unchecked Sendable {
-        // Safe: used from the engine thread only, plus curl_multi_wakeup (thread-safe).
+    /// The multi handle plus the inbox, shared by the engine object and its thread.
+    fileprivate final class Shared: @unchecked Sendable {
+        // Safe: `raw` is used from the engine thread only, plus curl_multi_wakeup
+        // (thread-safe); `state` is a Mutex.
         let raw: UnsafeMutableRawPointer
-        init() {
+        let state: Mutex<Inbox>
+        var multi: Multi { Multi(raw: raw) }
+        init(limits: Limits) {
             _ = curlGlobalInit
             raw = curl_multi_init()!
             // Keep enough idle connections for reuse across many small files.
             _ = ferry_curl_multi_setopt_long(raw, CURLMOPT_MAXCONNECTS, 64)
+            state = Mutex(Inbox(limits: limits))
         }
+        func withLock<T>(_ body: (inout Inbox) -> T) -> T { state.withLock { body(&$0) } }
+    }
+
+    fileprivate struct Multi {
+        let raw: UnsafeMutableRawPointer
     }
 
     init(limits: Limits = Limits()) {
-        inbox = Mutex(Inbox(limits: limits))
-        multi = Multi()
-        let loop = EngineLoop(multi: multi.raw, engine: self)
+        inbox = Shared(limits: limits)
+        let loop = EngineLoop(shared: inbox)
         let thread = Thread { loop.run() }
         thread.name = "ferry.curl-engine"
         thread.start()
+    }
+
+    deinit {
+        inbox.withLock { $0.closed = true }
+        curl_multi_wakeup(inbox.raw)
     }
 
     /// Sets the connection limit for one server (`RemoteURL.hostKey`).
@@ -85,38 +101,40 @@ final class CurlEngine: Sendable {
         curl_multi_wakeup(multi.raw)
     }
 
-    fileprivate func takeInbox() -> (submitted: [CurlJob], interrupted: [CurlJob], limits: Limits, hostLimits: [String: Int]) {
-        inbox.withLock { box in
-            defer {
-                box.submitted.removeAll()
-                box.interrupted.removeAll()
-            }
-            return (box.submitted, box.interrupted, box.limits, box.hostLimits)
-        }
-    }
 }
 
 /// The engine thread's state. Confined to that thread (never shared), which is
 /// why it may hold plain mutable dictionaries.
 private final class EngineLoop: @unchecked Sendable {
     // Safe: created before the thread starts, then used only by that thread.
+    let shared: CurlEngine.Shared
     let multi: UnsafeMutableRawPointer
-    unowned let engine: CurlEngine
     var waiting: [CurlJob] = []
     var active: [UnsafeMutableRawPointer: CurlJob] = [:]
     var activePerHost: [String: Int] = [:]
     var limits = CurlEngine.Limits()
     var hostLimits: [String: Int] = [:]
 
-    init(multi: UnsafeMutableRawPointer, engine: CurlEngine) {
-        self.multi = multi
-        self.engine = engine
+    init(shared: CurlEngine.Shared) {
+        self.shared = shared
+        multi = shared.raw
     }
 
     func run() {
         var running: Int32 = 0
         while true {
-            let inbox = engine.takeInbox()
+            let inbox = shared.withLock { box in
+                defer {
+                    box.submitted.removeAll()
+                    box.interrupted.removeAll()
+                }
+                return (submitted: box.submitted, interrupted: box.interrupted, limits: box.limits,
+                        hostLimits: box.hostLimits, closed: box.closed)
+            }
+            if inbox.closed && inbox.submitted.isEmpty && waiting.isEmpty && active.isEmpty {
+                curl_multi_cleanup(multi)
+                return
+            }
             limits = inbox.limits
             hostLimits = inbox.hostLimits
             waiting.append(contentsOf: inbox.submitted)

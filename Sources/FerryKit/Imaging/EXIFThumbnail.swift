@@ -1,0 +1,233 @@
+import Foundation
+
+/// Finds the thumbnail a camera embeds in a JPEG's Exif data, as FlashAir's
+/// `thumbnail.cgi` serves it.
+///
+/// The Exif data lives in one APP1 segment, whose 16-bit length caps it at 65,537
+/// bytes with its marker; Exif puts it right after the start-of-image marker, or
+/// after a JFIF APP0. The thumbnail lies inside that segment, so the first
+/// ``sufficientPrefixLength`` bytes of a file are always enough: callers need not
+/// read a whole photo.
+///
+/// Parsing never trusts the file: every offset is bounds-checked, IFDs with absurd
+/// entry counts are rejected, each IFD is visited at most once, and the marker walk
+/// always moves forward, so hostile input gives nil, never a crash or a hang.
+public enum EXIFThumbnail {
+    /// An embedded thumbnail and what the Exif data says about the main image.
+    public struct Thumbnail: Sendable, Hashable {
+        /// The thumbnail, a complete JPEG starting with `FF D8`.
+        public var jpeg: [UInt8]
+        /// Width of the main image in pixels (not of the thumbnail).
+        public var width: Int?
+        /// Height of the main image in pixels (not of the thumbnail).
+        public var height: Int?
+        /// Exif orientation of the main image, 1...8 (1 is upright), when recorded.
+        public var orientation: Int?
+
+        /// Creates a thumbnail description.
+        public init(jpeg: [UInt8], width: Int? = nil, height: Int? = nil, orientation: Int? = nil) {
+            self.jpeg = jpeg
+            self.width = width
+            self.height = height
+            self.orientation = orientation
+        }
+    }
+
+    /// How many leading bytes of a JPEG file are enough to find the thumbnail: the
+    /// largest possible APP0 and APP1 segments, with room to spare (128 KiB).
+    public static let sufficientPrefixLength = 128 * 1024
+
+    /// Extracts the Exif thumbnail from a JPEG, or from its first bytes.
+    ///
+    /// Width and height are those of the main image, which is what FlashAir's
+    /// `X-exif-WIDTH` and `X-exif-HEIGHT` headers carry: Exif `PixelXDimension` and
+    /// `PixelYDimension`, or else the frame header (SOF) when it is within `data`.
+    ///
+    /// - Parameter data: The JPEG file, or at least its first ``sufficientPrefixLength`` bytes.
+    /// - Returns: The thumbnail, or nil when the data is not a JPEG, has no Exif
+    ///   APP1 segment, or the thumbnail is missing, out of bounds, or not a JPEG.
+    public static func extract(fromJPEG data: some RandomAccessCollection<UInt8>) -> Thumbnail? {
+        if let result = data.withContiguousStorageIfAvailable({ extract(buffer: $0) }) {
+            return result
+        }
+        return Array(data).withUnsafeBufferPointer { extract(buffer: $0) }
+    }
+
+    /// Extracts the Exif thumbnail from a JPEG file, reading only its first
+    /// ``sufficientPrefixLength`` bytes.
+    ///
+    /// - Parameter path: The local file.
+    /// - Returns: The thumbnail, or nil when the file has none.
+    /// - Throws: `FerryError` (`.localIO`) when the file cannot be opened or read.
+    public static func extract(fromFileAt path: String) throws -> Thumbnail? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FerryError.posix(errno, operation: "read", path: path) }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: sufficientPrefixLength)
+        var filled = 0
+        while filled < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { raw in
+                read(fd, raw.baseAddress! + filled, raw.count - filled)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FerryError.posix(errno, operation: "read", path: path)
+            }
+            if n == 0 { break }
+            filled += n
+        }
+        return extract(fromJPEG: bytes[..<filled])
+    }
+
+    // MARK: - Parsing
+
+    /// IFDs in real files have a few dozen entries; more means garbage.
+    private static let maxIFDEntries = 1000
+
+    private static func extract(buffer: UnsafeBufferPointer<UInt8>) -> Thumbnail? {
+        guard let segments = scanMarkers(buffer), let exif = segments.exif else { return nil }
+        let tiffBytes = UnsafeBufferPointer(rebasing: buffer[exif])
+        guard let tiff = TIFF(tiffBytes) else { return nil }
+        var visited: Set<Int> = []
+
+        guard let ifd0 = tiff.ifd(at: tiff.firstIFDOffset, visited: &visited) else { return nil }
+        // IFD0 describes the main image; an orientation in IFD1 would be the thumbnail's.
+        let orientation = ifd0.value(0x0112).flatMap { (1...8).contains($0) ? $0 : nil }
+        var width: Int?
+        var height: Int?
+        if let exifOffset = ifd0.value(0x8769),
+            let exifIFD = tiff.ifd(at: exifOffset, visited: &visited),
+            let w = exifIFD.value(0xA002), let h = exifIFD.value(0xA003), w > 0, h > 0
+        {
+            width = w
+            height = h
+        }
+        if width == nil, let frame = segments.frame {
+            width = frame.width
+            height = frame.height
+        }
+        guard let ifd1Offset = ifd0.next,
+            let ifd1 = tiff.ifd(at: ifd1Offset, visited: &visited),
+            let start = ifd1.value(0x0201), let length = ifd1.value(0x0202),
+            start > 0, length >= 4, start <= tiffBytes.count - length,
+            tiffBytes[start] == 0xFF, tiffBytes[start + 1] == 0xD8
+        else { return nil }
+        return Thumbnail(
+            jpeg: Array(tiffBytes[start..<(start + length)]), width: width, height: height,
+            orientation: orientation)
+    }
+
+    private struct Segments {
+        /// Byte range of the TIFF data inside the Exif APP1 segment.
+        var exif: Range<Int>?
+        /// Main image size from the first SOF segment, when non-zero.
+        var frame: (width: Int, height: Int)?
+    }
+
+    /// Walks the markers from SOI up to SOS (or the end of the data).
+    private static func scanMarkers(_ b: UnsafeBufferPointer<UInt8>) -> Segments? {
+        guard b.count >= 4, b[0] == 0xFF, b[1] == 0xD8 else { return nil }
+        var found = Segments()
+        var pos = 2
+        // Every pass moves `pos` forward by at least one byte.
+        while pos + 4 <= b.count {
+            guard b[pos] == 0xFF else { break }
+            let marker = b[pos + 1]
+            if marker == 0xFF {  // fill byte
+                pos += 1
+                continue
+            }
+            if marker == 0xD9 || marker == 0xDA { break }  // EOI, SOS: no more headers
+            if (0xD0...0xD8).contains(marker) || marker == 0x01 {  // no length field
+                pos += 2
+                continue
+            }
+            let length = Int(b[pos + 2]) << 8 | Int(b[pos + 3])
+            guard length >= 2 else { break }
+            let start = pos + 4
+            let end = min(pos + 2 + length, b.count)
+            if marker == 0xE1, found.exif == nil, end - start >= 6,
+                b[start] == 0x45, b[start + 1] == 0x78, b[start + 2] == 0x69,
+                b[start + 3] == 0x66, b[start + 4] == 0  // "Exif\0", then a pad byte
+            {
+                found.exif = (start + 6)..<end
+            } else if isStartOfFrame(marker), found.frame == nil, end - start >= 5 {
+                let height = Int(b[start + 1]) << 8 | Int(b[start + 2])
+                let width = Int(b[start + 3]) << 8 | Int(b[start + 4])
+                if width > 0, height > 0 { found.frame = (width, height) }
+            }
+            if found.exif != nil, found.frame != nil { break }
+            pos += 2 + length
+        }
+        return found
+    }
+
+    /// SOF0–SOF15, less DHT (C4), JPG (C8) and DAC (CC).
+    private static func isStartOfFrame(_ marker: UInt8) -> Bool {
+        (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
+    }
+
+    /// The TIFF structure inside the Exif segment; offsets are from its first byte.
+    private struct TIFF {
+        let bytes: UnsafeBufferPointer<UInt8>
+        let bigEndian: Bool
+        private(set) var firstIFDOffset: Int
+
+        init?(_ bytes: UnsafeBufferPointer<UInt8>) {
+            guard bytes.count >= 8 else { return nil }
+            self.bytes = bytes
+            switch (bytes[0], bytes[1]) {
+            case (0x49, 0x49): bigEndian = false  // "II", Intel
+            case (0x4D, 0x4D): bigEndian = true  // "MM", Motorola
+            default: return nil
+            }
+            firstIFDOffset = 0
+            guard u16(2) == 42, let first = u32(4) else { return nil }
+            firstIFDOffset = first
+        }
+
+        func u16(_ at: Int) -> Int? {
+            guard at >= 0, at <= bytes.count - 2 else { return nil }
+            let a = Int(bytes[at])
+            let b = Int(bytes[at + 1])
+            return bigEndian ? a << 8 | b : b << 8 | a
+        }
+
+        func u32(_ at: Int) -> Int? {
+            guard let first = u16(at), let second = u16(at + 2) else { return nil }
+            return bigEndian ? first << 16 | second : second << 16 | first
+        }
+
+        /// Reads the IFD at `offset`, or nil when it is out of bounds, absurd, or seen before.
+        func ifd(at offset: Int, visited: inout Set<Int>) -> IFD? {
+            guard offset >= 8, visited.insert(offset).inserted, let count = u16(offset),
+                count <= EXIFThumbnail.maxIFDEntries,
+                offset + 2 + 12 * count <= bytes.count
+            else { return nil }
+            var values: [Int: Int] = [:]
+            for i in 0..<count {
+                let entry = offset + 2 + 12 * i
+                guard let tag = u16(entry), let type = u16(entry + 2),
+                    let n = u32(entry + 4), n >= 1
+                else { continue }
+                let value: Int?
+                switch type {
+                case 3: value = u16(entry + 8)  // SHORT
+                case 4, 13: value = u32(entry + 8)  // LONG, IFD
+                default: value = nil
+                }
+                if let value, values[tag] == nil { values[tag] = value }
+            }
+            let next = u32(offset + 2 + 12 * count).flatMap { $0 == 0 ? nil : $0 }
+            return IFD(values: values, next: next)
+        }
+    }
+
+    /// The single-number entries of one IFD, by tag, and the next IFD's offset.
+    private struct IFD {
+        var values: [Int: Int]
+        var next: Int?
+
+        func value(_ tag: Int) -> Int? { values[tag] }
+    }
+}

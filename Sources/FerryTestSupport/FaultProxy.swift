@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A TCP proxy on 127.0.0.1 for fault tests: forwards to `upstreamPort`, and for
+/// the first `faultyConnections` connections cuts the connection (RST) after a
+/// random number of response bytes in `cutAfter`. It also records the highest
+/// number of connections open at once.
+public final class FaultProxy: Sendable {
+    public let port: Int
+    private let listener: Int32
+    private struct State {
+        var connections = 0
+        var open = 0
+        var maxOpen = 0
+        var cuts = 0
+        var rng: UInt64
+        var stopped = false
+    }
+    private let state: Mutex<State>
+    private let upstreamPort: Int
+    private let faultyConnections: Int
+    private let cutAfter: ClosedRange<Int>
+
+    public init(upstreamPort: Int, faultyConnections: Int = 0, cutAfter: ClosedRange<Int> = 1...1, seed: UInt64 = 7) throws {
+        self.upstreamPort = upstreamPort
+        self.faultyConnections = faultyConnections
+        self.cutAfter = cutAfter
+        state = Mutex(State(rng: seed | 1))
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && listen(fd, 64) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        guard ok else { throw TestServerError.didNotStart("proxy bind failed") }
+        port = Int(UInt16(bigEndian: addr.sin_port))
+        listener = fd
+        let t = Thread { [self] in self.acceptLoop() }
+        t.start()
+    }
+
+    deinit { stop() }
+
+    public func stop() {
+        let first = state.withLock { s -> Bool in
+            defer { s.stopped = true }
+            return !s.stopped
+        }
+        if first {
+            shutdown(listener, Int32(SHUT_RDWR))
+            close(listener)
+        }
+    }
+
+    /// Most connections that were open at the same time.
+    public var maxConcurrentConnections: Int { state.withLock { $0.maxOpen } }
+    /// Connections accepted so far.
+    public var connectionCount: Int { state.withLock { $0.connections } }
+    /// Connections cut on purpose so far.
+    public var cutCount: Int { state.withLock { $0.cuts } }
+
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 {
+                if state.withLock({ $0.stopped }) { return }
+                continue
+            }
+            let limit: Int? = state.withLock { s in
+                s.connections += 1
+                s.open += 1
+                s.maxOpen = max(s.maxOpen, s.open)
+                guard s.connections <= faultyConnections else { return nil }
+                s.rng = s.rng &* 6364136223846793005 &+ 1442695040888963407
+                let span = UInt64(cutAfter.upperBound - cutAfter.lowerBound + 1)
+                return cutAfter.lowerBound + Int((s.rng >> 33) % span)
+            }
+            let t = Thread { [self] in self.serve(client, cutAfter: limit) }
+            t.start()
+        }
+    }
+
+    private func serve(_ client: Int32, cutAfter limit: Int?) {
+        defer { state.withLock { $0.open -= 1 } }
+        let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = in_port_t(UInt16(upstreamPort).bigEndian)
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else {
+            close(client)
+            close(upstream)
+            return
+        }
+        // Client to server on its own thread; server to client here, counting bytes.
+        let up = Thread {
+            var buf = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = read(client, &buf, buf.count)
+                if n <= 0 { break }
+                if write(upstream, buf, n) != n { break }
+            }
+            shutdown(upstream, Int32(SHUT_WR))
+        }
+        up.start()
+        var buf = [UInt8](repeating: 0, count: 65536)
+        var sent = 0
+        while true {
+            let n = read(upstream, &buf, buf.count)
+            if n <= 0 { break }
+            var count = n
+            var cut = false
+            if let limit, sent + n >= limit {
+                count = max(0, limit - sent)
+                cut = true
+            }
+            if count > 0 && write(client, buf, count) != count { break }
+            sent += count
+            if cut {
+                state.withLock { $0.cuts += 1 }
+                // RST instead of FIN: SO_LINGER with zero timeout.
+                var lg = linger(l_onoff: 1, l_linger: 0)
+                setsockopt(client, SOL_SOCKET, SO_LINGER, &lg, socklen_t(MemoryLayout<linger>.size))
+                break
+            }
+        }
+        shutdown(client, Int32(SHUT_RDWR))
+        close(client)
+        shutdown(upstream, Int32(SHUT_RDWR))
+        close(upstream)
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// nginx on 127.0.0.1 with a temporary config, serving `root`.
+///
+/// Locations: `/` normal (Range, ETag), `/slow/` throttled with `limit_rate`,
+/// `/norange/` with `max_ranges 0` (ignores Range). The access log records the
+/// Range and If-Range headers, the status and the bytes sent of every request.
+public final class NginxServer: Sendable {
+    public let port: Int
+    public let root: String
+    public let accessLogPath: String
+    private let process: ServerProcess
+    private let dir: TempDir
+
+    /// Whether nginx is installed.
+    public static var isAvailable: Bool { TestProcess.which("nginx") != nil }
+
+    public init(root: String, slowRate: Int = 1_000_000) throws {
+        guard let nginx = TestProcess.which("nginx") else {
+            throw TestServerError.missing("nginx (apt-get install nginx-light)")
+        }
+        dir = try TempDir(prefix: "nginx")
+        self.root = root
+        port = Loopback.freePort()
+        accessLogPath = dir.file("access.log")
+        for sub in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
+            try FileManager.default.createDirectory(atPath: dir.file(sub), withIntermediateDirectories: true)
+        }
+        let conf = """
+            worker_processes 1;
+            daemon off;
+            master_process off;
+            error_log \(dir.file("error.log")) warn;
+            pid \(dir.file("nginx.pid"));
+            events { worker_connections 1024; }
+            http {
+                log_format ferry '$request_method $uri status=$status range="$http_range" ifrange="$http_if_range" sent=$body_bytes_sent conn=$connection';
+                access_log \(accessLogPath) ferry;
+                client_body_temp_path \(dir.file("client_body"));
+                proxy_temp_path \(dir.file("proxy"));
+                fastcgi_temp_path \(dir.file("fastcgi"));
+                uwsgi_temp_path \(dir.file("uwsgi"));
+                scgi_temp_path \(dir.file("scgi"));
+                types { application/octet-stream bin; image/jpeg jpg; text/plain txt; }
+                default_type application/octet-stream;
+                sendfile on;
+                keepalive_requests 100000;
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(root);
+                    location /slow/ { alias \(root)/; limit_rate \(slowRate); }
+                    location /norange/ { alias \(root)/; max_ranges 0; }
+                }
+            }
+            """
+        try conf.write(toFile: dir.file("nginx.conf"), atomically: true, encoding: .utf8)
+        process = try ServerProcess(nginx, ["-c", dir.file("nginx.conf"), "-p", dir.path], logPath: dir.file("stdout.log"))
+        guard Loopback.waitForPort(port, while: process) else {
+            throw TestServerError.didNotStart("nginx: " + process.log)
+        }
+    }
+
+    deinit { process.stop() }
+
+    /// `http://127.0.0.1:PORT` + path.
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// Lines of the access log.
+    public var accessLog: [String] {
+        ((try? String(contentsOfFile: accessLogPath, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    public func stop() { process.stop() }
+}
+
+/// `python3 -m http.server`, which answers every request with the whole file (no Range).
+public final class PythonHTTPServer: Sendable {
+    public let port: Int
+    private let process: ServerProcess
+    private let dir: TempDir
+
+    public init(root: String) throws {
+        guard let python = TestProcess.which("python3") else { throw TestServerError.missing("python3") }
+        dir = try TempDir(prefix: "pyhttp")
+        port = Loopback.freePort()
+        process = try ServerProcess(
+            python, ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", root],
+            logPath: dir.file("log"))
+        guard Loopback.waitForPort(port, while: process) else { throw TestServerError.didNotStart("python http.server: " + process.log) }
+    }
+
+    deinit { process.stop() }
+
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+}
+
+/// Why a test server could not run.
+public enum TestServerError: Error, CustomStringConvertible {
+    case missing(String)
+    case didNotStart(String)
+
+    public var description: String {
+        switch self {
+        case .missing(let what): "not installed: \(what)"
+        case .didNotStart(let log): "did not start: \(log)"
+        }
+    }
+}
+
+/// Test data helpers.
+public enum TestData {
+    /// Deterministic pseudo-random bytes (so failures are reproducible).
+    public static func bytes(_ count: Int, seed: UInt64 = 42) -> Data {
+        var state = seed &* 6364136223846793005 &+ 1442695040888963407
+        var out = Data(count: count)
+        out.withUnsafeMutableBytes { (buf: UnsafeMutableRawBufferPointer) in
+            let words = count / 8
+            let p = buf.baseAddress!
+            for i in 0..<words {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                var v = state ^ (state >> 29)
+                withUnsafeBytes(of: &v) { (p + i * 8).copyMemory(from: $0.baseAddress!, byteCount: 8) }
+            }
+            for i in (words * 8)..<count {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                buf[i] = UInt8(truncatingIfNeeded: state >> 33)
+            }
+        }
+        return out
+    }
+
+    /// Writes `count` pseudo-random bytes to `path` and returns them.
+    @discardableResult
+    public static func file(_ path: String, size count: Int, seed: UInt64 = 42) throws -> Data {
+        let d = bytes(count, seed: seed)
+        try d.write(to: URL(fileURLWithPath: path))
+        return d
+    }
+}

@@ -1,0 +1,246 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+@testable import FerryKit
+
+/// Downloads against real servers on loopback: nginx (Range, limit_rate, a
+/// location that ignores Range), python's http.server (no Range at all), and a
+/// fault-injecting proxy that cuts connections.
+@Suite(.serialized)
+struct HTTPDownloadTests {
+    let files: TempDir
+    let out: TempDir
+    let nginx: NginxServer
+
+    init() throws {
+        files = try TempDir(prefix: "www")
+        out = try TempDir(prefix: "dl")
+        // nginx lets one second's worth through at once, then limits: keep files
+        // several times the rate so pauses land mid-file.
+        nginx = try NginxServer(root: files.path, slowRate: 1_000_000)
+    }
+
+    func fs(_ url: String) throws -> HTTPFileSystem {
+        HTTPFileSystem(url: try RemoteURL(parsing: url))
+    }
+
+    func download(_ url: String, to dest: String, options: DownloadOptions = .init()) -> Transfer {
+        Ferry.download(try! RemoteURL(parsing: url), to: dest, options: options)
+    }
+
+    @Test func downloadsAFileByteIdentical() async throws {
+        let data = try TestData.file(files.file("a.bin"), size: 3_000_000)
+        let dest = out.file("a.bin")
+        let t = download(nginx.url("/a.bin"), to: dest)
+        let r = try await t.result
+        #expect(r.size == 3_000_000)
+        #expect(r.bytesTransferred == 3_000_000)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dest)) == data)
+        #expect(!FileManager.default.fileExists(atPath: dest + ".part"))
+        #expect(!FileManager.default.fileExists(atPath: dest + ".part.journal"))
+        #expect(t.state == .completed)
+    }
+
+    @Test func progressIsMonotonicAndEndsAtTheTotal() async throws {
+        try TestData.file(files.file("p.bin"), size: 3_000_000)
+        let t = download(nginx.url("/slow/p.bin"), to: out.file("p.bin"))
+        var seen: [TransferProgress] = []
+        for await p in t.progress { seen.append(p) }
+        _ = try await t.result
+        #expect(seen.count >= 3)
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.bytesDone <= $1.bytesDone })
+        #expect(seen.last?.bytesDone == 3_000_000)
+        #expect(seen.last?.fraction == 1)
+        #expect(seen.contains { $0.totalBytes == 3_000_000 && $0.bytesPerSecond > 0 && $0.eta != nil })
+    }
+
+    @Test func pauseKeepsBytesAndResumeUsesRange() async throws {
+        let data = try TestData.file(files.file("pr.bin"), size: 6_000_000)
+        let dest = out.file("pr.bin")
+        let t = download(nginx.url("/slow/pr.bin"), to: dest)
+        var cycles = 0
+        var lastPausedAt: Int64 = -1
+        while cycles < 10 {
+            try await Task.sleep(for: .milliseconds(200))
+            if t.state.isFinished { break }
+            t.pause()
+            try await Task.sleep(for: .milliseconds(60))
+            let onDisk = LocalFile.size(atPath: dest + ".part") ?? 0
+            #expect(onDisk >= lastPausedAt)
+            lastPausedAt = onDisk
+            t.resume()
+            cycles += 1
+        }
+        let r = try await t.result
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dest)) == data)
+        #expect(cycles >= 3)
+        // Every resumed request is ranged, and little is fetched twice.
+        let redundant = r.bytesTransferred - r.size
+        #expect(redundant <= 1 << 20, "re-downloaded \(redundant) bytes over \(cycles) pause/resume cycles")
+        let ranged = nginx.accessLog.filter { $0.contains("/slow/pr.bin") && $0.contains("range=\"bytes=") }
+        #expect(ranged.count >= 1)
+    }
+
+    @Test func serverIgnoringRangeRestartsCleanly() async throws {
+        let data = try TestData.file(files.file("nr.bin"), size: 2_000_000)
+        let dest = out.file("nr.bin")
+        // A stale part from an earlier run of the same URL, resumed against a server without Range.
+        let url = nginx.url("/norange/nr.bin")
+        let partial = data.prefix(700_000)
+        try partial.write(to: URL(fileURLWithPath: dest + ".part"))
+        try DownloadJournal(source: url, bootID: DownloadJournal.currentBootID).save(to: dest + ".part.journal")
+        let r = try await download(url, to: dest).result
+        #expect(r.resumedFrom == 700_000)
+        #expect(r.restarts == 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dest)) == data)
+    }
+
+    @Test func pythonHTTPServerWithoutRangeSupport() async throws {
+        let data = try TestData.file(files.file("py.bin"), size: 1_000_000)
+        let py = try PythonHTTPServer(root: files.path)
+        let dest = out.file("py.bin")
+        let url = py.url("/py.bin")
+        try Data(repeating: 0xEE, count: 300_000).write(to: URL(fileURLWithPath: dest + ".part"))
+        try DownloadJournal(source: url, bootID: DownloadJournal.currentBootID).save(to: dest + ".part.journal")
+        _ = try await download(url, to: dest).result
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dest)) == data)
+    }
+
+    @Test func fileReplacedOnServerBetweenPauseAndResumeGivesTheNewFile() async throws {
+        try TestData.file(files.file("ch.bin"), size: 3_000_000, seed: 1)
+        let dest = out.file("ch.bin")
+        let t = download(nginx.url("/slow/ch.bin"), to: dest)
+        try await Task.sleep(for: .milliseconds(400))
+        t.pause()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect((LocalFile.size(atPath: dest + ".part") ?? 0) > 0)
+        // Same size, different bytes and time: only the validator tells.
+        try await Task.sleep(for: .milliseconds(1100))
+        let newData = try TestData.file(files.file("ch.bin"), size: 3_000_000, seed: 2)
+        t.resume()
+        let r = try await t.result
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dest)) == newData)
+        #expect(r.restarts == 1)
+        let resumeLine = nginx.accessLog.last { $0.contains("/slow/ch.bin") && $0.contains("range=\"bytes=") }
+        #expect(resumeLine?.contains("ifrange=\"\"") == false, "If-Range must be sent: \(resumeLine ?? "none")")
+    }
+
+    @Test func connectionsCutAtRandomOffsetsStillGiveIdenticalBytes() async throws {
+        let data = try TestData.file(files.file("cut.bin"), size: 5_000_000, seed: 3)
+        let proxy = try FaultProxy(upstreamPort: nginx.port, faultyConnections: 6, cutAfter: 10_000...900_000)
+        let dest = out.file("cut.bin")
+        var options = DownloadOptions()
+        options.retryDelay = .milliseconds(20)
+        let r = try await download(proxy.url("/cut.bin"), to: dest, options: options).result
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dest)) == data)
+        #expect(proxy.cutCount == 6)
+        #expect(r.retries >= 6)
+    }
+
+    @Test func notFoundFailsAtOnceWithTheStatus() async throws {
+        let dest = out.file("missing.bin")
+        await #expect {
+            _ = try await download(nginx.url("/missing.bin"), to: dest).result
+        } throws: { error in
+            guard let e = error as? FerryError else { return false }
+            return e.code == .notFound && e.serverCode == 404 && e.description.contains("404 Not Found")
+                && e.description.contains("missing.bin")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dest))
+    }
+
+    @Test func refusedConnectionFailsWithoutRetryingForever() async throws {
+        let port = Loopback.freePort()
+        let start = ContinuousClock.now
+        await #expect {
+            _ = try await download("http://127.0.0.1:\(port)/x.bin", to: out.file("x.bin")).result
+        } throws: { ($0 as? FerryError)?.code == .connectionFailed }
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test func existingDestinationIsNeverClobbered() async throws {
+        try TestData.file(files.file("e.bin"), size: 1000)
+        let dest = out.file("e.bin")
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: dest))
+        await #expect {
+            _ = try await download(nginx.url("/e.bin"), to: dest).result
+        } throws: { ($0 as? FerryError)?.code == .destinationExists }
+        #expect(try String(contentsOfFile: dest, encoding: .utf8) == "mine")
+        var skip = DownloadOptions()
+        skip.overwrite = .skip
+        #expect(try await download(nginx.url("/e.bin"), to: dest, options: skip).result.skipped)
+        var over = DownloadOptions()
+        over.overwrite = .overwrite
+        #expect(try await download(nginx.url("/e.bin"), to: dest, options: over).result.size == 1000)
+    }
+
+    @Test func cancelKeepsThePartAndNoFinalFile() async throws {
+        try TestData.file(files.file("c.bin"), size: 4_000_000)
+        let dest = out.file("c.bin")
+        let t = download(nginx.url("/slow/c.bin"), to: dest)
+        try await Task.sleep(for: .milliseconds(300))
+        t.cancel()
+        await #expect {
+            _ = try await t.result
+        } throws: { ($0 as? FerryError)?.code == .cancelled }
+        #expect(t.state == .cancelled)
+        #expect(!FileManager.default.fileExists(atPath: dest))
+        #expect((LocalFile.size(atPath: dest + ".part") ?? 0) > 0)
+    }
+
+    @Test func cancellingTheAwaitingTaskCancelsTheTransfer() async throws {
+        try TestData.file(files.file("tc.bin"), size: 4_000_000)
+        let t = download(nginx.url("/slow/tc.bin"), to: out.file("tc.bin"))
+        let waiter = Task { try await t.result }
+        try await Task.sleep(for: .milliseconds(200))
+        waiter.cancel()
+        _ = await waiter.result
+        #expect(t.state == .cancelled)
+    }
+
+    @Test func manyDownloadsRespectThePerHostLimit() async throws {
+        for i in 0..<12 { try TestData.file(files.file("m\(i).bin"), size: 200_000, seed: UInt64(i)) }
+        let proxy = try FaultProxy(upstreamPort: nginx.port)
+        let engine = CurlEngine(limits: .init(total: 16, perHost: 6))
+        let root = try RemoteURL(parsing: proxy.url("/"))
+        engine.setHostLimit(root.hostKey, 1)
+        let fs = HTTPFileSystem(url: root, engine: engine)
+        let transfers = (0..<12).map { fs.download("/m\($0).bin", to: out.file("m\($0).bin"), options: .init()) }
+        for t in transfers { _ = try await t.result }
+        #expect(proxy.maxConcurrentConnections == 1)
+        #expect(proxy.connectionCount == 1, "one connection reused for all files")
+        for i in 0..<12 {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: out.file("m\(i).bin"))) == TestData.bytes(200_000, seed: UInt64(i)))
+        }
+    }
+
+    @Test func statUsesHEAD() async throws {
+        try TestData.file(files.file("s.bin"), size: 12345)
+        let e = try await fs(nginx.url("/")).stat("/s.bin")
+        #expect(e.size == 12345)
+        #expect(e.kind == .file)
+        #expect(e.modified?.zone == .utc)
+        await #expect { try await fs(nginx.url("/")).stat("/nope") } throws: { ($0 as? FerryError)?.code == .notFound }
+        await #expect { try await fs(nginx.url("/")).delete("/s.bin") } throws: {
+            ($0 as? FerryError)?.code == .unsupportedOperation
+        }
+    }
+
+    @Test func fullDiskFailsClearlyAndKeepsThePart() async throws {
+        try TestData.file(files.file("big.bin"), size: 3_000_000)
+        let mount = try TempDir(prefix: "tmpfs")
+        let m = try TestProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mount.path])
+        try #require(m.status == 0, "mounting a tmpfs is not permitted here: \(m.stderr)")
+        defer { _ = try? TestProcess.run("/bin/umount", [mount.path]) }
+        let dest = mount.file("big.bin")
+        await #expect {
+            _ = try await download(nginx.url("/big.bin"), to: dest).result
+        } throws: { error in
+            guard let e = error as? FerryError else { return false }
+            return e.code == .diskFull && e.description.contains("big.bin.part")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dest))
+        #expect(FileManager.default.fileExists(atPath: dest + ".part"))
+    }
+}

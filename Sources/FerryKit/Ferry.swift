@@ -8,10 +8,13 @@ public enum Ferry {
     /// Opens the remote file system a URL names.
     ///
     /// - Throws: `FerryError.unsupportedScheme` for a scheme without a backend yet.
-    public static func fileSystem(for url: RemoteURL, verifyTLS: Bool = true) throws -> any RemoteFileSystem {
+    public static func fileSystem(for url: RemoteURL, options: ConnectionOptions = .init()) throws
+        -> any RemoteFileSystem
+    {
+        if let limit = options.maxConnections { setConnectionLimit(limit, for: url) }
         switch url.scheme {
         case .http, .https:
-            return HTTPFileSystem(url: url, verifyTLS: verifyTLS)
+            return HTTPFileSystem(url: url, verifyTLS: options.verifyTLS)
         default:
             throw FerryError(
                 .unsupportedScheme, target: url.redacted, detail: "\(url.scheme.rawValue):// is not supported yet")
@@ -23,7 +26,7 @@ public enum Ferry {
         -> Transfer
     {
         do {
-            let fs = try fileSystem(for: url, verifyTLS: options.verifyTLS)
+            let fs = try fileSystem(for: url, options: ConnectionOptions(verifyTLS: options.verifyTLS))
             return fs.download(url.path, to: destination, options: options)
         } catch {
             return Transfer.failed(FerryError.wrap(error), source: url.redacted, destination: destination)

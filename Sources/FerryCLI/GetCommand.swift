@@ -8,13 +8,17 @@ enum GetCommand: Command {
         summary: "download files or folder trees (resumes by default)",
         usage: "ferry get URL... [-o DEST] [-r] [-j N] [--overwrite|--skip-existing] [--quiet] [--json]",
         options: [
-            .init(long: "output", short: "o", takesValue: true, help: "file, or folder to download into", valueName: "DEST"),
+            .init(
+                long: "output", short: "o", takesValue: true, help: "file, or folder to download into",
+                valueName: "DEST"),
             .init(long: "recursive", short: "r", takesValue: false, help: "download folders with everything in them"),
             .init(long: "jobs", short: "j", takesValue: true, help: "transfers at once (default 4)", valueName: "N"),
             .init(long: "overwrite", short: nil, takesValue: false, help: "replace files that exist"),
             .init(long: "skip-existing", short: nil, takesValue: false, help: "leave files that exist alone"),
             .init(long: "no-resume", short: nil, takesValue: false, help: "ignore .part files and start over"),
-            .init(long: "retries", short: nil, takesValue: true, help: "failed tries in a row before giving up (default 5)", valueName: "N"),
+            .init(
+                long: "retries", short: nil, takesValue: true,
+                help: "failed tries in a row before giving up (default 5)", valueName: "N"),
             .init(long: "all", short: "a", takesValue: false, help: "with -r, include hidden and system files"),
             .init(long: "json", short: nil, takesValue: false, help: "print JSON lines of progress and results"),
         ] + connectionOptions,
@@ -59,7 +63,9 @@ enum GetCommand: Command {
     }
 
     /// Where each file goes: `-o` names a file for one URL, or a folder.
-    static func plan(_ urls: [RemoteURL], output: String?, recursive: Bool, args: ParsedArguments) async throws -> [Item] {
+    static func plan(_ urls: [RemoteURL], output: String?, recursive: Bool, args: ParsedArguments) async throws
+        -> [Item]
+    {
         func name(for url: RemoteURL) -> String {
             let n = url.lastComponent
             return n.isEmpty || n == "." || n == ".." ? "index.html" : n
@@ -68,7 +74,8 @@ enum GetCommand: Command {
         var seen: Set<String> = []
         func add(_ item: Item) throws {
             guard seen.insert(item.destination).inserted else {
-                throw UsageError(message: "two files would both be saved as \(item.destination); download them separately with -o")
+                throw UsageError(
+                    message: "two files would both be saved as \(item.destination); download them separately with -o")
             }
             items.append(item)
         }
@@ -78,16 +85,21 @@ enum GetCommand: Command {
         for url in urls {
             let fs = try openFileSystem(url, args)
             if recursive, try await isRemoteFolder(fs, url) {
-                let root = output != nil && urls.count == 1 ? base : (base as NSString).appendingPathComponent(folderName(url))
+                let root =
+                    output != nil && urls.count == 1 ? base : (base as NSString).appendingPathComponent(folderName(url))
                 let tree = try await fs.walk(url.path, includeHidden: args.has("all"))
                 try makeLocalFolder(root)
                 let prefix = url.path.hasSuffix("/") ? url.path : url.path + "/"
                 for folder in tree.folders {
-                    try makeLocalFolder((root as NSString).appendingPathComponent(String(folder.path.dropFirst(prefix.count))))
+                    try makeLocalFolder(
+                        (root as NSString).appendingPathComponent(String(folder.path.dropFirst(prefix.count))))
                 }
                 for file in tree.files where file.path.hasPrefix(prefix) {
                     let relative = String(file.path.dropFirst(prefix.count))
-                    try add(Item(fs: fs, url: url.with(path: file.path), destination: (root as NSString).appendingPathComponent(relative)))
+                    try add(
+                        Item(
+                            fs: fs, url: url.with(path: file.path),
+                            destination: (root as NSString).appendingPathComponent(relative)))
                 }
                 continue
             }

@@ -4,7 +4,8 @@ import Foundation
 /// Options every command that talks to a server accepts.
 let connectionOptions: [CommandSpec.Option] = [
     .init(long: "insecure", short: "k", takesValue: false, help: "accept TLS certificates that do not verify"),
-    .init(long: "connections", short: nil, takesValue: true, help: "connections to this server at once", valueName: "N"),
+    .init(
+        long: "connections", short: nil, takesValue: true, help: "connections to this server at once", valueName: "N"),
 ]
 
 /// Opens the file system a URL names, with the command's connection options.
@@ -20,7 +21,8 @@ func openFileSystem(_ url: RemoteURL, _ args: ParsedArguments) throws -> any Rem
 func remoteURL(_ text: String, for command: String) throws -> RemoteURL {
     let u = try RemoteURL(parsing: text)
     if u.scheme == .file {
-        throw UsageError(message: "'\(command)' wants a remote URL (flashair://, ftp://, ...), not the local path \(text)")
+        throw UsageError(
+            message: "'\(command)' wants a remote URL (flashair://, ftp://, ...), not the local path \(text)")
     }
     return u
 }
@@ -84,9 +86,10 @@ enum ListCommand: Command {
         for e in entries {
             let kind = e.isDirectory ? "d" : e.kind == .symlink ? "l" : e.kind == .other ? "?" : "-"
             let size = e.isDirectory ? "" : e.size.map { String($0) } ?? "?"
-            let date = e.modified.map { t in
-                String(format: "%04d-%02d-%02d %02d:%02d", t.year, t.month, t.day, t.hour, t.minute)
-            } ?? "????-??-?? ??:??"
+            let date =
+                e.modified.map { t in
+                    String(format: "%04d-%02d-%02d %02d:%02d", t.year, t.month, t.day, t.hour, t.minute)
+                } ?? "????-??-?? ??:??"
             var name = e.name + (e.isDirectory ? "/" : "")
             if let target = e.symlinkTarget { name += " -> " + target }
             text += "\(kind) \(size.leftPadded(to: 12)) \(date)  \(name)\n"

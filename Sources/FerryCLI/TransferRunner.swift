@@ -11,7 +11,9 @@ struct TransferItem: Sendable {
 /// shared by `get` and `put`.
 enum TransferRunner {
     /// Returns the exit code: 0 when all succeeded, 1 otherwise.
-    static func run(_ items: [TransferItem], jobs: Int, command: String, args: ParsedArguments, console: Console) async -> Int32 {
+    static func run(_ items: [TransferItem], jobs: Int, command: String, args: ParsedArguments, console: Console) async
+        -> Int32
+    {
         let mode: ProgressReporter.Mode =
             args.has("json") ? .json : (args.has("quiet") || !console.stderrIsTerminal) ? .silent : .bars
         let reporter = ProgressReporter(mode: mode, console: console, totalFiles: items.count)

@@ -45,7 +45,9 @@ import Testing
         #expect(throws: UsageError.self) { try ArgumentParser.parse(["u", "-o"], spec: spec) }
         #expect(throws: UsageError.self) { try ArgumentParser.parse(["--json=yes", "u"], spec: spec) }
         #expect(throws: UsageError.self) { try ArgumentParser.parse([], spec: spec) }
-        #expect(throws: UsageError.self) { try ArgumentParser.parse(["-j", "zero", "u"], spec: spec).int("jobs", default: 1, in: 1...9) }
+        #expect(throws: UsageError.self) {
+            try ArgumentParser.parse(["-j", "zero", "u"], spec: spec).int("jobs", default: 1, in: 1...9)
+        }
     }
 
     @Test func helpNeedsNoPositionals() throws {

@@ -121,7 +121,9 @@ struct GetCommandTests {
         #expect(line.contains("range=\"bytes=\(partSize)-\""), "\(line)")
         #expect(line.contains("status=206"))
         #expect(line.contains("sent=\(8_000_000 - partSize)"))
-        let result = try JSONSerialization.jsonObject(with: Data(again.stdout.split(separator: "\n").last!.utf8)) as! [String: Any]
+        let result =
+            try JSONSerialization.jsonObject(with: Data(again.stdout.split(separator: "\n").last!.utf8))
+            as! [String: Any]
         #expect(result["resumedFrom"] as? Int == Int(partSize))
     }
 

@@ -5,7 +5,9 @@ extension RemoteFileSystem {
     /// returned order of `folders`. Symbolic links are listed, not followed.
     ///
     /// - Parameter includeHidden: include hidden entries (FlashAir system files).
-    public func walk(_ path: String, includeHidden: Bool = false) async throws -> (folders: [RemoteEntry], files: [RemoteEntry]) {
+    public func walk(_ path: String, includeHidden: Bool = false) async throws -> (
+        folders: [RemoteEntry], files: [RemoteEntry]
+    ) {
         var folders: [RemoteEntry] = []
         var files: [RemoteEntry] = []
         var pending = [path]

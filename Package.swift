@@ -37,7 +37,7 @@ let package = Package(
             name: "FerryServer",
             dependencies: ["CMicroHTTPD"]
         ),
-        // Linux calls Glibc's overlay hides behind _GNU_SOURCE (sync_file_range, renameat2).
+        // Linux calls Glibc's overlay hides behind _GNU_SOURCE (renameat2, utimensat's UTIME_OMIT).
         .target(name: "CFerryOS"),
         .target(
             name: "FerryKit",

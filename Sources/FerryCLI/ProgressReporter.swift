@@ -127,12 +127,15 @@ final class ProgressReporter: Sendable {
             let p = row.transfer.currentProgress
             activeBytes += p.bytesDone
             speed += p.bytesPerSecond
-            lines.append(ProgressReporter.bar(label: row.label, progress: p, paused: row.transfer.state == .paused, width: width))
+            lines.append(
+                ProgressReporter.bar(label: row.label, progress: p, paused: row.transfer.state == .paused, width: width)
+            )
         }
         if rows.count > 8 { lines.append("  ... and \(rows.count - 8) more") }
         if totalFiles > 1 {
             lines.append(
-                "total: \(doneFiles)/\(totalFiles) files, \(Format.bytes(doneBytes + activeBytes)), \(Format.rate(speed))")
+                "total: \(doneFiles)/\(totalFiles) files, \(Format.bytes(doneBytes + activeBytes)), \(Format.rate(speed))"
+            )
         }
         let previous = state.withLock { s -> Int in
             defer { s.linesDrawn = lines.count }

@@ -211,7 +211,9 @@ struct HTTPDownloadTests {
         #expect(proxy.maxConcurrentConnections == 1)
         #expect(proxy.connectionCount == 1, "one connection reused for all files")
         for i in 0..<12 {
-            #expect(try Data(contentsOf: URL(fileURLWithPath: out.file("m\(i).bin"))) == TestData.bytes(200_000, seed: UInt64(i)))
+            #expect(
+                try Data(contentsOf: URL(fileURLWithPath: out.file("m\(i).bin")))
+                    == TestData.bytes(200_000, seed: UInt64(i)))
         }
     }
 

@@ -64,7 +64,8 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             }
             throw FerryError(
                 .unsupportedScheme, target: RemoteURL.redact(text),
-                detail: "\(schemeText):// is not supported; use flashair, ftp, ftps, ftpes, http, https or a local path")
+                detail: "\(schemeText):// is not supported; use flashair, ftp, ftps, ftpes, http, https or a local path"
+            )
         }
         var rest = Substring(text[schemeEnd.upperBound...])
         var query: String?

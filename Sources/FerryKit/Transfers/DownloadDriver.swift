@@ -110,7 +110,7 @@ enum DownloadDriver {
                         source: source.displayName, destination: destination, size: size,
                         bytesTransferred: transferred, resumedFrom: resumedFrom, restarts: restarts,
                         retries: retries, duration: .now - started)
-                } catch where error.code == .verificationFailed {
+                } catch  where error.code == .verificationFailed {
                     // Fewer bytes than announced: the connection ended early. Retry.
                     failuresInRow += 1
                     retries += 1

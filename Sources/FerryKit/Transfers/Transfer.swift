@@ -217,7 +217,10 @@ public final class Transfer: Sendable, Identifiable {
     private func finish(_ outcome: Result<TransferResult, FerryError>) {
         let (waiters, observers) = box.withLock { b in
             guard b.outcome == nil else {
-                return ([CheckedContinuation<Result<TransferResult, FerryError>, Never>](), [AsyncStream<TransferProgress>.Continuation]())
+                return (
+                    [CheckedContinuation<Result<TransferResult, FerryError>, Never>](),
+                    [AsyncStream<TransferProgress>.Continuation]()
+                )
             }
             b.outcome = outcome
             switch outcome {

@@ -23,6 +23,20 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // libmicrohttpd (libmicrohttpd-dev): every HTTP server (`ferry card`, `ferry serve`).
+        // A mature, small C server with keep-alive, connection limits and sendfile;
+        // no Swift server framework can be fetched here, and a hand-written HTTP
+        // parser is exactly what we should not ship.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        // The HTTP server under `ferry card` (FlashAir emulator) and `ferry serve` (browser UI).
+        .target(
+            name: "FerryServer",
+            dependencies: ["CMicroHTTPD"]
+        ),
         // Linux calls Glibc's overlay hides behind _GNU_SOURCE (sync_file_range, renameat2).
         .target(name: "CFerryOS"),
         .target(
@@ -46,6 +60,10 @@ let package = Package(
         .testTarget(
             name: "FerryKitTests",
             dependencies: ["FerryKit", "FerryTestSupport"]
+        ),
+        .testTarget(
+            name: "FerryServerTests",
+            dependencies: ["FerryServer"]
         ),
         .testTarget(
             name: "FerryCLITests",

@@ -55,7 +55,7 @@ enum GetCommand: Command {
         let items = try await plan(urls, output: args.value("output"), recursive: args.has("recursive"), args: args)
         let opts = options
         let transfers = items.map { item in
-            TransferItem(label: (item.destination as NSString).lastPathComponent) {
+            TransferItem(label: localName(item.destination)) {
                 item.fs.download(item.url.path, to: item.destination, options: opts)
             }
         }
@@ -86,24 +86,24 @@ enum GetCommand: Command {
             let fs = try openFileSystem(url, args)
             if recursive, try await isRemoteFolder(fs, url) {
                 let root =
-                    output != nil && urls.count == 1 ? base : (base as NSString).appendingPathComponent(folderName(url))
+                    output != nil && urls.count == 1 ? base : localJoin(base, folderName(url))
                 let tree = try await fs.walk(url.path, includeHidden: args.has("all"))
                 try makeLocalFolder(root)
                 let prefix = url.path.hasSuffix("/") ? url.path : url.path + "/"
                 for folder in tree.folders {
                     try makeLocalFolder(
-                        (root as NSString).appendingPathComponent(String(folder.path.dropFirst(prefix.count))))
+                        localJoin(root, String(folder.path.dropFirst(prefix.count))))
                 }
                 for file in tree.files where file.path.hasPrefix(prefix) {
                     let relative = String(file.path.dropFirst(prefix.count))
                     try add(
                         Item(
                             fs: fs, url: url.with(path: file.path),
-                            destination: (root as NSString).appendingPathComponent(relative)))
+                            destination: localJoin(root, relative)))
                 }
                 continue
             }
-            let destination = intoFolder ? (base as NSString).appendingPathComponent(name(for: url)) : base
+            let destination = intoFolder ? localJoin(base, name(for: url)) : base
             try add(Item(fs: fs, url: url, destination: output == nil ? name(for: url) : destination))
         }
         return items

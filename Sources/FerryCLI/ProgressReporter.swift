@@ -12,12 +12,12 @@ final class ProgressReporter: Sendable {
     }
 
     private struct State {
-        var rows: [UUID: Row] = [:]
-        var order: [UUID] = []
+        var rows: [Int: Row] = [:]
+        var order: [Int] = []
         var linesDrawn = 0
         var doneFiles = 0
         var doneBytes: Int64 = 0
-        var lastJSON: [UUID: ContinuousClock.Instant] = [:]
+        var lastJSON: [Int: ContinuousClock.Instant] = [:]
     }
 
     let mode: Mode

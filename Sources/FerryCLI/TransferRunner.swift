@@ -31,7 +31,9 @@ enum TransferRunner {
                     await runOne(item, command: command, reporter: reporter, registry: registry, interrupt: interrupt)
                 }
             }
-            for _ in 0..<min(jobs, items.count) { launch() }
+            // Keep a few more started than may run: the engine's per-host limit
+            // holds them back, and admits the next one the moment one finishes.
+            for _ in 0..<min(jobs * 2 + 2, items.count) { launch() }
             for await ok in group {
                 if !ok { failures += 1 }
                 if next < items.count && !interrupt.fired { launch() }

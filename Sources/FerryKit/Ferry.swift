@@ -17,6 +17,8 @@ public enum Ferry {
             return HTTPFileSystem(url: url, verifyTLS: options.verifyTLS)
         case .flashair:
             return FlashAirFileSystem(url: url, options: options)
+        case .file:
+            return LocalFileSystem(url: url)
         default:
             throw FerryError(
                 .unsupportedScheme, target: url.redacted, detail: "\(url.scheme.rawValue):// is not supported yet")

@@ -84,9 +84,15 @@ struct HTTPDownloadSource: DownloadSource {
     let url: RemoteURL
     let engine: CurlEngine
     /// Scheme to put on the wire (`http` for a `flashair://` URL).
-    var wireScheme: String? = nil
+    var wireScheme: String?
+    let displayName: String
 
-    var displayName: String { url.redacted }
+    init(url: RemoteURL, engine: CurlEngine, wireScheme: String? = nil) {
+        self.url = url
+        self.engine = engine
+        self.wireScheme = wireScheme
+        displayName = url.redacted
+    }
 
     func makeAttempt(offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions)
         -> DownloadAttemptJob

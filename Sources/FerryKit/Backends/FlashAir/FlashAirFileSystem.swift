@@ -259,9 +259,11 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
             }
             missing = [p]
         }
-        try await writeProtect(operation: "mkdir", target: p)
-        for folder in missing {
-            try await setUploadDirectory(folder, operation: "mkdir")
+        try await FlashAirWriteLock.withLock(url.hostKey) { () async throws(FerryError) in
+            try await writeProtect(operation: "mkdir", target: p)
+            for folder in missing {
+                try await setUploadDirectory(folder, operation: "mkdir")
+            }
         }
         // UPDIR says SUCCESS even for a path it could not create: look.
         let (parent, name) = FlashAirFileSystem.split(p)

@@ -73,12 +73,14 @@ struct FlashAirUpload: Sendable {
             try await transfer.waitWhilePaused()
             let attempt: FerryError?
             do throws(FerryError) {
-                try await card.writeProtect(operation: "upload", target: path)
-                try await card.setUploadDirectory(folder, operation: "upload")
-                try await card.upload(query: "FTIME=" + ftime, operation: "upload", target: path)
-                guard let bytes = try await post(storedName, size: local.size, transfer: transfer) else {
-                    continue  // paused: wait, then start the file over
+                // UPDIR and FTIME are the card's, not ours: hold the card until the POST used them.
+                let bytes = try await FlashAirWriteLock.withLock(card.url.hostKey) { () async throws(FerryError) in
+                    try await card.writeProtect(operation: "upload", target: path)
+                    try await card.setUploadDirectory(folder, operation: "upload")
+                    try await card.upload(query: "FTIME=" + ftime, operation: "upload", target: path)
+                    return try await post(storedName, size: local.size, transfer: transfer)
                 }
+                guard let bytes else { continue }  // paused: wait, then start the file over
                 sent += bytes
                 attempt = nil
             } catch {

@@ -50,7 +50,6 @@ extension CardHandler {
     /// op=100. A trailing slash lists nothing, as on a real card; so does a
     /// folder that does not exist. Paths leaving the card are refused.
     func list(_ dir: String) -> HTTPResponse {
-        if dir.count > 1 && dir.hasSuffix("/") { return CardHandler.reply(FlashAirListing.header + "\r\n") }
         let folder: String
         do {
             folder = try root.existing(dir.isEmpty ? "/" : dir)
@@ -59,6 +58,7 @@ extension CardHandler {
         } catch {
             return CardHandler.reply(FlashAirListing.header + "\r\n")
         }
+        if dir.count > 1 && dir.hasSuffix("/") { return CardHandler.reply(FlashAirListing.header + "\r\n") }
         let cardFolder = FlashAirCardPaths.normalize(dir)
         let entries = entries(ofLocal: folder, cardFolder: cardFolder)
         return CardHandler.reply(FlashAirListing.render(folder: cardFolder, entries: entries))

@@ -49,8 +49,13 @@ extension CardHandler {
                 return CardHandler.refused(.forbidden)
             } catch {
                 // Missing: create the last level if its parent is there.
-                if let local = try? root.creatable(normalized), mkdir(local, 0o755) == 0 {
-                    state.withLock { $0.changes.recordWrite() }
+                do {
+                    let local = try root.creatable(normalized)
+                    if mkdir(local, 0o755) == 0 { state.withLock { $0.changes.recordWrite() } }
+                } catch .forbidden {
+                    return CardHandler.refused(.forbidden)
+                } catch {
+                    // No parent either: SUCCESS all the same, as a real card says.
                 }
             }
         }

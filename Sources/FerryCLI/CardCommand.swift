@@ -12,8 +12,12 @@ enum CardCommand: Command {
             "ferry card DIR [--host 127.0.0.1] [--port N] [--max-connections N] [--latency MS] "
             + "[--rate BYTES_PER_SECOND] [--firmware VERSION] [--cid HEX] [--no-upload] [--no-range]",
         options: [
-            .init(long: "host", short: nil, takesValue: true, help: "address to listen on (default 127.0.0.1)", valueName: "ADDR"),
-            .init(long: "port", short: nil, takesValue: true, help: "port (default 8080; 0 picks a free one)", valueName: "N"),
+            .init(
+                long: "host", short: nil, takesValue: true, help: "address to listen on (default 127.0.0.1)",
+                valueName: "ADDR"),
+            .init(
+                long: "port", short: nil, takesValue: true, help: "port (default 8080; 0 picks a free one)",
+                valueName: "N"),
             .init(
                 long: "max-connections", short: nil, takesValue: true,
                 help: "connections at once, more are closed (default 8; 1 is the harshest card)", valueName: "N"),
@@ -24,7 +28,8 @@ enum CardCommand: Command {
             .init(
                 long: "firmware", short: nil, takesValue: true,
                 help: "firmware version to report; its number decides which ops exist", valueName: "VERSION"),
-            .init(long: "cid", short: nil, takesValue: true, help: "card CID to report (32 hex digits)", valueName: "HEX"),
+            .init(
+                long: "cid", short: nil, takesValue: true, help: "card CID to report (32 hex digits)", valueName: "HEX"),
             .init(long: "no-upload", short: nil, takesValue: false, help: "act as a card with upload.cgi disabled"),
             .init(long: "no-range", short: nil, takesValue: false, help: "ignore Range: always send whole files"),
         ],
@@ -75,7 +80,8 @@ enum CardCommand: Command {
         }
         console.out("ferry card: serving \(card.folder) as a FlashAir card at \(card.httpURL) (\(card.cardURL))\n")
         if !["127.0.0.1", "::1", "localhost"].contains(host) && !args.has("quiet") {
-            console.error("ferry card: listening on \(host): anyone who can reach it can read and change \(card.folder)")
+            console.error(
+                "ferry card: listening on \(host): anyone who can reach it can read and change \(card.folder)")
         }
         await waitForInterrupt()
         card.stop()

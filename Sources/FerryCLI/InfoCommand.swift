@@ -6,7 +6,8 @@ enum InfoCommand: Command {
     static let spec = CommandSpec(
         name: "info", summary: "show a FlashAir card's firmware, SSID, space, CID ...",
         usage: "ferry info URL [--json]",
-        options: [.init(long: "json", short: nil, takesValue: false, help: "print one JSON object")] + connectionOptions,
+        options: [.init(long: "json", short: nil, takesValue: false, help: "print one JSON object")]
+            + connectionOptions,
         minPositionals: 1, maxPositionals: 1,
         details: """
             Asks the card's command.cgi one operation at a time. An operation the
@@ -37,10 +38,13 @@ enum InfoCommand: Command {
         if let c = info.capacity {
             rows.append(("space", "\(Format.bytes(c.freeBytes)) free of \(Format.bytes(c.totalBytes))"))
         }
-        if let upload = info.uploadEnabled { rows.append(("uploads", upload ? "enabled" : "disabled (UPLOAD=1 in CONFIG)")) }
+        if let upload = info.uploadEnabled {
+            rows.append(("uploads", upload ? "enabled" : "disabled (UPLOAD=1 in CONFIG)"))
+        }
         if let q = info.timeZoneQuarterHours {
             let minutes = abs(q) * 15
-            rows.append(("time zone", String(format: "UTC%@%02d:%02d (%d)", q < 0 ? "-" : "+", minutes / 60, minutes % 60, q)))
+            rows.append(
+                ("time zone", String(format: "UTC%@%02d:%02d (%d)", q < 0 ? "-" : "+", minutes / 60, minutes % 60, q)))
         }
         if let last = info.lastWrite {
             let ms = last / .milliseconds(1)

@@ -121,7 +121,8 @@ extension CardHandler {
     }
 
     private func sharedRange(_ request: HTTPRequest) -> (Int, Int)? {
-        guard let addr = request.query("ADDR").flatMap({ Int($0) }), let len = request.query("LEN").flatMap({ Int($0) }),
+        guard let addr = request.query("ADDR").flatMap({ Int($0) }),
+            let len = request.query("LEN").flatMap({ Int($0) }),
             addr >= 0, len >= 0, addr + len <= 512
         else { return nil }
         return (addr, len)

@@ -80,7 +80,8 @@ public enum RawHTTP {
         var headers: [String: String] = [:]
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         var body = split + 4 <= reply.count ? Array(reply[(split + 4)...]) : []
         if headers["transfer-encoding"]?.lowercased() == "chunked" { body = dechunk(body) }

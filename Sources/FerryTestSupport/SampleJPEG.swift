@@ -9,7 +9,9 @@ public enum SampleJPEG {
     /// ``thumbnail`` (little-endian TIFF).
     public static func withThumbnail(width: Int = 4000, height: Int = 3000, orientation: Int = 6) -> [UInt8] {
         func u16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
-        func u32(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24 & 0xFF)] }
+        func u32(_ v: Int) -> [UInt8] {
+            [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24 & 0xFF)]
+        }
         func short(_ tag: Int, _ v: Int) -> [UInt8] { u16(tag) + u16(3) + u32(1) + u16(v) + [0, 0] }
         func long(_ tag: Int, _ v: Int) -> [UInt8] { u16(tag) + u16(4) + u32(1) + u32(v) }
         func ifd(_ entries: [[UInt8]], next: Int) -> [UInt8] { u16(entries.count) + entries.flatMap { $0 } + u32(next) }

@@ -34,7 +34,8 @@ struct CardCommandTests {
         let card = try FerryCardProcess(folder: root.path)
         let line = card.log.split(separator: "\n").first.map(String.init) ?? ""
         #expect(line.hasPrefix("ferry card: serving "))
-        #expect(line.contains("as a FlashAir card at http://127.0.0.1:\(card.port)/ (flashair://127.0.0.1:\(card.port)/)"))
+        #expect(
+            line.contains("as a FlashAir card at http://127.0.0.1:\(card.port)/ (flashair://127.0.0.1:\(card.port)/)"))
         #expect(card.terminate() == 0)
     }
 

@@ -80,7 +80,8 @@ struct CardEscapeTests {
             "/link-out/card/..", "/DCIM/%00", "/DCIM%5c..%5c..", outside.path,
         ]
         for dir in dirs {
-            let encoded = dir.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(.init(charactersIn: "&+")))!
+            let encoded = dir.addingPercentEncoding(
+                withAllowedCharacters: .urlQueryAllowed.subtracting(.init(charactersIn: "&+")))!
             for op in ["100", "101"] {
                 let r = try get("/command.cgi?op=\(op)&DIR=\(encoded)")
                 if r.status == 200 {
@@ -113,7 +114,8 @@ struct CardEscapeTests {
             "/../victim.txt", "/%2e%2e/victim.txt", "/link-out/victim.txt", "/DCIM/../../victim.txt",
             "/link-out/card/../victim.txt", "..%5cvictim.txt", outside.file("victim.txt"),
         ] {
-            let encoded = target.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(.init(charactersIn: "&+")))!
+            let encoded = target.addingPercentEncoding(
+                withAllowedCharacters: .urlQueryAllowed.subtracting(.init(charactersIn: "&+")))!
             let r = try get("/upload.cgi?DEL=\(encoded)")
             #expect(r.status != 200 || r.text == "ERROR", "DEL \(target): \(r.status) \(r.text)")
         }
@@ -129,7 +131,8 @@ struct CardEscapeTests {
 
     func post(filename: String, field: String = "file") throws -> RawHTTP.Response {
         let boundary = "ferryboundary"
-        var body = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(field)\"; filename=\"\(filename)\"\r\n".utf8)
+        var body = Array(
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(field)\"; filename=\"\(filename)\"\r\n".utf8)
         body += Array("Content-Type: application/octet-stream\r\n\r\nEVIL\r\n--\(boundary)--\r\n".utf8)
         return try RawHTTP.request(
             port: card.port, method: "POST", target: "/upload.cgi",

@@ -71,10 +71,12 @@ struct CardTfatoolTests {
     }
 
     @Test func updateFlag() throws {
-        let first = try python("from tfatool import command\nprint(command.memory_changed(url=URL), command.memory_changed(url=URL))")
+        let first = try python(
+            "from tfatool import command\nprint(command.memory_changed(url=URL), command.memory_changed(url=URL))")
         #expect(first.stdout == "False False\n", "\(first.stderr)")
         try TestData.file(root.file("DCIM/100__TSB/NEW.JPG"), size: 100)
-        let after = try python("from tfatool import command\nprint(command.memory_changed(url=URL), command.memory_changed(url=URL))")
+        let after = try python(
+            "from tfatool import command\nprint(command.memory_changed(url=URL), command.memory_changed(url=URL))")
         #expect(after.stdout == "True False\n", "\(after.stderr)")
     }
 
@@ -114,7 +116,9 @@ struct CardTfatoolTests {
         #expect(down.status == 0, "\(down.stderr)")
         for i in 1...3 {
             let name = "IMG_000\(i).JPG"
-            #expect(FileManager.default.contentsEqual(atPath: work.file("down/" + name), andPath: root.file("DCIM/100__TSB/" + name)))
+            #expect(
+                FileManager.default.contentsEqual(
+                    atPath: work.file("down/" + name), andPath: root.file("DCIM/100__TSB/" + name)))
         }
 
         try FileManager.default.createDirectory(atPath: work.file("up"), withIntermediateDirectories: true)

@@ -25,7 +25,9 @@ struct FlashAirCardTests {
         try TestData.file(root.file("readonly.txt"), size: 6, seed: 5)
         chmod(root.file("readonly.txt"), 0o444)
         // 2019-07-06 05:04:02 local time.
-        try fm.setAttributes([.modificationDate: FlashAirCardTests.localDate(2019, 7, 6, 5, 4, 2)], ofItemAtPath: root.file("DCIM/100__TSB/IMG_0001.JPG"))
+        try fm.setAttributes(
+            [.modificationDate: FlashAirCardTests.localDate(2019, 7, 6, 5, 4, 2)],
+            ofItemAtPath: root.file("DCIM/100__TSB/IMG_0001.JPG"))
     }
 
     static func localDate(_ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi: Int, _ s: Int) -> Date {

@@ -149,7 +149,8 @@ enum Multipart {
 
     static func find(_ needle: [UInt8], in hay: [UInt8], from: Int) -> Int? {
         guard hay.count >= needle.count, from <= hay.count - needle.count else { return nil }
-        for i in from...(hay.count - needle.count) where hay[i] == needle[0] && Array(hay[i..<(i + needle.count)]) == needle {
+        for i in from...(hay.count - needle.count)
+        where hay[i] == needle[0] && Array(hay[i..<(i + needle.count)]) == needle {
             return i
         }
         return nil

@@ -136,7 +136,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let entries: [RemoteEntry]
         do {
             entries = try await listing(parent, operation: "stat")
-        } catch where error.code == .notFound {
+        } catch  where error.code == .notFound {
             throw FerryError(.notFound, operation: "stat", target: shown(p))
         }
         guard let found = FlashAirFileSystem.find(name, in: entries) else {
@@ -177,7 +177,8 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let tries = Int(detail[range.upperBound...].prefix(while: \.isNumber)) ?? 0
         var last = error
         last.detail = nil
-        return FlashAirCGI.notAnswering(after: tries, last: last, operation: error.operation ?? "download", target: error.target ?? "")
+        return FlashAirCGI.notAnswering(
+            after: tries, last: last, operation: error.operation ?? "download", target: error.target ?? "")
     }
 
     // MARK: Writing
@@ -207,7 +208,8 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let p = FlashAirListing.normalize(path)
         let entry = try await existing(p, operation: "delete")
         guard !entry.isDirectory else {
-            throw FerryError(.unsupportedOperation, operation: "delete", target: shown(p), detail: "is a folder; use rmdir")
+            throw FerryError(
+                .unsupportedOperation, operation: "delete", target: shown(p), detail: "is a folder; use rmdir")
         }
         try await writeProtect(operation: "delete", target: p)
         try await del(p, operation: "delete")
@@ -234,7 +236,8 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
                 let here = FlashAirListing.join(prefix, name)
                 if let found = FlashAirFileSystem.find(name, in: entries) {
                     guard found.isDirectory else {
-                        throw FerryError(.destinationExists, operation: "mkdir", target: shown(here), detail: "is a file")
+                        throw FerryError(
+                            .destinationExists, operation: "mkdir", target: shown(here), detail: "is a file")
                     }
                     prefix = found.path
                     continue
@@ -252,7 +255,8 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
             let (parent, name) = FlashAirFileSystem.split(p)
             let parentEntry = try await existing(parent, operation: "mkdir")
             guard parentEntry.isDirectory else {
-                throw FerryError(.notFound, operation: "mkdir", target: shown(parent), detail: "is a file, not a folder")
+                throw FerryError(
+                    .notFound, operation: "mkdir", target: shown(parent), detail: "is a file, not a folder")
             }
             if FlashAirFileSystem.find(name, in: try await listing(parent, operation: "mkdir")) != nil {
                 throw FerryError(.destinationExists, operation: "mkdir", target: shown(p), detail: "already exists")
@@ -342,7 +346,8 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
         }
         try check(reply, operation: "thumbnail", target: p)
         guard reply.body.starts(with: [0xFF, 0xD8]) else {
-            throw FerryError(.protocolError, operation: "thumbnail", target: shown(p), detail: "the reply is not a JPEG")
+            throw FerryError(
+                .protocolError, operation: "thumbnail", target: shown(p), detail: "the reply is not a JPEG")
         }
         func number(_ name: String) -> Int? {
             reply.headers[name].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
@@ -424,7 +429,8 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
         guard reply.saysSuccess else {
             throw FerryError(
                 .serverError, operation: operation, target: shown(target),
-                serverText: reply.trimmedText.isEmpty ? "no SUCCESS from upload.cgi" : String(reply.trimmedText.prefix(120)))
+                serverText: reply.trimmedText.isEmpty
+                    ? "no SUCCESS from upload.cgi" : String(reply.trimmedText.prefix(120)))
         }
     }
 

@@ -46,7 +46,8 @@ struct FlashAirUpload: Sendable {
         let before = FlashAirFileSystem.find(name, in: entries)
         if let before {
             guard !before.isDirectory else {
-                throw FerryError(.destinationExists, operation: "upload", target: shown, detail: "a folder has that name")
+                throw FerryError(
+                    .destinationExists, operation: "upload", target: shown, detail: "a folder has that name")
             }
             switch options.overwrite {
             case .fail:
@@ -140,7 +141,9 @@ struct FlashAirUpload: Sendable {
         }
         guard c.code == .ok else {
             if c.code == .readError {
-                throw FerryError(.localIO, operation: "upload", target: source, serverText: c.errorText, detail: "could not read the file")
+                throw FerryError(
+                    .localIO, operation: "upload", target: source, serverText: c.errorText,
+                    detail: "could not read the file")
             }
             throw FerryError.curl(c, operation: "upload", target: shown)
         }
@@ -148,7 +151,8 @@ struct FlashAirUpload: Sendable {
         if status == 404 || status == 501 {
             throw FerryError(
                 .unsupportedOperation, operation: "upload", target: shown, serverCode: status,
-                serverText: job.headers.reason, detail: "upload.cgi is disabled on this card (set UPLOAD=1 in SD_WLAN/CONFIG)")
+                serverText: job.headers.reason,
+                detail: "upload.cgi is disabled on this card (set UPLOAD=1 in SD_WLAN/CONFIG)")
         }
         if status >= 400 {
             throw FerryError.http(status: status, reason: job.headers.reason, operation: "upload", target: shown)
@@ -169,7 +173,8 @@ struct FlashAirUpload: Sendable {
             let me = FlashAirFileSystem.find(name, in: parentEntries)
         else { return nil }
         guard me.isDirectory else {
-            throw FerryError(.destinationExists, operation: "upload", target: card.shown(folder), detail: "is a file, not a folder")
+            throw FerryError(
+                .destinationExists, operation: "upload", target: card.shown(folder), detail: "is a file, not a folder")
         }
         return entries
     }

@@ -45,9 +45,9 @@ public final class FlashAirCard: Sendable {
         options.maxConnections = configuration.maxConnections
         options.latency = configuration.latency
         options.bytesPerSecond = configuration.bytesPerSecond
-        // Uploads are spooled beside the card's files when possible, so storing
-        // one is a rename.
-        options.temporaryDirectory = FlashAirCard.spoolDirectory(near: self.folder)
+        // Uploads are spooled in the system's temporary folder; storing one is a
+        // rename when that is on the same file system, else a copy beside the
+        // destination and a rename (CardHandler.place).
         server = HTTPServer(host: host, port: port, options: options) { request in
             handler.handle(request)
         }
@@ -73,11 +73,4 @@ public final class FlashAirCard: Sendable {
 
     /// `flashair://HOST:PORT/`, what Ferry's client talks to.
     public var cardURL: String { "flashair" + server.baseURL.dropFirst(4) + "/" }
-
-    /// The system's temporary folder when it is on the same file system as
-    /// `folder`; otherwise that file system's own temporary space is unknown, and
-    /// the system's is used anyway (uploads are then copied into place).
-    static func spoolDirectory(near folder: String) -> String {
-        NSTemporaryDirectory()
-    }
 }

@@ -1,7 +1,6 @@
 import FerryCard
 import FerryKit
 import Foundation
-import Synchronization
 
 /// `ferry card DIR [--host 127.0.0.1] [--port N] ...`: serve a folder as a FlashAir card.
 enum CardCommand: Command {
@@ -73,6 +72,14 @@ enum CardCommand: Command {
         let port = try args.int("port", default: 8080, in: 0...65535)
 
         let card = try FlashAirCard(folder: folder, host: host, port: port, configuration: configuration)
+        // Catch SIGINT and SIGTERM before saying where the card is: a script may
+        // stop it the moment it reads the line.
+        let (stop, stopNow) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let interrupt = InterruptHandler {
+            stopNow.yield()
+            stopNow.finish()
+        }
+        defer { interrupt.remove() }
         do {
             try card.start()
         } catch {
@@ -83,21 +90,8 @@ enum CardCommand: Command {
             console.error(
                 "ferry card: listening on \(host): anyone who can reach it can read and change \(card.folder)")
         }
-        await waitForInterrupt()
+        for await _ in stop { break }
         card.stop()
         return 0
-    }
-
-    /// Suspends until SIGINT or SIGTERM.
-    static func waitForInterrupt() async {
-        let once = Atomic<Bool>(false)
-        let box = Mutex<InterruptHandler?>(nil)
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let handler = InterruptHandler {
-                if !once.exchange(true, ordering: .sequentiallyConsistent) { c.resume() }
-            }
-            box.withLock { $0 = handler }
-        }
-        box.withLock { $0?.remove() }
     }
 }

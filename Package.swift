@@ -43,10 +43,15 @@ let package = Package(
             name: "FerryKit",
             dependencies: ["CCurl", "CFerryOS"]
         ),
+        // `ferry card`: a FlashAir card emulator on the HTTP server.
+        .target(
+            name: "FerryCard",
+            dependencies: ["FerryKit", "FerryServer"]
+        ),
         // The command line's logic, as a library so its argument parser is unit-tested.
         .target(
             name: "FerryCLI",
-            dependencies: ["FerryKit"]
+            dependencies: ["FerryKit", "FerryCard"]
         ),
         .executableTarget(
             name: "ferry",

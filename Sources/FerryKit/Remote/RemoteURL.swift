@@ -128,8 +128,11 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         else { throw invalid("bad character in host") }
         var port: Int?
         if let portText {
-            guard let p = Int(portText), (1...65535).contains(p), portText.allSatisfy(\.isNumber)
-            else { throw invalid("bad port \"\(portText)\"") }
+            guard let p = Int(portText), (1...65535).contains(p), portText.allSatisfy(\.isNumber) else {
+                // `ftp://user:pa/ss@host`: what looks like a port is a piece of the password.
+                let shown = RemoteURL.redact(text) == text ? " \"\(portText)\"" : ""
+                throw invalid("bad port" + shown)
+            }
             port = p
         }
         guard let path = RemoteURL.percentDecode(rawPath.isEmpty ? "/" : rawPath) else {
@@ -222,11 +225,17 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Best-effort redaction of raw text that may contain `user:password@`.
+    ///
+    /// A typed password may hold an unescaped `/`, `?`, `#` or `@` (`ftp://u:pa/ss@host/`):
+    /// the user information is taken to end at the last `@` before the first `/` that
+    /// follows the first `@`. That may hide a little more than a password
+    /// (`http://host:80/a@b` shows as `http://host:***@b`), never less.
     public static func redact(_ text: String) -> String {
         guard let schemeEnd = schemeSeparator(in: text) else { return text }
         let rest = text[schemeEnd.upperBound...]
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return text }
+        guard let firstAt = rest.firstIndex(of: "@") else { return text }
+        let end = rest[firstAt...].firstIndex(of: "/") ?? rest.endIndex
+        guard let at = rest[..<end].lastIndex(of: "@") else { return text }
         let info = rest[..<at]
         guard let colon = info.firstIndex(of: ":") else { return text }
         return String(text[..<colon]) + ":***" + String(text[at...])

@@ -70,6 +70,11 @@ let package = Package(
             name: "FerryServerTests",
             dependencies: ["FerryServer"]
         ),
+        // Fuzz corpus replay, regressions from fuzzing, hostile clients, secrets (docs/RELIABILITY.md).
+        .testTarget(
+            name: "FerryHardeningTests",
+            dependencies: ["FerryKit", "FerryServer", "FerryCard", "FerryTestSupport"]
+        ),
         .testTarget(
             name: "FerryCLITests",
             dependencies: ["FerryCLI", "FerryKit", "FerryTestSupport"]

@@ -7,7 +7,7 @@ public enum CLI {
     /// Commands in `ferry --help` order.
     static let commands: [any Command.Type] = [
         ListCommand.self, GetCommand.self, PutCommand.self, RemoveCommand.self, MakeDirectoryCommand.self,
-        RemoveDirectoryCommand.self, MoveCommand.self,
+        RemoveDirectoryCommand.self, MoveCommand.self, ServeCommand.self, DemoCommand.self,
     ]
 
     /// Runs `ferry` with `arguments` (the first one is the program name).

@@ -8,7 +8,7 @@ enum ServeCommand: Command {
     static let spec = CommandSpec(
         name: "serve",
         summary: "browse a source in a web browser (folder list, image viewer, upload)",
-        usage: "ferry serve [URL] [--host 127.0.0.1] [--port N] [--cache DIR] [--insecure]",
+        usage: "ferry serve [URL] [--host 127.0.0.1] [--port N] [--token TEXT] [--cache DIR] [--insecure]",
         options: [
             .init(
                 long: "host", short: nil, takesValue: true,
@@ -17,6 +17,9 @@ enum ServeCommand: Command {
             .init(
                 long: "cache", short: nil, takesValue: true,
                 help: "folder for thumbnails and copies of remote files (default ~/.cache/ferry)", valueName: "DIR"),
+            .init(
+                long: "token", short: nil, takesValue: true,
+                help: "require this access token (default: a random one when ADDR is not loopback)", valueName: "TEXT"),
             .init(long: "insecure", short: "k", takesValue: false, help: "do not verify TLS certificates"),
             .init(
                 long: "test-delay", short: nil, takesValue: true,
@@ -40,6 +43,11 @@ enum ServeCommand: Command {
         configuration.port = try args.int("port", default: 8000, in: 0...65535)
         configuration.cacheDirectory = args.value("cache").map { ($0 as NSString).standardizingPath }
         configuration.connectionOptions.verifyTLS = !args.has("insecure")
+        if let token = args.value("token") {
+            guard token.count >= 4, token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.~".contains($0)) })
+            else { throw UsageError(message: "--token wants at least 4 letters, digits, '-', '_', '.' or '~'") }
+            configuration.accessToken = token
+        }
         if let delay = args.value("test-delay") {
             configuration.fileDelay = try parseDelay(delay)
         }
@@ -52,7 +60,7 @@ enum ServeCommand: Command {
                 detail: "\(error)")
         }
         console.out("ferry serve: open \(server.openURL)\n")
-        if !configuration.isLoopback && !args.has("quiet") {
+        if configuration.accessToken != nil && !args.has("quiet") {
             console.error("ferry serve: listening on \(configuration.host); the URL above carries the access token")
         }
         await waitForInterrupt()

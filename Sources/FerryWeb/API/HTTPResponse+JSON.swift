@@ -38,6 +38,7 @@ extension HTTPResponse {
         case .localIO where error.serverText == String(cString: strerror(ENOENT)): return 404
         case .localIO where error.serverText == String(cString: strerror(EACCES)): return 403
         case .localIO where error.serverText == String(cString: strerror(ENOTDIR)): return 404
+        case .localIO where error.serverText == String(cString: strerror(EEXIST)): return 409
         default: return 500
         }
     }

@@ -46,7 +46,7 @@ let package = Package(
             name: "FerryServer",
             dependencies: ["CMicroHTTPD"]
         ),
-        // Linux calls Glibc's overlay hides behind _GNU_SOURCE (sync_file_range, renameat2).
+        // Linux calls Glibc's overlay hides behind _GNU_SOURCE (renameat2, utimensat's UTIME_OMIT).
         .target(name: "CFerryOS"),
         // `ferry serve`: the browser UI (static HTML/CSS/JS shipped as resources, no build step)
         // and its JSON API over FerryKit, thumbnails, and the demo's sample photos.
@@ -59,10 +59,15 @@ let package = Package(
             name: "FerryKit",
             dependencies: ["CCurl", "CFerryOS"]
         ),
+        // `ferry card`: a FlashAir card emulator on the HTTP server.
+        .target(
+            name: "FerryCard",
+            dependencies: ["FerryKit", "FerryServer"]
+        ),
         // The command line's logic, as a library so its argument parser is unit-tested.
         .target(
             name: "FerryCLI",
-            dependencies: ["FerryKit", "FerryWeb"]
+            dependencies: ["FerryKit", "FerryCard", "FerryWeb"]
         ),
         .executableTarget(
             name: "ferry",

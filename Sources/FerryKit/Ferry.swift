@@ -15,6 +15,8 @@ public enum Ferry {
         switch url.scheme {
         case .http, .https:
             return HTTPFileSystem(url: url, verifyTLS: options.verifyTLS)
+        case .flashair:
+            return FlashAirFileSystem(url: url, options: options)
         case .file:
             return LocalFileSystem(url: url)
         default:

@@ -75,11 +75,6 @@ enum LocalFile {
         guard fdatasync(fd) == 0 else { throw FerryError.posix(errno, operation: "sync", path: path) }
     }
 
-    /// Starts writeback of a range without waiting, so the final fsync has little left to do.
-    static func startWriteback(_ fd: Int32, from offset: Int64, length: Int64) {
-        _ = ferry_os_start_writeback(fd, offset, length)
-    }
-
     /// Renames atomically without replacing an existing file, and makes it durable.
     static func renameNoReplace(_ from: String, to: String) throws(FerryError) {
         guard ferry_os_rename_noreplace(from, to) == 0 else {

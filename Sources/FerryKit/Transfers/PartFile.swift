@@ -31,14 +31,14 @@ final class PartFile: @unchecked Sendable {
     private var buffered = 0
     private var journalOnDisk = false
     private var lastCheckpoint = ContinuousClock.now
-    private var writebackFrom: Int64 = 0
 
-    /// The write buffer: the most a crash can lose.
-    static let bufferSize = 1 << 20
+    /// The write buffer: the most a crash can lose. Small enough to stay in the
+    /// CPU cache between the copy in and the `write` out (1 MiB measured 2x
+    /// slower on 1 GiB downloads), large enough for 16x fewer syscalls than
+    /// libcurl's 16 KiB callbacks.
+    static let bufferSize = 256 << 10
     /// Write the journal once this many bytes are in the file.
     static let journalThreshold: Int64 = 1 << 20
-    /// Kick off writeback every this many bytes, so the final fsync is short.
-    private static let writebackChunk: Int64 = 8 << 20
     /// Make the journal's durable length catch up at least this often.
     private static let checkpointInterval: Duration = .seconds(2)
 
@@ -71,14 +71,12 @@ final class PartFile: @unchecked Sendable {
             journalOnDisk = true
             try LocalFile.truncate(fd, to: trusted, path: partPath)
             length = trusted
-            writebackFrom = trusted
             return trusted
         }
         // Nothing to resume: a stale journal must not describe the new bytes.
         if LocalFile.exists(journalPath) { LocalFile.remove(journalPath) }
         if size > 0 { try LocalFile.truncate(fd, to: 0, path: partPath) }
         length = 0
-        writebackFrom = 0
         return 0
     }
 
@@ -95,7 +93,6 @@ final class PartFile: @unchecked Sendable {
         if offset != length {
             try LocalFile.truncate(fd, to: offset, path: partPath)
             length = offset
-            writebackFrom = min(writebackFrom, offset)
         }
         let changed = journal.etag != etag || journal.lastModified != lastModified || journal.totalSize != totalSize
         journal.etag = etag
@@ -151,10 +148,6 @@ final class PartFile: @unchecked Sendable {
             throw error
         }
         buffered = 0
-        if length - writebackFrom >= PartFile.writebackChunk {
-            LocalFile.startWriteback(fd, from: writebackFrom, length: length - writebackFrom)
-            writebackFrom = length
-        }
     }
 
     /// Writes the buffer, makes the bytes durable and records that in the journal.

@@ -1,7 +1,6 @@
 import FerryKit
 import FerryWeb
 import Foundation
-import Synchronization
 
 /// `ferry serve [URL] [--host 127.0.0.1] [--port N]`: the browser UI.
 enum ServeCommand: Command {
@@ -21,9 +20,6 @@ enum ServeCommand: Command {
                 long: "token", short: nil, takesValue: true,
                 help: "require this access token (default: a random one when ADDR is not loopback)", valueName: "TEXT"),
             .init(long: "insecure", short: "k", takesValue: false, help: "do not verify TLS certificates"),
-            .init(
-                long: "test-delay", short: nil, takesValue: true,
-                help: "(for tests) delay files whose path contains TEXT", valueName: "MS:TEXT"),
         ],
         minPositionals: 0, maxPositionals: 1,
         details: """
@@ -48,10 +44,11 @@ enum ServeCommand: Command {
             else { throw UsageError(message: "--token wants at least 4 letters, digits, '-', '_', '.' or '~'") }
             configuration.accessToken = token
         }
-        if let delay = args.value("test-delay") {
-            configuration.fileDelay = try parseDelay(delay)
-        }
         let server = try WebServer(configuration: configuration)
+        // Catch SIGINT and SIGTERM before printing the address: a script may stop
+        // the server the moment it reads the line.
+        let stop = StopRequest()
+        defer { stop.remove() }
         do {
             try server.start()
         } catch {
@@ -63,30 +60,8 @@ enum ServeCommand: Command {
         if configuration.accessToken != nil && !args.has("quiet") {
             console.error("ferry serve: listening on \(configuration.host); the URL above carries the access token")
         }
-        await waitForInterrupt()
+        await stop.wait()
         server.stop()
         return 0
-    }
-
-    /// `MS:TEXT` (or `MS`) as a file delay.
-    static func parseDelay(_ text: String) throws -> WebConfiguration.FileDelay {
-        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let ms = Int(parts[0]), (0...600_000).contains(ms) else {
-            throw UsageError(message: "--test-delay wants MS:TEXT, e.g. 2000:SLOW, not \"\(text)\"")
-        }
-        return .init(delay: .milliseconds(ms), pathContains: parts.count > 1 ? String(parts[1]) : "")
-    }
-
-    /// Suspends until SIGINT or SIGTERM.
-    static func waitForInterrupt() async {
-        let once = Atomic<Bool>(false)
-        let box = Mutex<InterruptHandler?>(nil)
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let handler = InterruptHandler {
-                if !once.exchange(true, ordering: .sequentiallyConsistent) { c.resume() }
-            }
-            box.withLock { $0 = handler }
-        }
-        box.withLock { $0?.remove() }
     }
 }

@@ -3,21 +3,6 @@ import Foundation
 
 /// How `ferry serve` runs: what it shows, where it listens, and its safety.
 public struct WebConfiguration: Sendable {
-    /// Delays file responses whose path contains some text: a slow source for
-    /// tests of the viewer's stale-image guard.
-    public struct FileDelay: Sendable, Hashable {
-        /// How long to wait before answering.
-        public var delay: Duration
-        /// Only paths containing this text are delayed; empty = every file.
-        public var pathContains: String
-
-        /// Creates a delay.
-        public init(delay: Duration, pathContains: String) {
-            self.delay = delay
-            self.pathContains = pathContains
-        }
-    }
-
     /// The source to show; `nil` opens on the connect page.
     public var source: RemoteURL?
     /// The address to bind. Anything but a loopback address requires the access token.
@@ -31,8 +16,6 @@ public struct WebConfiguration: Sendable {
     public var cacheDirectory: String?
     /// Connection options for the backend (TLS, connection limit).
     public var connectionOptions: ConnectionOptions
-    /// A test-only delay on file responses.
-    public var fileDelay: FileDelay?
 
     /// Creates a configuration.
     ///
@@ -47,7 +30,6 @@ public struct WebConfiguration: Sendable {
         self.accessToken = nil
         self.cacheDirectory = nil
         self.connectionOptions = ConnectionOptions()
-        self.fileDelay = nil
     }
 
     /// Whether ``host`` only accepts connections from this machine.

@@ -4,7 +4,7 @@ import Testing
 
 /// The UI in a real browser: `Tests/browser/test_ui.py` drives headless
 /// Chromium with selenium (from `.build/test-venv`, made by scripts/setup.sh)
-/// against `ferry serve` started here. Screenshots go to `.build/test-artifacts/`.
+/// against `ferry card` + `ferry serve` started here (see ``ServeFixture``). Screenshots go to `.build/test-artifacts/`.
 @Suite(.serialized, .timeLimit(.minutes(10)))
 struct BrowserTests {
     static let root = TestProcess.packageRoot()
@@ -19,10 +19,14 @@ struct BrowserTests {
         let fixture = try ServeFixture()
         let artifacts = Self.root + "/.build/test-artifacts"
         let out = try TestProcess.run(
-            Self.python, [Self.script, "--url", fixture.url, "--root", fixture.root, "--artifacts", artifacts])
+            Self.python,
+            [
+                Self.script, "--url", fixture.url, "--slow-url", fixture.slowURL, "--local-url", fixture.localURL,
+                "--root", fixture.root, "--artifacts", artifacts,
+            ])
         print(out.stdout)
         if !out.stderr.isEmpty { print(out.stderr) }
-        #expect(out.status == 0, "browser checks failed:\n\(out.stdout)\n\(out.stderr)\nserver log:\n\(fixture.server.log)")
+        #expect(out.status == 0, "browser checks failed:\n\(out.stdout)\n\(out.stderr)\nserver logs:\n\(fixture.logs)")
         #expect(out.stdout.contains(" passed, 0 failed"))
     }
 }

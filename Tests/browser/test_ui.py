@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Browser tests of `ferry serve`: headless Chromium driven by selenium.
 
-Run by Tests/FerryWebTests/BrowserTests.swift, which prepares the source
-folder, starts `ferry serve` on it and passes:
+Run by Tests/FerryWebTests/BrowserTests.swift, which prepares a card folder,
+starts `ferry card` on it and `ferry serve` on the card, and passes:
 
-    test_ui.py --url http://127.0.0.1:PORT/ --root FOLDER --artifacts DIR
+    test_ui.py --url URL --slow-url URL --local-url URL --root FOLDER --artifacts DIR
 
-The folder holds DCIM/100FERRY (5 photos and NOTES.TXT), DCIM/101FERRY
-(2 photos), SLOW/ (SLOW_0001.JPG, which the server delays, and FAST_0002.JPG),
-BIG/ (1,000 photos) and MISC/. Prints one line per check, the measured
-figures, and "N passed, N failed"; exits 1 when a check failed.
+--url is the UI on the card; --slow-url the UI on a second card with a byte
+rate and latency, serving only SLOW/; --local-url the UI on the folder itself
+(for rename, which cards cannot do). The folder holds DCIM/100FERRY (5 photos
+and NOTES.TXT), DCIM/101FERRY (2 photos), SLOW/ (SLOW_0001.JPG and SLOW_0003.JPG, 12 megapixels,
+and FAST_0002.JPG, small), BIG/ (1,000 photos) and MISC/. Prints one line per
+check, the measured figures, and "N passed, N failed"; exits 1 when a check
+failed.
 """
 
 import argparse
@@ -96,8 +99,8 @@ class UI:
 
     # -- doing things
 
-    def go(self, path=None):
-        self.driver.get(self.url + ("" if path is None else "?path=" + path))
+    def go(self, path=None, base=None):
+        self.driver.get((base or self.url) + ("" if path is None else "?path=" + path))
         self.wait(lambda: self.path() == (path or "/"), f"folder {path or '/'}")
         self.wait_listed()
 
@@ -141,6 +144,8 @@ class UI:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
+    parser.add_argument("--slow-url", required=True)
+    parser.add_argument("--local-url", required=True)
     parser.add_argument("--root", required=True)
     parser.add_argument("--artifacts", required=True)
     args = parser.parse_args()
@@ -231,13 +236,20 @@ def main():
             "return [...document.querySelectorAll('.entry .thumb img')].filter(i => i.complete && i.naturalWidth > 0)"
             ".length") == 5, "5 thumbnails")
         width = ui.driver.execute_script("return document.querySelector('.entry .thumb img').naturalWidth")
-        expect(width == 256, f"thumbnail width {width}")
+        expect(width == 160, f"thumbnail width {width}: the card's Exif thumbnail")
+        ui.go("/DCIM/100FERRY", base=args.local_url)
+        ui.wait(lambda: ui.driver.execute_script(
+            "return [...document.querySelectorAll('.entry .thumb img')].filter(i => i.complete && i.naturalWidth > 0)"
+            ".length") == 5, "5 thumbnails made by the server")
+        width = ui.driver.execute_script("return document.querySelector('.entry .thumb img').naturalWidth")
+        expect(width == 256, f"thumbnail width {width}: made from the photo")
+        ui.go("/DCIM/100FERRY")
         ui.screenshot("list.png")
 
     @check("open an image: spinner, then the loaded image")
     def _():
-        ui.go("/SLOW")
-        ui.open_image("SLOW_0001.JPG")  # the server holds this one back
+        ui.go(base=args.slow_url)
+        ui.open_image("SLOW_0001.JPG")  # 12 megapixels from a slow card
         expect(ui.testid("spinner").is_displayed(), "spinner while loading")
         expect(ui.testid("viewer-title").text == "SLOW_0001.JPG", "title while loading")
         expect(ui.attr("data-loaded") == "false", "not loaded yet")
@@ -246,7 +258,10 @@ def main():
         image = ui.testid("viewer-image")
         expect(image.is_displayed(), "image visible")
         natural = ui.driver.execute_script("return arguments[0].naturalWidth", image)
-        expect(natural == 1600, f"natural width {natural}")
+        expect(natural == 4000, f"natural width {natural}")
+        fit = float(ui.attr("data-fit"))
+        expect(abs(ui.zoom() - fit) < 1e-3, f"fitted: zoom {ui.zoom()}, fit {fit}")
+        ui.screenshot("viewer-12mp.png")
         ui.keys(Keys.ESCAPE)
         ui.wait(lambda: not ui.viewer_open(), "Escape to close")
         expect("image" not in ui.query(), f"address after close {ui.driver.current_url}")
@@ -328,16 +343,20 @@ def main():
 
     @check("stale-image guard: B requested while A loads, A never shown")
     def _():
-        ui.go("/SLOW")
-        ui.open_image("SLOW_0001.JPG")  # held back by the server
-        expect(ui.testid("spinner").is_displayed(), "spinner for the slow image")
-        ui.keys(Keys.ARROW_LEFT)  # ask for B (FAST_0002.JPG sorts first) at once
-        ui.wait_loaded("FAST_0002.JPG")
-        time.sleep(3.5)  # well past the slow answer
+        ui.go(base=args.slow_url)
+        ui.open_image("SLOW_0003.JPG")  # A: 12 megapixels, never fetched before, seconds from the slow card
+        expect(ui.testid("spinner").is_displayed() and ui.attr("data-loaded") == "false", "A still loading")
+        ui.keys(Keys.ARROW_LEFT)  # B at once
+        requested = time.monotonic()
+        ui.wait_loaded("SLOW_0001.JPG", timeout=20)
+        expect(ui.testid("viewer-title").text == "SLOW_0001.JPG", "B's title")
+        # Stay until A's answer would have come: its size at the card's rate, and more.
+        while time.monotonic() - requested < 5:
+            expect(ui.testid("viewer-image").get_attribute("data-name") == "SLOW_0001.JPG", "B replaced")
+            time.sleep(0.05)
         shown = ui.driver.execute_script("return window.ferry.shown")
-        expect(ui.testid("viewer-image").get_attribute("data-name") == "FAST_0002.JPG", "B still shown")
-        expect(ui.testid("viewer-title").text == "FAST_0002.JPG", "B's title")
-        expect("SLOW_0001.JPG" not in shown, f"A was shown: {shown}")
+        expect("SLOW_0003.JPG" not in shown, f"A was shown: {shown}")
+        expect(ui.testid("viewer-title").text == "SLOW_0001.JPG", "B's title at the end")
         ui.keys(Keys.ESCAPE)
 
     @check("browser back and forward follow folders and the open image")
@@ -405,9 +424,11 @@ def main():
         ui.open_folder("Holiday 2024")
         expect(ui.count() == 0, "empty")
 
-    @check("rename")
+    @check("rename (on the local folder: cards cannot rename)")
     def _():
         ui.go("/MISC")
+        expect(not ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="rename"]'), "no rename on a card")
+        ui.go("/MISC", base=args.local_url)
         ui.entry("small.txt").find_element(By.CSS_SELECTOR, '[data-testid="rename"]').click()
         ui.dialog("renamed.txt")
         ui.wait(lambda: len(ui.driver.find_elements(By.CSS_SELECTOR, '[data-name="renamed.txt"]')) == 1, "renamed")

@@ -41,9 +41,6 @@ extension WebAPI {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path"), in: source)
-            if let delay = configuration.fileDelay, delay.pathContains.isEmpty || web.contains(delay.pathContains) {
-                try? await Task.sleep(for: delay.delay)
-            }
             let local: String
             if source.isLocal {
                 let entry = try await source.fs.stat(backend)
@@ -63,7 +60,9 @@ extension WebAPI {
     }
 
     /// `GET /api/thumb?path=[&v=VERSION]`: a JPEG of at most 256 pixels a side,
-    /// made from the photo on the server (or the card's own thumbnail) and cached.
+    /// cached. From a FlashAir card it is the card's own `thumbnail.cgi` answer;
+    /// otherwise (or for a photo without an Exif thumbnail) it is made here from
+    /// the photo with libjpeg-turbo's scaled decoding.
     func thumbnail(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
@@ -80,6 +79,12 @@ extension WebAPI {
             let bytes: [UInt8]
             if let cached = thumbnails.get(key) {
                 bytes = cached
+            } else if let card = source.fs as? FlashAirFileSystem,
+                let embedded = try? await card.thumbnail(backend).jpeg
+            {
+                // The card's thumbnail.cgi: the photo's Exif thumbnail, a few KB, no full download.
+                bytes = embedded
+                thumbnails.put(key, bytes)
             } else {
                 let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
                 do {

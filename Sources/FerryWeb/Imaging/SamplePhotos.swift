@@ -52,13 +52,16 @@ public enum SamplePhotos {
         let textWidth = digits.count * 6 * cell
         let textX = (width - textWidth) / 2
         let textY = height * 2 / 3
+        // The skyline depends on the column only.
+        let ridges = (0..<width).map { x in
+            let fx = Double(x) / Double(width)
+            return hills.reduce(0.62) { $0 + $1.amp * sin($1.phase + fx * $1.freq * 6.283) }
+        }
         pixels.withUnsafeMutableBufferPointer { out in
             for y in 0..<height {
                 let fy = Double(y) / Double(height)
                 for x in 0..<width {
-                    let fx = Double(x) / Double(width)
-                    var ridge = 0.62
-                    for h in hills { ridge += h.amp * sin(h.phase + fx * h.freq * 6.283) }
+                    let ridge = ridges[x]
                     var c: (Double, Double, Double)
                     if fy > ridge {
                         let t = (fy - ridge) / max(0.01, 1 - ridge)

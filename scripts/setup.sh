@@ -18,6 +18,7 @@ packages=(
   vsftpd proftpd-basic   # FTP test servers
   openssl                # self-signed certificates for FTPS tests
   curl
+  chromium chromium-driver  # browser tests of ferry serve (selenium drives headless Chromium)
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(wget aria2 lftp hyperfine time)
@@ -42,8 +43,8 @@ venv=.build/test-venv
 if [[ ! -x $venv/bin/python ]]; then
   python3 -m venv "$venv"
 fi
-want=(pyftpdlib pyopenssl tfatool)
-if ! "$venv/bin/python" -c "import pyftpdlib, OpenSSL, tfatool" 2>/dev/null; then
+want=(pyftpdlib pyopenssl tfatool selenium)
+if ! "$venv/bin/python" -c "import pyftpdlib, OpenSSL, tfatool, selenium" 2>/dev/null; then
   "$venv/bin/pip" install -q "${want[@]}"
 fi
 echo "setup: ok"

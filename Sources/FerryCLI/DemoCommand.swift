@@ -13,9 +13,12 @@ enum DemoCommand: Command {
             .init(
                 long: "host", short: nil, takesValue: true, help: "address of the browser UI (default 127.0.0.1)",
                 valueName: "ADDR"),
-            .init(long: "port", short: "p", takesValue: true, help: "port of the browser UI (default: a free one)", valueName: "N"),
             .init(
-                long: "photos", short: nil, takesValue: true, help: "how many photos to make (default 12)", valueName: "N"),
+                long: "port", short: "p", takesValue: true, help: "port of the browser UI (default: a free one)",
+                valueName: "N"),
+            .init(
+                long: "photos", short: nil, takesValue: true, help: "how many photos to make (default 12)",
+                valueName: "N"),
         ],
         minPositionals: 0, maxPositionals: 0,
         details: """
@@ -44,7 +47,8 @@ enum DemoCommand: Command {
 
         // The card emulator on a free loopback port, and the browser UI on it.
         let card = try FlashAirCard(folder: folder + "/card")
-        var configuration = WebConfiguration(source: try RemoteURL(parsing: "flashair://127.0.0.1/"), host: host, port: port)
+        var configuration = WebConfiguration(
+            source: try RemoteURL(parsing: "flashair://127.0.0.1/"), host: host, port: port)
         configuration.cacheDirectory = folder + "/cache"
         do {
             try card.start()
@@ -72,7 +76,9 @@ enum DemoCommand: Command {
         while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
         var template = Array((base + "/ferry-demo-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
-            throw FerryError(.localIO, operation: "demo", target: NSTemporaryDirectory(), serverText: String(cString: strerror(errno)))
+            throw FerryError(
+                .localIO, operation: "demo", target: NSTemporaryDirectory(),
+                serverText: String(cString: strerror(errno)))
         }
         return String(cString: made)
     }

@@ -12,7 +12,9 @@ enum ServeCommand: Command {
             .init(
                 long: "host", short: nil, takesValue: true,
                 help: "address to listen on (default 127.0.0.1; any other needs the printed token)", valueName: "ADDR"),
-            .init(long: "port", short: "p", takesValue: true, help: "port (default 8000; 0 picks a free one)", valueName: "N"),
+            .init(
+                long: "port", short: "p", takesValue: true, help: "port (default 8000; 0 picks a free one)",
+                valueName: "N"),
             .init(
                 long: "cache", short: nil, takesValue: true,
                 help: "folder for thumbnails and copies of remote files (default ~/.cache/ferry)", valueName: "DIR"),
@@ -40,7 +42,8 @@ enum ServeCommand: Command {
         configuration.cacheDirectory = args.value("cache").map { ($0 as NSString).standardizingPath }
         configuration.connectionOptions.verifyTLS = !args.has("insecure")
         if let token = args.value("token") {
-            guard token.count >= 4, token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.~".contains($0)) })
+            guard token.count >= 4,
+                token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.~".contains($0)) })
             else { throw UsageError(message: "--token wants at least 4 letters, digits, '-', '_', '.' or '~'") }
             configuration.accessToken = token
         }

@@ -47,7 +47,9 @@ struct APITests {
         headers extra: [(String, String)] = [], body: HTTPRequest.Body = .none
     ) -> HTTPRequest {
         var headers = HTTPHeaders([("Host", host)] + extra)
-        if method != "GET", let origin { headers.add(name: "Origin", value: origin == "same" ? "http://\(host)" : origin) }
+        if method != "GET", let origin {
+            headers.add(name: "Origin", value: origin == "same" ? "http://\(host)" : origin)
+        }
         return HTTPRequest(method: method, target: target, headers: headers, remoteAddress: "127.0.0.1", body: body)
     }
 

@@ -63,9 +63,10 @@ struct ImagingTests {
         layout.width = 640
         layout.height = 480
         let written = try SamplePhotos.populate(folder: dir.path, layout: layout)
-        #expect(written.map { String($0.dropFirst(dir.path.count)) } == [
-            "/DCIM/100FERRY/FER_0001.JPG", "/DCIM/100FERRY/FER_0002.JPG", "/DCIM/101FERRY/FER_0003.JPG",
-        ])
+        #expect(
+            written.map { String($0.dropFirst(dir.path.count)) } == [
+                "/DCIM/100FERRY/FER_0001.JPG", "/DCIM/100FERRY/FER_0002.JPG", "/DCIM/101FERRY/FER_0003.JPG",
+            ])
         #expect(FileManager.default.fileExists(atPath: dir.path + "/DCIM/100FERRY/NOTES.TXT"))
         #expect(try EXIFThumbnail.extract(fromFileAt: written[2]) != nil)
     }

@@ -34,7 +34,9 @@ struct AccessGuard: Sendable {
         var location = request.rawPath
         let rest = request.queryItems.filter { $0.name != "token" }
         if !rest.isEmpty {
-            location += "?" + rest.map { Self.encode($0.name) + ($0.value.map { "=" + Self.encode($0) } ?? "") }
+            location +=
+                "?"
+                + rest.map { Self.encode($0.name) + ($0.value.map { "=" + Self.encode($0) } ?? "") }
                 .joined(separator: "&")
         }
         return HTTPResponse(

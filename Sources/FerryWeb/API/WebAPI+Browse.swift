@@ -53,7 +53,8 @@ extension WebAPI {
             let inline = request.query("download") == nil ? MediaType.inlineType(name) : nil
             var response = HTTPResponse.file(local, contentType: inline ?? "application/octet-stream")
             let disposition = inline == nil ? "attachment" : "inline"
-            response.headers.add(name: "Content-Disposition", value: "\(disposition); filename*=UTF-8''\(Self.rfc5987(name))")
+            response.headers.add(
+                name: "Content-Disposition", value: "\(disposition); filename*=UTF-8''\(Self.rfc5987(name))")
             response.headers.add(name: "Cache-Control", value: "private, no-cache")
             return response
         }
@@ -90,7 +91,8 @@ extension WebAPI {
                 do {
                     bytes = try await workers.run { try ThumbnailMaker.thumbnail(ofFile: local) }
                 } catch let error as JPEGError {
-                    throw APIRefusal(422, "cannot make a thumbnail of \(web): \(error.code)\(error.detail.map { " (\($0))" } ?? "")")
+                    throw APIRefusal(
+                        422, "cannot make a thumbnail of \(web): \(error.code)\(error.detail.map { " (\($0))" } ?? "")")
                 }
                 thumbnails.put(key, bytes)
             }
@@ -112,7 +114,9 @@ extension WebAPI {
 
     /// RFC 5987 encoding for `filename*=`.
     static func rfc5987(_ name: String) -> String {
-        name.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$&+-.^_`|~"))
+        name.addingPercentEncoding(
+            withAllowedCharacters: CharacterSet(
+                charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$&+-.^_`|~"))
             ?? "file"
     }
 }

@@ -69,7 +69,9 @@ extension WebAPI {
             let (web, backend) = try resolve(body.path, in: source)
             guard web != "/" else { throw APIRefusal(409, "the root exists") }
             try await source.fs.makeDirectory(backend, createParents: false)
-            let entry = (try? await source.fs.stat(backend)) ?? RemoteEntry(name: WebPath.name(web), path: backend, kind: .directory)
+            let entry =
+                (try? await source.fs.stat(backend))
+                ?? RemoteEntry(name: WebPath.name(web), path: backend, kind: .directory)
             return .json(APIEntry(entry, path: web), status: 201)
         }
     }
@@ -86,7 +88,8 @@ extension WebAPI {
             guard WebPath.isValidName(body.name) else { throw APIRefusal(400, "bad name: \(body.name)") }
             let (newWeb, newBackend) = try resolve(WebPath.join(WebPath.parent(web), body.name), in: source)
             try await source.fs.rename(backend, to: newBackend)
-            let entry = (try? await source.fs.stat(newBackend)) ?? RemoteEntry(name: body.name, path: newBackend, kind: .file)
+            let entry =
+                (try? await source.fs.stat(newBackend)) ?? RemoteEntry(name: body.name, path: newBackend, kind: .file)
             return .json(APIEntry(entry, path: newWeb))
         }
     }

@@ -61,7 +61,9 @@ final class WebAPI: Sendable {
         let isAPI = request.path.hasPrefix("/api/")
         if let refusal = access.check(request, needsToken: isAPI) { return refusal }
         guard isAPI else {
-            guard request.method == "GET" || request.method == "HEAD" else { return .failure(405, "method not allowed") }
+            guard request.method == "GET" || request.method == "HEAD" else {
+                return .failure(405, "method not allowed")
+            }
             return assets.response(for: request.path)
         }
         var response = await api(request)
@@ -105,7 +107,9 @@ final class WebAPI: Sendable {
 
     private func sourceInfo() -> HTTPResponse {
         guard let source else { return .json(SourceInfo(connected: false, canConnect: canConnect)) }
-        let name = source.url.scheme == .file ? (WebPath.name(source.root).isEmpty ? "/" : WebPath.name(source.root)) : source.url.host
+        let name =
+            source.url.scheme == .file
+            ? (WebPath.name(source.root).isEmpty ? "/" : WebPath.name(source.root)) : source.url.host
         return .json(
             SourceInfo(
                 connected: true, url: source.url.redacted, scheme: source.url.scheme.rawValue, name: name,
@@ -120,7 +124,8 @@ final class WebAPI: Sendable {
         do {
             let url = try RemoteURL(parsing: body.url.trimmingCharacters(in: .whitespaces))
             if url.scheme == .file, configuration.accessToken != nil {
-                return .failure(403, "local folders can only be opened from the command line when serving beyond this machine")
+                return .failure(
+                    403, "local folders can only be opened from the command line when serving beyond this machine")
             }
             let source = WebSource(fs: try Ferry.fileSystem(for: url, options: configuration.connectionOptions))
             _ = try await source.fs.list(source.root.isEmpty ? "/" : source.root)

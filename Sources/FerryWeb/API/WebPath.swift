@@ -23,7 +23,8 @@ enum WebPath {
     /// however encoded, no `/`, `\`, NUL or control characters.
     static func isValidName(_ name: String) -> Bool {
         guard !name.isEmpty, name.utf8.count <= 255 else { return false }
-        for byte in name.utf8 where byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\") {
+        for byte in name.utf8
+        where byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\") {
             return false
         }
         // Decode repeatedly: `%2e`, `%252e` ... all count as dots.

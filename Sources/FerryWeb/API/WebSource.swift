@@ -66,7 +66,8 @@ struct WebSource: Sendable {
                 let inside = realRoot == "/" || resolved == realRoot || resolved.hasPrefix(realRoot + "/")
                 guard inside else {
                     throw FerryError(
-                        .permissionDenied, operation: "open", target: path, detail: "a symbolic link leads out of the root")
+                        .permissionDenied, operation: "open", target: path,
+                        detail: "a symbolic link leads out of the root")
                 }
                 return full
             }

@@ -45,7 +45,10 @@ public enum SamplePhotos {
         let sunY = Double(height) * (0.15 + Double(next() % 20) / 100)
         let sunR = Double(min(width, height)) * 0.09
         let hills = (0..<3).map { _ in
-            (phase: Double(next() % 628) / 100, freq: 1.5 + Double(next() % 30) / 10, amp: 0.04 + Double(next() % 6) / 100)
+            (
+                phase: Double(next() % 628) / 100, freq: 1.5 + Double(next() % 30) / 10,
+                amp: 0.04 + Double(next() % 6) / 100
+            )
         }
         let digits = Array(String(index).utf8)
         let cell = max(4, min(width, height) / 40)
@@ -71,7 +74,11 @@ public enum SamplePhotos {
                         let dx = Double(x) - sunX
                         let dy = Double(y) - sunY
                         let d = (dx * dx + dy * dy).squareRoot()
-                        if d < sunR { c = (1, 0.93, 0.6) } else if d < sunR * 1.6 { c = mix((1, 0.9, 0.6), c, (d - sunR) / (sunR * 0.6)) }
+                        if d < sunR {
+                            c = (1, 0.93, 0.6)
+                        } else if d < sunR * 1.6 {
+                            c = mix((1, 0.9, 0.6), c, (d - sunR) / (sunR * 0.6))
+                        }
                     }
                     if y >= textY, y < textY + 7 * cell, x >= textX, x < textX + textWidth,
                         glyphPixel(digits, (x - textX) / cell, (y - textY) / cell)

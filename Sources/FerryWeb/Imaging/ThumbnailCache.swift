@@ -26,7 +26,9 @@ final class ThumbnailCache: Sendable {
     ///   - memoryLimit: Bytes of thumbnails kept in memory.
     init(folder: String?, memoryLimit: Int = 48 << 20) {
         self.memoryLimit = memoryLimit
-        if let folder, (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil {
+        if let folder,
+            (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil
+        {
             self.folder = folder
         } else {
             self.folder = nil

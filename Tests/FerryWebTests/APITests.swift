@@ -291,4 +291,54 @@ struct APITests {
             #expect(!String(decoding: data, as: UTF8.self).contains("hunter2"), "\(target) shows the password")
         }
     }
+
+    @Test func connectPageOpensASource() async throws {
+        var configuration = WebConfiguration()
+        configuration.cacheDirectory = cache.path
+        let api = try WebAPI(configuration: configuration)
+        #expect(Self.object(await api.handle(Self.request("/api/source")))["connected"] as? Bool == false)
+        #expect(await api.handle(Self.request("/api/list?path=/")).status == 409)
+        let bad = await api.handle(Self.post("/api/connect", body: Self.json(["url": "gopher://x/"])))
+        #expect(bad.status == 400)
+        let opened = await api.handle(Self.post("/api/connect", body: Self.json(["url": root])))
+        #expect(opened.status == 200)
+        #expect(Self.object(opened)["connected"] as? Bool == true)
+        #expect(Self.object(await api.handle(Self.request("/api/list?path=/DCIM")))["count"] as? Int == 1)
+        // Started for one source: no switching. Serving beyond loopback: no local folders from the page.
+        let fixed = try self.api()
+        #expect(await fixed.handle(Self.post("/api/connect", body: Self.json(["url": root]))).status == 403)
+        var open = WebConfiguration(host: "0.0.0.0")
+        open.accessToken = "t0ken"
+        open.cacheDirectory = cache.path
+        let remote = try WebAPI(configuration: open)
+        let local = await remote.handle(
+            Self.post(
+                "/api/connect", host: "192.0.2.7:8000", headers: [("X-Ferry-Token", "t0ken")],
+                body: Self.json(["url": root])))
+        #expect(local.status == 403)
+    }
+
+    @Test(.enabled(if: NginxServer.isAvailable)) func remoteFilesGoThroughTheCache() async throws {
+        let www = try TempDir(prefix: "www")
+        let photo = try SamplePhotos.jpeg(index: 5, width: 1024, height: 768)
+        try Data(photo).write(to: URL(fileURLWithPath: www.file("p.jpg")))
+        let nginx = try NginxServer(root: www.path, slowRate: 50_000_000)
+        let api = try api(source: nginx.url("/"))
+        let file = await api.handle(Self.request("/api/file?path=/p.jpg&v=1"))
+        #expect(file.status == 200)
+        guard case .file(let local, let type) = file.body else {
+            Issue.record("not a file response: \(file.status) \(file.body)")
+            return
+        }
+        #expect(type == "image/jpeg" && local.hasPrefix(cache.path))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: local)) == Data(photo))
+        // The same version again comes from the copy: nginx sees one request.
+        let again = await api.handle(Self.request("/api/file?path=/p.jpg&v=1"))
+        #expect(again.body == file.body)
+        #expect(nginx.accessLog.filter { $0.contains("/p.jpg") }.count == 1)
+        let thumb = await api.handle(Self.request("/api/thumb?path=/p.jpg&v=1"))
+        #expect(thumb.status == 200)
+        let missing = await api.handle(Self.request("/api/file?path=/none.jpg&v=1"))
+        #expect(missing.status == 404)
+    }
 }

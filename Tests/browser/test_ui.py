@@ -29,6 +29,8 @@ from selenium import webdriver  # noqa: E402
 from selenium.common.exceptions import TimeoutException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.actions import interaction  # noqa: E402
+from selenium.webdriver.common.actions.action_builder import ActionBuilder  # noqa: E402
 from selenium.webdriver.common.actions.wheel_input import ScrollOrigin  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
@@ -317,6 +319,37 @@ def main():
         ui.screenshot("viewer.png")
         ui.keys("0")
 
+    @check("pinch and touch drag")
+    def _():
+        expect(ui.viewer_open(), "viewer open")
+        ui.keys("0")
+        fit = ui.zoom()
+        rect = ui.driver.execute_script("const r = document.getElementById('stage').getBoundingClientRect();"
+                                        "return [r.left + r.width / 2, r.top + r.height / 2]")
+        cx, cy = int(rect[0]), int(rect[1])
+
+        def fingers(moves):
+            builder = ActionBuilder(ui.driver)
+            for i, (x0, y0, x1, y1) in enumerate(moves):
+                finger = builder.add_pointer_input(interaction.POINTER_TOUCH, f"finger{i}")
+                finger.create_pointer_move(x=x0, y=y0)
+                finger.create_pointer_down()
+                for step in range(1, 6):
+                    finger.create_pointer_move(duration=30, x=x0 + (x1 - x0) * step // 5, y=y0 + (y1 - y0) * step // 5)
+                finger.create_pointer_up(0)
+            builder.perform()
+
+        fingers([(cx - 50, cy, cx - 150, cy), (cx + 50, cy, cx + 150, cy)])  # spread 100 -> 300 px: 3x
+        zoomed = ui.zoom()
+        expect(abs(zoomed - fit * 3) < fit * 0.3, f"pinch out: {fit} -> {zoomed}")
+        x0, y0 = int(ui.attr("data-pan-x")), int(ui.attr("data-pan-y"))
+        fingers([(cx, cy, cx - 100, cy - 50)])  # one finger drags
+        x1, y1 = int(ui.attr("data-pan-x")), int(ui.attr("data-pan-y"))
+        expect(abs((x1 - x0) + 100) <= 3 and abs((y1 - y0) + 50) <= 3, f"touch drag {(x0, y0)} -> {(x1, y1)}")
+        fingers([(cx - 150, cy, cx - 50, cy), (cx + 150, cy, cx + 50, cy)])  # pinch 300 -> 100 px: 1/3
+        expect(abs(ui.zoom() - zoomed / 3) < fit * 0.3, f"pinch in: {zoomed} -> {ui.zoom()}")
+        ui.keys("0")
+
     @check("next and previous: keys, buttons, swipe")
     def _():
         expect(ui.viewer_open(), "viewer open")
@@ -417,10 +450,15 @@ def main():
     def _():
         ui.go("/MISC")
         ui.testid("new-folder").click()
-        ui.dialog("Holiday 2024")
+        ui.dialog("Not this one", ok=False)
+        ui.testid("new-folder").click()
+        ui.wait(lambda: ui.testid("dialog").is_displayed(), "the dialog")
+        ui.testid("dialog-input").send_keys("Holiday 2024" + Keys.ENTER)  # Enter means OK
+        ui.wait(lambda: not ui.testid("dialog").is_displayed(), "the dialog to close")
         ui.wait(lambda: len(ui.driver.find_elements(By.CSS_SELECTOR, '[data-name="Holiday 2024"]')) == 1, "new folder")
         expect(ui.entry("Holiday 2024").get_attribute("data-type") == "directory", "is a folder")
         expect(os.path.isdir(os.path.join(root, "MISC", "Holiday 2024")), "folder on disk")
+        expect(not os.path.exists(os.path.join(root, "MISC", "Not this one")), "cancelled folder made")
         ui.open_folder("Holiday 2024")
         expect(ui.count() == 0, "empty")
 

@@ -446,6 +446,33 @@ def main():
             expect(state == "done" and value == 1, f"upload row {name}: {state} {value}")
         expect(ui.count() == 2, f"count after upload {ui.count()}")
 
+    @check("upload cancel")
+    def _():
+        ui.go("/MISC")
+        work = tempfile.mkdtemp(prefix="ferry-upload-")
+        path = os.path.join(work, "slow.bin")
+        with open(path, "wb") as f:
+            f.write(os.urandom(4_000_000))
+        # A slow uplink, so there is time to press Cancel.
+        ui.driver.set_network_conditions(offline=False, latency=5, download_throughput=50_000_000,
+                                         upload_throughput=200_000)
+        try:
+            ui.testid("upload-input").send_keys(path)
+            row = '[data-testid="upload-item"][data-name="slow.bin"]'
+            ui.wait(lambda: float(ui.driver.find_element(By.CSS_SELECTOR, row + " progress").get_attribute("value"))
+                    > 0.02, "upload progress")
+            ui.driver.find_element(By.CSS_SELECTOR, row + ' [data-testid="upload-cancel"]').click()
+            ui.wait(lambda: ui.driver.find_element(By.CSS_SELECTOR, row).get_attribute("data-state") == "cancelled",
+                    "cancelled")
+        finally:
+            ui.driver.delete_network_conditions()
+        time.sleep(0.5)
+        leftovers = [n for n in os.listdir(os.path.join(root, "MISC")) if n.startswith("slow.bin")]
+        expect(not leftovers, f"cancelled upload left {leftovers}")
+        ui.go("/MISC")
+        expect(not ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="entry"][data-name="slow.bin"]'),
+               "cancelled file listed")
+
     @check("new folder")
     def _():
         ui.go("/MISC")

@@ -17,14 +17,17 @@ struct APITests {
     let cache: TempDir
     var root: String { folder.path + "/root" }
 
-    init() throws {
-        folder = try TempDir(prefix: "ferry-api")
+    init() async throws {
+        let folder = try TempDir(prefix: "ferry-api")
+        self.folder = folder
         cache = try TempDir(prefix: "ferry-api-cache")
         let root = folder.path + "/root"
         try FileManager.default.createDirectory(atPath: root + "/DCIM/100FERRY", withIntermediateDirectories: true)
         try Data("hello".utf8).write(to: URL(fileURLWithPath: root + "/DCIM/100FERRY/a.txt"))
-        try Data(SamplePhotos.jpeg(index: 3, width: 800, height: 600)).write(
-            to: URL(fileURLWithPath: root + "/DCIM/100FERRY/IMG_0003.JPG"))
+        try await onThread {
+            try Data(SamplePhotos.jpeg(index: 3, width: 320, height: 240)).write(
+                to: URL(fileURLWithPath: root + "/DCIM/100FERRY/IMG_0003.JPG"))
+        }
         try Data("secret".utf8).write(to: URL(fileURLWithPath: folder.path + "/outside.txt"))
     }
 
@@ -320,7 +323,7 @@ struct APITests {
 
     @Test(.enabled(if: NginxServer.isAvailable)) func remoteFilesGoThroughTheCache() async throws {
         let www = try TempDir(prefix: "www")
-        let photo = try SamplePhotos.jpeg(index: 5, width: 1024, height: 768)
+        let photo = try await onThread { try SamplePhotos.jpeg(index: 5, width: 320, height: 240) }
         try Data(photo).write(to: URL(fileURLWithPath: www.file("p.jpg")))
         let nginx = try NginxServer(root: www.path, slowRate: 50_000_000)
         let api = try api(source: nginx.url("/"))

@@ -8,8 +8,9 @@ import Testing
 /// libjpeg-turbo through the CJPEG shim: scaled decoding, encoding, errors
 /// that do not end the process, and the demo's photos with Exif thumbnails.
 struct ImagingTests {
-    @Test func samplePhotosCarryAnExifThumbnail() throws {
-        let bytes = try SamplePhotos.jpeg(index: 7, width: 1600, height: 1200)
+    @Test func samplePhotosCarryAnExifThumbnail() async throws {
+        // The demo's size; drawn on a thread of its own (slow in a debug build).
+        let bytes = try await onThread { try SamplePhotos.jpeg(index: 7, width: 1600, height: 1200) }
         #expect(bytes.count > 200_000 && bytes.count < 900_000, "\(bytes.count) bytes")
         #expect(Array(bytes.prefix(4)) == [0xFF, 0xD8, 0xFF, 0xE1], "APP1 right after SOI")
         let thumbnail = try #require(EXIFThumbnail.extract(fromJPEG: bytes))
@@ -19,16 +20,16 @@ struct ImagingTests {
         #expect(small.image.width == 160 && small.image.height == 120)
     }
 
-    @Test func decodesWithDCTScaling() throws {
-        let bytes = try SamplePhotos.jpeg(index: 2, width: 1600, height: 1200, grain: 0)
+    @Test func decodesWithDCTScaling() async throws {
+        let bytes = try await onThread { try SamplePhotos.jpeg(index: 2, width: 800, height: 600, grain: 0) }
         let full = try JPEGCodec.decode(data: bytes)
-        #expect(full.image.width == 1600 && full.scaleDenominator == 1)
-        let eighth = try JPEGCodec.decode(data: bytes, minSide: 200)
-        #expect(eighth.scaleDenominator == 8 && eighth.image.width == 200 && eighth.image.height == 150)
-        let quarter = try JPEGCodec.decode(data: bytes, minSide: 256)
-        #expect(quarter.scaleDenominator == 4 && quarter.image.width == 400)
-        #expect(quarter.sourceWidth == 1600 && quarter.sourceHeight == 1200)
-        let thumb = JPEGCodec.downscale(quarter.image, maxSide: 256)
+        #expect(full.image.width == 800 && full.scaleDenominator == 1)
+        let eighth = try JPEGCodec.decode(data: bytes, minSide: 100)
+        #expect(eighth.scaleDenominator == 8 && eighth.image.width == 100 && eighth.image.height == 75)
+        let half = try JPEGCodec.decode(data: bytes, minSide: 256)
+        #expect(half.scaleDenominator == 2 && half.image.width == 400)
+        #expect(half.sourceWidth == 800 && half.sourceHeight == 600)
+        let thumb = JPEGCodec.downscale(half.image, maxSide: 256)
         #expect(thumb.width == 256 && thumb.height == 192)
     }
 
@@ -56,13 +57,13 @@ struct ImagingTests {
         }
     }
 
-    @Test func populatesACameraFolder() throws {
+    @Test func populatesACameraFolder() async throws {
         let dir = try TempDir(prefix: "demo")
         var layout = SamplePhotos.Layout()
         layout.folders = [("100FERRY", 2), ("101FERRY", 1)]
-        layout.width = 640
-        layout.height = 480
-        let written = try SamplePhotos.populate(folder: dir.path, layout: layout)
+        layout.width = 320
+        layout.height = 240
+        let written = try await onThread { [layout] in try SamplePhotos.populate(folder: dir.path, layout: layout) }
         #expect(
             written.map { String($0.dropFirst(dir.path.count)) } == [
                 "/DCIM/100FERRY/FER_0001.JPG", "/DCIM/100FERRY/FER_0002.JPG", "/DCIM/101FERRY/FER_0003.JPG",

@@ -32,7 +32,8 @@ struct BrowserTests {
             let out = try TestProcess.run(
                 "/usr/bin/nice",
                 [
-                    "-n", "10", Self.python, Self.script, "--url", fixture.url, "--slow-url", fixture.slowURL, "--local-url", fixture.localURL,
+                    "-n", "10", Self.python, Self.script, "--url", fixture.url, "--slow-url", fixture.slowURL,
+                    "--local-url", fixture.localURL,
                     "--root", fixture.root, "--artifacts", artifacts,
                 ])
             return (out, fixture.logs)

@@ -70,14 +70,19 @@ function formatSize(n) {
   return i === 0 ? `${n} B` : `${v >= 100 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
 }
 
+// One formatter and one collator for all entries: making them per call costs more than the rest of a render.
+const dateOptions = { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' };
+const localDates = new Intl.DateTimeFormat(undefined, dateOptions);
+const floatingDates = new Intl.DateTimeFormat(undefined, { ...dateOptions, timeZone: 'UTC' });
+const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+
 function formatDate(iso) {
   if (!iso) return '';
   // Floating times (no Z) are the source's local time: show them as they are.
-  const d = new Date(iso.endsWith('Z') ? iso : iso + 'Z');
+  const utc = iso.endsWith('Z');
+  const d = new Date(utc ? iso : iso + 'Z');
   if (Number.isNaN(d.getTime())) return iso;
-  const options = { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' };
-  if (!iso.endsWith('Z')) options.timeZone = 'UTC';
-  return d.toLocaleString(undefined, options);
+  return (utc ? localDates : floatingDates).format(d);
 }
 
 function element(tag, props, ...children) {
@@ -139,6 +144,9 @@ function ask(text, { input, ok = 'OK', danger = false } = {}) {
 async function start() {
   bindBrowser();
   bindViewer();
+  // Ask for the folder in the address while asking what the source is: one round trip less.
+  const early = api('list', { params: { path: new URLSearchParams(location.search).get('path') || '/' } });
+  early.catch(() => { /* answered again, with its error shown, by showFolder */ });
   let source;
   try {
     source = await api('source');
@@ -158,7 +166,7 @@ async function start() {
     return;
   }
   enterSource(source);
-  await applyLocation(false);
+  await applyLocation(false, early);
 }
 
 function showConnect() {
@@ -190,12 +198,12 @@ function enterSource(source) {
 }
 
 /** Shows what the address bar names: `?path=FOLDER&image=NAME`. */
-async function applyLocation(fromHistory) {
+async function applyLocation(fromHistory, early) {
   const params = new URLSearchParams(location.search);
   const path = params.get('path') || '/';
   const image = params.get('image');
   if (path !== state.folder || !fromHistory) {
-    const ok = await showFolder(path, { history: 'none' });
+    const ok = await showFolder(path, { history: 'none', listing: early });
     if (!ok) return;
   }
   if (image) {
@@ -218,13 +226,16 @@ function folderURL(path, image) {
   return `/?${params}`;
 }
 
-/** Lists `path` and renders it; `history` is 'push', 'replace' or 'none'. Resolves to false on failure. */
-async function showFolder(path, { history: mode = 'push' } = {}) {
+/**
+ * Lists `path` and renders it; `history` is 'push', 'replace' or 'none'; `listing`, a listing
+ * already asked for. Resolves to false on failure.
+ */
+async function showFolder(path, { history: mode = 'push', listing: asked } = {}) {
   const token = ++state.listToken;
   const started = performance.now();
   let listing;
   try {
-    listing = await api('list', { params: { path } });
+    listing = await (asked || api('list', { params: { path } }));
   } catch (error) {
     if (token !== state.listToken) return false;
     showMessage(error.message);
@@ -236,16 +247,26 @@ async function showFolder(path, { history: mode = 'push' } = {}) {
   state.entries = listing.entries;
   if (mode === 'push') history.pushState({ path: listing.path }, '', folderURL(listing.path));
   else if (mode === 'replace') history.replaceState({ path: listing.path }, '', folderURL(listing.path));
+  const fetched = performance.now();
   renderFolder();
   const rendered = performance.now();
-  ferry.timings.list = { path: listing.path, count: listing.count, fetchAndRender: rendered - started, at: rendered };
-  document.body.dataset.renderedAt = String(Math.round(rendered));
+  const timing = {
+    path: listing.path, count: listing.count, fetch: fetched - started, render: rendered - fetched,
+    fetchAndRender: rendered - started,
+  };
+  ferry.timings.list = timing;
+  // "On screen" is after the browser has laid out and painted the next frame.
+  requestAnimationFrame(() => setTimeout(() => {
+    const painted = performance.now();
+    timing.painted = painted - started;
+    if (token === state.listToken) document.body.dataset.paintedAt = String(Math.round(painted));
+  }, 0));
   return true;
 }
 
 function sortedEntries() {
   const direction = state.descending ? -1 : 1;
-  const byName = (a, b) => a.name.localeCompare(b.name, undefined, { numeric: true, sensitivity: 'base' });
+  const byName = (a, b) => collator.compare(a.name, b.name);
   const compare = {
     name: byName,
     date: (a, b) => (a.modified || '').localeCompare(b.modified || '') || byName(a, b),

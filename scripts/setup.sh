@@ -34,8 +34,9 @@ if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # Debian starts packaged servers on install where it can; tests start their own.
-  for svc in nginx vsftpd proftpd; do $SUDO pkill -x "$svc" 2>/dev/null || true; done
+  # Debian starts packaged servers on install where it can; tests start their own,
+  # so stop the system-wide instances (by their init scripts, never other copies).
+  for svc in nginx vsftpd proftpd; do $SUDO service "$svc" stop >/dev/null 2>&1 || true; done
 fi
 
 # Python test tools (pyftpdlib, tfatool, selenium) live in a venv inside the build folder.

@@ -89,7 +89,7 @@ let package = Package(
         // Fuzz corpus replay, regressions from fuzzing, hostile clients, secrets (docs/RELIABILITY.md).
         .testTarget(
             name: "FerryHardeningTests",
-            dependencies: ["FerryKit", "FerryServer", "FerryCard", "FerryTestSupport"]
+            dependencies: ["FerryKit", "FerryServer", "FerryCard", "FerryWeb", "FerryTestSupport"]
         ),
         .testTarget(
             name: "FerryWebTests",

@@ -29,6 +29,10 @@ let fuzzers: [(String, [Target.Dependency])] = [
     ("ServerHeaderParameters", ["FerryServer"]),
     ("ServerMultipart", ["FerryServer"]),
     ("CardRequest", ["FerryCard", "FerryKit", "FerryServer"]),
+    ("WebPath", ["FerryWeb"]),
+    ("WebAccess", ["FerryWeb", "FerryServer"]),
+    ("WebRequest", ["FerryWeb", "FerryKit", "FerryServer"]),
+    ("JPEGDecode", ["FerryWeb"]),
 ]
 
 let package = Package(
@@ -37,10 +41,14 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
+        .systemLibrary(name: "CJPEG", path: "Sources/CJPEG"),
         .target(name: "CFerryOS", path: "Sources/CFerryOS"),
         .target(name: "FerryKit", dependencies: ["CCurl", "CFerryOS"], path: "Sources/FerryKit"),
         .target(name: "FerryServer", dependencies: ["CMicroHTTPD"], path: "Sources/FerryServer"),
         .target(name: "FerryCard", dependencies: ["FerryKit", "FerryServer"], path: "Sources/FerryCard"),
+        .target(
+            name: "FerryWeb", dependencies: ["FerryKit", "FerryServer", "CJPEG"], path: "Sources/FerryWeb",
+            resources: [.copy("Web")]),
         .target(name: "FuzzSupport", path: "Support"),
     ]
         + fuzzers.map { name, dependencies in

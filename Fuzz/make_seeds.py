@@ -3,9 +3,11 @@
 
 Seeds are real-world shapes (what cards, FTP servers, HTTP servers and browsers
 send) plus known awkward cases; the fuzzer's own finds are added by
-`scripts/fuzz.sh --update-corpus`. Run again after editing: it rewrites seed-* only.
+`scripts/fuzz.sh --update-corpus`. Run again after editing: it rewrites seed-NN only
+(other seed-* files, such as JPEGs made with libjpeg, and crash-* inputs stay).
 """
 import os
+import re
 import struct
 import sys
 
@@ -145,6 +147,33 @@ SEEDS = {
         b"/upload.cgi?DEL=/link-out", b"/upload.cgi?UPDIR=/link-out/victims", b"/command.cgi?op=100&DIR=/DCIM/../..",
         b"/thumbnail.cgi?/link-file", b"/dangling",
     ],
+    "WebPath": [
+        b"/", b"/DCIM/100FERRY/A.JPG", b"//DCIM//x/", b"/a/../b", b"/%2e%2e/x", b"/%252e%252e/x", b"/%25252e/x",
+        b"/a\\b", b"/a\x00b", b"relative/x", b"/\xc0\xae\xc0\xae/x", b"/" + b"a" * 300, b"/%2f/x", b"/.%2e/x",
+    ],
+    "WebAccess": [
+        b"GET /api/list?path=/\nHost: 127.0.0.1:8080",
+        b"POST /api/delete\nHost: 127.0.0.1:8080\nOrigin: http://127.0.0.1:8080",
+        b"GET /?token=0123456789abcdef0123456789abcdef&path=/DCIM\nHost: 192.168.1.5:8080",
+        b"GET //evil.example/?token=0123456789abcdef0123456789abcdef\nHost: 10.0.0.1",
+        b"POST /api/mkdir\nHost: localhost\nReferer: http://localhost/x\nCookie: a=b; ferry_token=0123456789abcdef0123456789abcdef",
+        b"GET /api/list\nHost: [::1]:80\nX-Ferry-Token: wrong",
+        b"GET /api/list\nHost: 127.0.0.1.evil.example\n",
+        b"POST /api/rename\nHost: 127.0.0.1:1\nOrigin: http://127.0.0.1:1.evil.example",
+    ],
+    "WebRequest": [
+        b"GET /api/source", b"GET /api/list?path=/", b"GET /api/list?path=/DCIM/100FERRY", b"GET /api/stat?path=/link-out",
+        b"GET /api/file?path=/DCIM/100FERRY/A.JPG", b"GET /api/file?path=/link-file.jpg&download=1",
+        b"GET /api/thumb?path=/DCIM/100FERRY/A.JPG", b"GET /api/thumb?path=/link-file.jpg",
+        b"GET /api/list?path=/DCIM/abs-out", b"GET /api/list?path=/DCIM/inside", b"GET /api/list?path=/%2e%2e",
+        b'POST /api/mkdir\n{"path": "/DCIM/new"}', b'POST /api/mkdir\n{"path": "/link-out/new"}',
+        b'POST /api/delete\n{"path": "/link-out"}', b'POST /api/delete\n{"path": "/DCIM/100FERRY/B.TXT"}',
+        b'POST /api/rename\n{"path": "/DCIM/100FERRY/B.TXT", "name": "C.TXT"}',
+        b'POST /api/rename\n{"path": "/DCIM/100FERRY/B.TXT", "name": "../../outside/victims/x"}',
+        b'POST /api/connect\n{"url": "file:///etc"}', b"GET /index.html", b"GET /app.js", b"GET /../../etc/passwd",
+        b"GET /api/list?path=/dangling", b"POST /api/upload?path=/DCIM\n",
+    ],
+    "JPEGDecode": [jpeg_with_thumbnail(), jpeg_with_thumbnail(big_endian=True)],
 }
 
 
@@ -153,7 +182,7 @@ def main():
         folder = os.path.join(ROOT, target)
         os.makedirs(folder, exist_ok=True)
         for name in os.listdir(folder):
-            if name.startswith("seed-"):
+            if re.fullmatch(r"seed-\d\d", name):
                 os.remove(os.path.join(folder, name))
         for i, seed in enumerate(seeds):
             with open(os.path.join(folder, "seed-%02d" % i), "wb") as f:

@@ -65,7 +65,8 @@ for t in "${targets[@]}"; do
       status=0
       # Memory leaks are reported by LeakSanitizer at exit of each run (-detect_leaks=1).
       # Swift's own crash backtracer reads memory ASan watches; libFuzzer reports instead.
-      SWIFT_BACKTRACE=enable=no nice -n 15 "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -detect_leaks=1 \
+      LSAN_OPTIONS="suppressions=$root/scripts/sanitizers/lsan.supp:print_suppressions=0" \
+        SWIFT_BACKTRACE=enable=no nice -n 15 "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -detect_leaks=1 \
         -print_final_stats=1 -artifact_prefix="$work/artifacts/$t/" "${dict[@]}" \
         "$work/corpus/$t" "$seeds" >"$log" 2>&1 9>&- || status=$?
       elapsed=$(($(date +%s) - start))

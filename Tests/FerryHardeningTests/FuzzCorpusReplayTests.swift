@@ -5,6 +5,7 @@ import Testing
 @testable import FerryCard
 @testable import FerryKit
 @testable import FerryServer
+@testable import FerryWeb
 
 #if canImport(Glibc)
     import Glibc
@@ -50,7 +51,7 @@ struct FuzzCorpusReplayTests {
     static let targets = [
         "FlashAirListing", "FlashAirReply", "FTPList", "FTPMLSD", "RemoteURL", "HTTPHeaderLines", "ContentRange",
         "ContentDisposition", "EXIFThumbnail", "ServerQuery", "ServerRange", "ServerHeaderParameters",
-        "ServerMultipart", "CardRequest",
+        "ServerMultipart", "CardRequest", "WebPath", "WebAccess", "WebRequest", "JPEGDecode",
     ]
 
     @Test func everyFuzzTargetHasACorpus() {
@@ -262,6 +263,115 @@ struct FuzzCorpusReplayTests {
             #expect(try fm.contentsOfDirectory(atPath: base.file("outside")).sorted() == ["secret.txt", "victims"])
             #expect(try fm.contentsOfDirectory(atPath: base.file("outside/victims")).isEmpty, "\(input)")
             if target.contains("upload.cgi") { try makeCard() }
+        }
+    }
+
+    @Test func webPathsAndAccess() {
+        let token = "0123456789abcdef0123456789abcdef"
+        for input in Self.inputs {
+            let text = input.text
+            if let clean = WebPath.clean(text) {
+                #expect(clean.hasPrefix("/") && !clean.contains("//") && WebPath.clean(clean) == clean, "\(input)")
+                for part in clean.split(separator: "/") {
+                    #expect(part != "." && part != ".." && WebPath.isValidName(String(part)), "\(input)")
+                }
+            }
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            let first = lines.first.map(String.init) ?? ""
+            var headers = FerryServer.HTTPHeaders()
+            for line in lines.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers.add(
+                    name: String(line[..<colon]),
+                    value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            }
+            let parts = first.split(separator: " ", maxSplits: 1)
+            let request = HTTPRequest(
+                method: parts.count == 2 ? String(parts[0]) : "GET", target: String(parts.last ?? "/"),
+                headers: headers)
+            for guardToken in [nil, token] {
+                let access = AccessGuard(token: guardToken)
+                if let redirect = access.tokenRedirect(request), redirect.status == 303 {
+                    let location = redirect.headers["Location"] ?? ""
+                    #expect(location.hasPrefix("/") && !location.hasPrefix("//"), "\(input): \(location)")
+                }
+                if access.check(request, needsToken: true) == nil {
+                    if guardToken == nil {
+                        #expect(AccessGuard.isLoopbackHost(headers["Host"] ?? ""), "\(input)")
+                    } else {
+                        let offered =
+                            headers["X-Ferry-Token"] ?? AccessGuard.cookie(AccessGuard.cookieName, in: headers)
+                        #expect(offered == token, "\(input)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func jpegDecodesAreBounded() {
+        for input in Self.inputs where input.bytes.starts(with: [0xFF, 0xD8]) {
+            guard let decoded = try? JPEGCodec.decode(data: input.bytes, minSide: 256) else { continue }
+            #expect(decoded.image.pixels.count == decoded.image.width * decoded.image.height * 3, "\(input)")
+            #expect(decoded.image.width * decoded.image.height <= 50_000_000, "\(input)")
+        }
+    }
+
+    @Test func webRequestsStayInsideTheRoot() async throws {
+        let base = try TempDir(prefix: "replay-web")
+        let secret = "REPLAY-WEB-SECRET"
+        let fm = FileManager.default
+        let root = base.file("root")
+        try fm.createDirectory(atPath: base.file("outside/victims"), withIntermediateDirectories: true)
+        try secret.write(toFile: base.file("outside/secret.jpg"), atomically: true, encoding: .utf8)
+        func makeRoot() throws {
+            try? fm.removeItem(atPath: root)
+            try fm.createDirectory(atPath: root + "/DCIM/100FERRY", withIntermediateDirectories: true)
+            let jpeg = try JPEGCodec.encode(RGBImage(width: 16, height: 16, pixels: .init(repeating: 0x80, count: 768)))
+            try Data(jpeg).write(to: URL(fileURLWithPath: root + "/DCIM/100FERRY/A.JPG"))
+            try "inside".write(toFile: root + "/DCIM/100FERRY/B.TXT", atomically: true, encoding: .utf8)
+            symlink("../outside", root + "/link-out")
+            symlink("../outside/secret.jpg", root + "/link-file.jpg")
+            symlink(base.file("outside"), root + "/DCIM/abs-out")
+            symlink("100FERRY", root + "/DCIM/inside")
+            symlink("nowhere", root + "/dangling")
+        }
+        try makeRoot()
+        var configuration = WebConfiguration(source: try RemoteURL(parsing: "file://" + root))
+        configuration.cacheDirectory = base.file("cache")
+        let api = try WebAPI(configuration: configuration)
+        defer { api.cleanUp() }
+        let realRoot = try #require(WebSource.realPath(root))
+        for input in Self.inputs where input.target.hasPrefix("Web") || input.target == "CardRequest" {
+            let text = input.text
+            let firstLine = text.prefix { $0 != "\n" }
+            let body = text.dropFirst(firstLine.count + 1)
+            let parts = firstLine.split(separator: " ", maxSplits: 1)
+            let method = parts.count == 2 ? String(parts[0]) : "GET"
+            let target = String(parts.last ?? "/")
+            guard !URLTarget.split(target).path.contains("%00") else { continue }
+            let request = HTTPRequest(
+                method: method, target: target,
+                headers: ["Host": "127.0.0.1:8080", "Origin": "http://127.0.0.1:8080"],
+                body: body.isEmpty ? .none : .data(Data(body.utf8)))
+            let response = await api.handle(request)
+            switch response.body {
+            case .file(let path, _):
+                let real = WebSource.realPath(path) ?? path
+                #expect(real.hasPrefix(realRoot + "/") || real.hasPrefix(api.assets.folder + "/"), "\(input): \(path)")
+            case .data(let data):
+                let text = String(decoding: data, as: UTF8.self)
+                #expect(!text.contains(secret), "\(input) leaked")
+                if (200..<300).contains(response.status) {
+                    #expect(!text.contains("secret.jpg") && !text.contains("victims"), "\(input): \(text)")
+                }
+            case .text(let text):
+                #expect(!text.contains(secret), "\(input) leaked")
+            case .empty:
+                break
+            }
+            #expect(try fm.contentsOfDirectory(atPath: base.file("outside")).sorted() == ["secret.jpg", "victims"])
+            #expect(try fm.contentsOfDirectory(atPath: base.file("outside/victims")).isEmpty, "\(input)")
+            if method != "GET" { try makeRoot() }
         }
     }
 }

@@ -1,3 +1,4 @@
+import CJPEG
 import FerryTestSupport
 import Foundation
 import Testing
@@ -5,6 +6,7 @@ import Testing
 @testable import FerryCard
 @testable import FerryKit
 @testable import FerryServer
+@testable import FerryWeb
 
 /// Bugs found while fuzzing and hardening, one test each, so they stay fixed.
 /// The inputs are also kept in `Fuzz/corpus/<target>/crash-*`.
@@ -148,5 +150,58 @@ struct FuzzRegressionTests {
         } catch {
             #expect("\(error)".contains("bad port \"99999\""))
         }
+    }
+
+    // MARK: ferry serve: decompression bombs
+
+    static let bombs = TestProcess.packageRoot() + "/Fuzz/corpus/JPEGDecode/crash-"
+
+    /// A 655-byte baseline JPEG claiming 65500 x 65500 pixels: a thumbnail decode
+    /// (1/8 scale) allocated and filled 8188 x 8188 x 3 bytes (200 MB), then copied them.
+    @Test func oversizedBaselineJPEGIsRefusedBeforeDecoding() throws {
+        let data = try #require(FileManager.default.contents(atPath: Self.bombs + "baseline-65500x65500"))
+        #expect(throws: JPEGError.self) { _ = try JPEGCodec.decode(data: data, minSide: 256) }
+        do {
+            _ = try JPEGCodec.decode(data: data, minSide: 256)
+        } catch {
+            #expect(error.code == .outOfMemory, "\(error)")
+        }
+    }
+
+    /// A 530-byte progressive JPEG claiming 65500 x 65500 pixels: libjpeg set out to
+    /// zero about 13 GB of coefficient buffers. The shim's memory budget
+    /// (FERRY_JPEG_MAX_MEMORY, which must exist for this test to compile, so a
+    /// removed budget cannot turn this test into a 13 GB allocation) stops it.
+    @Test func oversizedProgressiveJPEGStopsAtTheMemoryBudget() throws {
+        #expect(FERRY_JPEG_MAX_MEMORY <= 1 << 30)
+        let data = try #require(FileManager.default.contents(atPath: Self.bombs + "progressive-65500x65500"))
+        let start = ContinuousClock.now
+        #expect(throws: JPEGError.self) { _ = try JPEGCodec.decode(data: data, minSide: 256) }
+        #expect(ContinuousClock.now - start < .seconds(2))
+    }
+
+    /// Real photos still decode: 8000 x 8000 progressive is 64 MP.
+    @Test func largeRealPhotosStillDecode() throws {
+        let pixels = [UInt8](repeating: 0x70, count: 2000 * 1500 * 3)
+        let jpeg = try JPEGCodec.encode(RGBImage(width: 2000, height: 1500, pixels: pixels))
+        let decoded = try JPEGCodec.decode(data: jpeg, minSide: 256)
+        #expect(decoded.sourceWidth == 2000 && decoded.image.width == 500)
+    }
+
+    // MARK: ferry serve: where the token link lands
+
+    /// `GET //evil.example/?token=T` answered `Location: //evil.example/`: after
+    /// storing the token, the browser went to another site.
+    @Test(arguments: ["//evil.example/", "/\\evil.example/", "http://evil.example/", "evil.example"])
+    func tokenRedirectStaysOnThisSite(path: String) {
+        let token = "0123456789abcdef0123456789abcdef"
+        let guardian = AccessGuard(token: token)
+        let request = HTTPRequest(method: "GET", target: path + "?token=" + token + "&path=/DCIM")
+        let redirect = guardian.tokenRedirect(request)
+        #expect(redirect?.status == 303)
+        let location = redirect?.headers["Location"] ?? ""
+        #expect(location == "/?path=/DCIM", "\(location)")
+        let fine = guardian.tokenRedirect(HTTPRequest(method: "GET", target: "/app?token=" + token))
+        #expect(fine?.headers["Location"] == "/app")
     }
 }

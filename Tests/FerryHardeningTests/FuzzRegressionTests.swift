@@ -204,4 +204,61 @@ struct FuzzRegressionTests {
         let fine = guardian.tokenRedirect(HTTPRequest(method: "GET", target: "/app?token=" + token))
         #expect(fine?.headers["Location"] == "/app")
     }
+
+    // MARK: Path confinement compares bytes
+
+    /// A root named `café` (NFC) and a sibling `café` spelled `cafe` + U+0301 (NFD)
+    /// are two folders on Linux, but Swift's `hasPrefix` and `==` treat them as
+    /// equal text: a link to the sibling passed the "inside the root" check, and
+    /// `ferry card` and `ferry serve` served and listed what it held.
+    struct EquivalentSibling {
+        let dir: TempDir
+        let root: String
+        let sibling: String
+
+        init() throws {
+            dir = try TempDir(prefix: "nfc")
+            root = dir.file("caf\u{E9}")
+            sibling = dir.file("cafe\u{301}")
+            precondition(root != sibling || !root.utf8.elementsEqual(sibling.utf8))
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: sibling, withIntermediateDirectories: true)
+            try "SIBLING SECRET".write(toFile: sibling + "/secret.txt", atomically: true, encoding: .utf8)
+            // The sibling's name, written as bytes, so Foundation cannot renormalize it.
+            let target = Array("../cafe\u{301}".utf8)
+            _ = target.withUnsafeBufferPointer { bytes in
+                (Array(bytes) + [0]).withUnsafeBufferPointer { p in
+                    symlink(UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self), root + "/link")
+                }
+            }
+        }
+    }
+
+    @Test func cardConfinementComparesBytes() throws {
+        let fixture = try EquivalentSibling()
+        let names = try FileManager.default.contentsOfDirectory(atPath: fixture.dir.path)
+        #expect(names.count == 2, "the file system keeps both spellings: \(names)")
+        let card = try CardRoot(fixture.root)
+        #expect(throws: CardRefusal.forbidden) { _ = try card.existing("/link/secret.txt") }
+        #expect(throws: CardRefusal.forbidden) { _ = try card.existing("/link") }
+        let handler = CardHandler(root: card, configuration: FlashAirCardConfiguration())
+        #expect(handler.handle(HTTPRequest(method: "GET", target: "/link/secret.txt")).status == 403)
+        let listing = handler.handle(HTTPRequest(method: "GET", target: "/command.cgi?op=100&DIR=/"))
+        #expect(listing.body == .text("WLANSD_FILELIST\r\n"), "the link out is not listed")
+    }
+
+    @Test func cardProcessRefusesTheEquivalentSibling() throws {
+        let fixture = try EquivalentSibling()
+        let card = try FerryCardProcess(folder: fixture.root)
+        let r = try RawHTTP.request(port: card.port, target: "/link/secret.txt")
+        #expect(r.status == 403 && !r.text.contains("SIBLING SECRET"), "\(r.status) \(r.text)")
+    }
+
+    @Test func serveConfinementComparesBytes() throws {
+        let fixture = try EquivalentSibling()
+        let source = WebSource(fs: try Ferry.fileSystem(for: try RemoteURL(parsing: "file://" + fixture.root)))
+        #expect(throws: (any Error).self) { _ = try source.backendPath("/link/secret.txt") }
+        #expect(throws: (any Error).self) { _ = try source.backendPath("/link") }
+        #expect(try source.backendPath("/new.txt") == fixture.root + "/new.txt")
+    }
 }

@@ -105,7 +105,9 @@ struct FuzzCorpusReplayTests {
                 _ = FTPListingParser.parseLISTLine(line, folder: folder, now: now)
                 if let entry = FTPListingParser.parseMLSDLine(line, folder: folder) {
                     let parts = entry.path.split(separator: "/")
-                    #expect(entry.path.hasPrefix("/") && !parts.contains("..") && !parts.contains("."), "\(input)")
+                    #expect(
+                        entry.path.utf8.first == UInt8(ascii: "/") && !parts.contains("..") && !parts.contains("."),
+                        "\(input)")
                 }
             }
         }
@@ -116,7 +118,7 @@ struct FuzzCorpusReplayTests {
             let text = input.text
             _ = RemoteURL.redact(text)
             guard let url = try? RemoteURL(parsing: text) else { continue }
-            #expect(url.path.hasPrefix("/"), "\(input)")
+            #expect(url.path.utf8.first == UInt8(ascii: "/"), "\(input)")
             if let port = url.port { #expect((1...65535).contains(port), "\(input)") }
             if url.scheme != .file {
                 #expect(!url.host.isEmpty && !url.path.contains("\0"), "\(input)")
@@ -251,7 +253,9 @@ struct FuzzCorpusReplayTests {
             #expect((100...599).contains(response.status), "\(input)")
             switch response.body {
             case .file(let path, _):
-                #expect((CardRoot.realPath(path) ?? path).hasPrefix(realCard + "/"), "\(input) served \(path)")
+                #expect(
+                    (CardRoot.realPath(path) ?? path).utf8.starts(with: (realCard + "/").utf8),
+                    "\(input) served \(path)")
             case .data(let data):
                 #expect(!String(decoding: data, as: UTF8.self).contains(secret), "\(input) leaked")
             case .text(let text):
@@ -271,7 +275,9 @@ struct FuzzCorpusReplayTests {
         for input in Self.inputs {
             let text = input.text
             if let clean = WebPath.clean(text) {
-                #expect(clean.hasPrefix("/") && !clean.contains("//") && WebPath.clean(clean) == clean, "\(input)")
+                #expect(
+                    clean.utf8.first == UInt8(ascii: "/") && !clean.contains("//") && WebPath.clean(clean) == clean,
+                    "\(input)")
                 for part in clean.split(separator: "/") {
                     #expect(part != "." && part != ".." && WebPath.isValidName(String(part)), "\(input)")
                 }
@@ -293,7 +299,9 @@ struct FuzzCorpusReplayTests {
                 let access = AccessGuard(token: guardToken)
                 if let redirect = access.tokenRedirect(request), redirect.status == 303 {
                     let location = redirect.headers["Location"] ?? ""
-                    #expect(location.hasPrefix("/") && !location.hasPrefix("//"), "\(input): \(location)")
+                    #expect(
+                        location.utf8.first == UInt8(ascii: "/") && !location.utf8.starts(with: "//".utf8),
+                        "\(input): \(location)")
                 }
                 if access.check(request, needsToken: true) == nil {
                     if guardToken == nil {
@@ -357,7 +365,10 @@ struct FuzzCorpusReplayTests {
             switch response.body {
             case .file(let path, _):
                 let real = WebSource.realPath(path) ?? path
-                #expect(real.hasPrefix(realRoot + "/") || real.hasPrefix(api.assets.folder + "/"), "\(input): \(path)")
+                #expect(
+                    real.utf8.starts(with: (realRoot + "/").utf8)
+                        || real.utf8.starts(with: (api.assets.folder + "/").utf8),
+                    "\(input): \(path)")
             case .data(let data):
                 let text = String(decoding: data, as: UTF8.self)
                 #expect(!text.contains(secret), "\(input) leaked")

@@ -31,7 +31,7 @@ struct HostileServeClientTests {
         symlink("../secret.txt", root + "/link-file.txt")
         symlink(base.path, root + "/DCIM/abs-out")
         symlink("100FERRY", root + "/DCIM/inside")
-        // Photos that claim 65500 x 65500 pixels in a few hundred bytes (found by fuzzing).
+        // Photos that claim 65500 x 65500 pixels in a few hundred bytes (Fuzz/corpus/JPEGDecode).
         let corpus = TestProcess.packageRoot() + "/Fuzz/corpus/JPEGDecode/"
         for kind in ["progressive", "baseline"] {
             try fm.copyItem(atPath: corpus + "crash-\(kind)-65500x65500", toPath: root + "/bomb-\(kind).jpg")

@@ -59,7 +59,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     switch response.body {
     case .file(let path, _):
         let real = CardRoot.realPath(path) ?? path
-        require(real.hasPrefix(realCard + "/"), "serves \(path) from outside the card")
+        require(real.utf8.starts(with: (realCard + "/").utf8), "serves \(path) from outside the card")
     case .data(let body):
         require(!String(decoding: body, as: UTF8.self).contains(secret), "leaked the secret")
     case .text(let body):

@@ -22,7 +22,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     }
     for line in body.split(separator: "\n", omittingEmptySubsequences: true).prefix(8) {
         guard let entry = FTPListingParser.parseMLSDLine(line, folder: folder) else { continue }
-        require(entry.path.hasPrefix("/"), "relative path \(entry.path)")
+        require(entry.path.utf8.first == UInt8(ascii: "/"), "relative path \(entry.path)")
         let parts = entry.path.split(separator: "/")
         require(!parts.contains("..") && !parts.contains("."), "dot component in \(entry.path)")
         require(!entry.path.contains("\0"), "NUL in path")

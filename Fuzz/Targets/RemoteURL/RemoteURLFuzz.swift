@@ -14,14 +14,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         _ = "\(error)"
         return 0
     }
-    require(url.path.hasPrefix("/"), "relative path")
+    require(url.path.utf8.first == UInt8(ascii: "/"), "relative path")
     if url.scheme != .file {
         require(!url.host.isEmpty, "empty host")
         require(!url.path.contains("\0"), "NUL in path")
     }
     if let port = url.port { require((1...65535).contains(port), "port \(port)") }
     // The password never shows.
-    if let password = url.password, !password.isEmpty, let user = url.user {
+    // (A password that is literally `***` shows as itself.)
+    if let password = url.password, !password.isEmpty, password != "***", let user = url.user {
         let shown = RemoteURL.percentEncode(user, allowed: RemoteURL.unreserved) + ":" + password + "@"
         if !(url.query ?? "").contains(shown) {
             require(!url.redacted.contains(shown), "password in redacted")

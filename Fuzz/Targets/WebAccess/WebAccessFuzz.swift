@@ -32,7 +32,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                 require(http.query("token") == token, "redirect for a wrong token")
                 let location = redirect.headers["Location"] ?? ""
                 require(
-                    location.hasPrefix("/") && !location.hasPrefix("//") && !location.hasPrefix("/\\"),
+                    location.utf8.first == UInt8(ascii: "/") && !location.utf8.starts(with: "//".utf8)
+                        && !location.utf8.starts(with: "/\\".utf8),
                     "redirect off the site: \(location)")
                 require(
                     HTTPRequest(method: "GET", target: location).query("token") == nil,

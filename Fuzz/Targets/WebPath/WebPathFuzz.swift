@@ -18,7 +18,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
     }
     guard let clean = WebPath.clean(input) else { return 0 }
-    require(clean.hasPrefix("/"), "relative: \(clean)")
+    require(clean.utf8.first == UInt8(ascii: "/"), "relative: \(clean)")
     require(clean == "/" || !clean.hasSuffix("/"), "trailing slash: \(clean)")
     require(!clean.contains("//"), "empty component: \(clean)")
     for part in clean.split(separator: "/") {

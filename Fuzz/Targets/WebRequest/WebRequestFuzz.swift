@@ -82,7 +82,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .file(let path, _):
         let real = WebSource.realPath(path) ?? path
         require(
-            real.hasPrefix(realRoot + "/") || real.hasPrefix(api.assets.folder + "/"),
+            real.utf8.starts(with: (realRoot + "/").utf8) || real.utf8.starts(with: (api.assets.folder + "/").utf8),
             "serves \(path) from outside the root")
     case .data(let data):
         let text = String(decoding: data, as: UTF8.self)

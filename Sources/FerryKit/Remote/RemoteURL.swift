@@ -35,7 +35,9 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         self.port = port
         self.user = user
         self.password = password
-        self.path = path.hasPrefix("/") ? path : "/" + path
+        // Bytes, not Characters: a name starting with a combining mark makes
+        // `"/\u{301}x".hasPrefix("/")` false, and the path would gain a second `/`.
+        self.path = path.utf8.first == UInt8(ascii: "/") ? path : "/" + path
         self.query = query
     }
 
@@ -52,7 +54,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             // A local path.
             guard !text.isEmpty else { throw invalid("empty") }
             let absolute =
-                text.hasPrefix("/")
+                text.utf8.first == UInt8(ascii: "/")
                 ? text : FileManager.default.currentDirectoryPath + "/" + text
             self.init(scheme: .file, path: absolute)
             return
@@ -160,7 +162,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The same server with another path.
     public func with(path newPath: String) -> RemoteURL {
         var u = self
-        u.path = newPath.hasPrefix("/") ? newPath : "/" + newPath
+        u.path = newPath.utf8.first == UInt8(ascii: "/") ? newPath : "/" + newPath
         u.query = nil
         return u
     }

@@ -34,7 +34,13 @@ struct AccessGuard: Sendable {
         // A path on this site only: `//host/...`, `/\host/...` or an absolute-form
         // `http://host/...` target would send the browser elsewhere.
         var location = request.rawPath
-        if !location.hasPrefix("/") || location.hasPrefix("//") || location.hasPrefix("/\\") { location = "/" }
+        // Bytes, not Characters: `"/\u{301}".hasPrefix("/")` is false in Swift.
+        let head = Array(location.utf8.prefix(2))
+        if head.first != UInt8(ascii: "/")
+            || head.count == 2 && (head[1] == UInt8(ascii: "/") || head[1] == UInt8(ascii: "\\"))
+        {
+            location = "/"
+        }
         let rest = request.queryItems.filter { $0.name != "token" }
         if !rest.isEmpty {
             location +=

@@ -41,7 +41,11 @@ struct FuzzRegressionTests {
     }
 
     /// The same request against the real `ferry card` process: answered, and the card lives on.
-    @Test func cardSurvivesOverflowingSharedMemoryRequests() throws {
+    @Test func cardSurvivesOverflowingSharedMemoryRequests() async throws {
+        try await onThread { try Self.cardSurvivesOverflowingSharedMemoryRequestsBody() }
+    }
+
+    static func cardSurvivesOverflowingSharedMemoryRequestsBody() throws {
         let dir = try TempDir(prefix: "shm-card")
         let card = try FerryCardProcess(folder: dir.path)
         let r = try RawHTTP.request(port: card.port, target: "/command.cgi?op=130&ADDR=9223372036854775807&LEN=1")
@@ -247,7 +251,11 @@ struct FuzzRegressionTests {
         #expect(listing.body == .text("WLANSD_FILELIST\r\n"), "the link out is not listed")
     }
 
-    @Test func cardProcessRefusesTheEquivalentSibling() throws {
+    @Test func cardProcessRefusesTheEquivalentSibling() async throws {
+        try await onThread { try Self.cardProcessRefusesTheEquivalentSiblingBody() }
+    }
+
+    static func cardProcessRefusesTheEquivalentSiblingBody() throws {
         let fixture = try EquivalentSibling()
         let card = try FerryCardProcess(folder: fixture.root)
         let r = try RawHTTP.request(port: card.port, target: "/link/secret.txt")

@@ -78,7 +78,11 @@ struct HostileCardClientTests {
         "http://flashair/%2e%2e/secret.txt", "http://flashair:80/..%2fsecret.txt", "HTTP://x/../secret.txt",
     ]
 
-    @Test func doubleEncodedAndOverlongEscapes() throws {
+    @Test func doubleEncodedAndOverlongEscapes() async throws {
+        try await onThread { try self.doubleEncodedAndOverlongEscapesBody() }
+    }
+
+    func doubleEncodedAndOverlongEscapesBody() throws {
         for target in Self.escapes {
             expectRefused(try get(target), "GET \(target)")
             expectRefused(try get("/thumbnail.cgi?" + target), "thumbnail \(target)")
@@ -115,7 +119,11 @@ struct HostileCardClientTests {
 
     // MARK: Oversized and malformed requests
 
-    @Test func oversizedHeadersAreRefused() throws {
+    @Test func oversizedHeadersAreRefused() async throws {
+        try await onThread { try self.oversizedHeadersAreRefusedBody() }
+    }
+
+    func oversizedHeadersAreRefusedBody() throws {
         for (what, head) in [
             ("one 1 MiB header", "X-Big: " + String(repeating: "a", count: 1 << 20) + "\r\n"),
             ("20,000 small headers", String(repeating: "X-a: b\r\n", count: 20_000)),
@@ -135,7 +143,11 @@ struct HostileCardClientTests {
         try expectHealthy("oversized headers")
     }
 
-    @Test func malformedRequestsDoNotCrash() throws {
+    @Test func malformedRequestsDoNotCrash() async throws {
+        try await onThread { try self.malformedRequestsDoNotCrashBody() }
+    }
+
+    func malformedRequestsDoNotCrashBody() throws {
         let requests = [
             "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
             "POST /upload.cgi HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n",
@@ -181,7 +193,11 @@ struct HostileCardClientTests {
         return try RawHTTP.request(port: card.port, method: "POST", target: "/upload.cgi", headers: all, body: body)
     }
 
-    @Test func oversizedUploadsAreRefusedAndLeaveNothing() throws {
+    @Test func oversizedUploadsAreRefusedAndLeaveNothing() async throws {
+        try await onThread { try self.oversizedUploadsAreRefusedAndLeaveNothingBody() }
+    }
+
+    func oversizedUploadsAreRefusedAndLeaveNothingBody() throws {
         // Declared beyond the 4 GiB limit: refused from the headers, before any body.
         guard let socket = RawSocket(port: card.port) else { throw TestServerError.didNotStart("card") }
         socket.send(
@@ -229,7 +245,9 @@ struct HostileCardClientTests {
     /// header a byte at a time. The extra ones are closed at once; the card's
     /// threads and descriptors stay bounded by its connection limit; once the slow
     /// clients go, the card answers again.
-    @Test func slowClientsAreBounded() throws {
+    @Test func slowClientsAreBounded() async throws { try await onThread { try self.slowClientsAreBoundedBody() } }
+
+    func slowClientsAreBoundedBody() throws {
         let folder = try TempDir(prefix: "slow")
         let limit = 4
         let slowCard = try FerryCardProcess(folder: folder.path, arguments: ["--max-connections", "\(limit)"])

@@ -98,7 +98,11 @@ struct HostileServeClientTests {
         "/" + String(repeating: "%2e%2e/", count: 40) + "etc/passwd",
     ]
 
-    @Test func pathEscapesThroughEveryAPI() throws {
+    @Test func pathEscapesThroughEveryAPI() async throws {
+        try await onThread { try self.pathEscapesThroughEveryAPIBody() }
+    }
+
+    func pathEscapesThroughEveryAPIBody() throws {
         for path in Self.escapes + [base.file("secret.txt"), "/etc/passwd"] {
             let query = path.replacingOccurrences(of: "%", with: "%25")
             for api in ["list", "stat", "file", "thumb"] {
@@ -112,7 +116,11 @@ struct HostileServeClientTests {
         try expectHealthy("path escapes")
     }
 
-    @Test func changesAimedOutsideAreRefused() throws {
+    @Test func changesAimedOutsideAreRefused() async throws {
+        try await onThread { try self.changesAimedOutsideAreRefusedBody() }
+    }
+
+    func changesAimedOutsideAreRefusedBody() throws {
         for path in Self.escapes {
             let escaped = path.replacingOccurrences(of: "\\", with: "\\\\")
             expectRefused(try post("/api/mkdir", json: "{\"path\":\"\(escaped)/new\"}"), "mkdir \(path)")
@@ -143,7 +151,11 @@ struct HostileServeClientTests {
     /// A 530-byte progressive JPEG claiming 65500 x 65500 pixels made libjpeg zero
     /// about 13 GB of coefficients when its thumbnail was asked for; the baseline
     /// one made a 200 MB pixel buffer. Both are refused now, quickly, in little memory.
-    @Test func thumbnailsOfDecompressionBombsAreRefused() throws {
+    @Test func thumbnailsOfDecompressionBombsAreRefused() async throws {
+        try await onThread { try self.thumbnailsOfDecompressionBombsAreRefusedBody() }
+    }
+
+    func thumbnailsOfDecompressionBombsAreRefusedBody() throws {
         let before = Self.peakResidentKiB(server.process.processIdentifier)
         for kind in ["progressive", "baseline"] {
             let start = Date()
@@ -156,7 +168,11 @@ struct HostileServeClientTests {
         try expectHealthy("decompression bombs")
     }
 
-    @Test func foreignHostsOversizedAndMalformedRequests() throws {
+    @Test func foreignHostsOversizedAndMalformedRequests() async throws {
+        try await onThread { try self.foreignHostsOversizedAndMalformedRequestsBody() }
+    }
+
+    func foreignHostsOversizedAndMalformedRequestsBody() throws {
         // DNS rebinding: a page served as evil.example that resolves to 127.0.0.1.
         let rebound = try #require(RawSocket(port: port))
         rebound.send("GET /api/list?path=/ HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")

@@ -20,7 +20,11 @@ struct HostileServerClientTests {
 
     /// A client that sends half a request line and then nothing is closed after
     /// the idle timeout, freeing its slot.
-    @Test func stalledRequestsAreClosedAfterTheTimeout() throws {
+    @Test func stalledRequestsAreClosedAfterTheTimeout() async throws {
+        try await onThread { try self.stalledRequestsAreClosedAfterTheTimeoutBody() }
+    }
+
+    func stalledRequestsAreClosedAfterTheTimeoutBody() throws {
         var options = HTTPServer.Options()
         options.connectionTimeout = .seconds(1)
         options.maxConnections = 2
@@ -50,7 +54,11 @@ struct HostileServerClientTests {
     /// server serves again once the flood stops. (Threads and descriptors are
     /// counted in `HostileCardClientTests.slowClientsAreBounded`, in a process of
     /// their own; this test process runs other suites in parallel.)
-    @Test func connectionFloodsAreBoundedByTheLimit() throws {
+    @Test func connectionFloodsAreBoundedByTheLimit() async throws {
+        try await onThread { try self.connectionFloodsAreBoundedByTheLimitBody() }
+    }
+
+    func connectionFloodsAreBoundedByTheLimitBody() throws {
         var options = HTTPServer.Options()
         options.maxConnections = 8
         try Self.withServer(options) { server in

@@ -72,7 +72,9 @@ struct SecretsTests {
 
     // MARK: Output and error messages
 
-    @Test func wrongPasswordInTheURL() throws {
+    @Test func wrongPasswordInTheURL() async throws { try await onThread { try self.wrongPasswordInTheURLBody() } }
+
+    func wrongPasswordInTheURLBody() throws {
         let url = "http://ferry:\(Self.encoded)@127.0.0.1:\(nginx.port)/private/a.bin"
         let folder = "http://ferry:\(Self.encoded)@127.0.0.1:\(nginx.port)/private/"
         let runs: [[String]] = [
@@ -92,7 +94,11 @@ struct SecretsTests {
         try expectNoPasswordInFiles()
     }
 
-    @Test func passwordFromTheEnvironmentAndNetrc() throws {
+    @Test func passwordFromTheEnvironmentAndNetrc() async throws {
+        try await onThread { try self.passwordFromTheEnvironmentAndNetrcBody() }
+    }
+
+    func passwordFromTheEnvironmentAndNetrcBody() throws {
         let url = "http://ferry@127.0.0.1:\(nginx.port)/private/a.bin"
         for arguments in [
             ["get", url, "-o", "y.bin"], ["get", url, "-o", "y.bin", "--json"],
@@ -112,7 +118,11 @@ struct SecretsTests {
 
     /// URLs a person might type with the password unescaped: malformed, refused as
     /// bad usage, and the message hides the password.
-    @Test func malformedURLsWithPasswords() throws {
+    @Test func malformedURLsWithPasswords() async throws {
+        try await onThread { try self.malformedURLsWithPasswordsBody() }
+    }
+
+    func malformedURLsWithPasswordsBody() throws {
         for url in [
             "ftp://ferry:\(Self.password)/x@127.0.0.1/pub/", "http://ferry:\(Self.password)?q@127.0.0.1/a",
             "http://ferry:\(Self.password)#f@127.0.0.1/a", "ftp://ferry:\(Self.password)@127.0.0.1:99999/",
@@ -140,7 +150,11 @@ struct SecretsTests {
     /// `ferry get` caught mid-transfer: neither `/proc/PID/cmdline` nor `ps`
     /// shows a password that came from `FERRY_PASSWORD` or `~/.netrc`, and the
     /// journal beside the `.part` holds the URL without it.
-    @Test func processListDuringASlowTransfer() throws {
+    @Test func processListDuringASlowTransfer() async throws {
+        try await onThread { try self.processListDuringASlowTransferBody() }
+    }
+
+    func processListDuringASlowTransferBody() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestProcess.ferryExecutable())
         process.arguments = ["get", "http://ferry@127.0.0.1:\(nginx.port)/slow/big.bin", "-o", "slow.bin", "--json"]
@@ -173,7 +187,11 @@ struct SecretsTests {
 
     /// A password given in the URL itself is on the command line the user typed
     /// (as with curl or wget); the journal Ferry writes still leaves it out.
-    @Test func journalOfAnInterruptedDownloadHoldsNoPassword() throws {
+    @Test func journalOfAnInterruptedDownloadHoldsNoPassword() async throws {
+        try await onThread { try self.journalOfAnInterruptedDownloadHoldsNoPasswordBody() }
+    }
+
+    func journalOfAnInterruptedDownloadHoldsNoPasswordBody() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestProcess.ferryExecutable())
         process.arguments = [

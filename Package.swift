@@ -46,7 +46,7 @@ let package = Package(
             name: "FerryServer",
             dependencies: ["CMicroHTTPD"]
         ),
-        // Linux calls Glibc's overlay hides behind _GNU_SOURCE (renameat2, utimensat's UTIME_OMIT).
+        // Linux calls Glibc's overlay hides behind _GNU_SOURCE (renameat2, syncfs, utimensat's UTIME_OMIT).
         .target(name: "CFerryOS"),
         // `ferry serve`: the browser UI (static HTML/CSS/JS shipped as resources, no build step)
         // and its JSON API over FerryKit, thumbnails, and the demo's sample photos.

@@ -169,9 +169,7 @@ enum LocalCopy {
                 transfer.report(bytesDone: position, totalBytes: total, resumedFrom: resumedFrom)
                 await Task.yield()
             }
-            let size = try await blockingIO { () throws(FerryError) in
-                try part.finish(expectedSize: total, overwrite: overwrite)
-            }
+            let size = try await part.finish(expectedSize: total, overwrite: overwrite)
             return TransferResult(
                 source: source, destination: destination, size: size, bytesTransferred: size - resumedFrom,
                 resumedFrom: resumedFrom, duration: .now - started)

@@ -15,6 +15,8 @@ public enum Ferry {
         switch url.scheme {
         case .http, .https:
             return HTTPFileSystem(url: url, verifyTLS: options.verifyTLS)
+        case .ftp, .ftps, .ftpes:
+            return FTPFileSystem(url: url, options: options)
         default:
             throw FerryError(
                 .unsupportedScheme, target: url.redacted, detail: "\(url.scheme.rawValue):// is not supported yet")

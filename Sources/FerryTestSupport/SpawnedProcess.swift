@@ -1,0 +1,85 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A server program started with `posix_spawn` in its own process group, output to
+/// a log file, stopped (with its whole group) when released.
+///
+/// Not Foundation's `Process`: vsftpd and proftpd close the descriptors they
+/// inherit, which makes corelibs-foundation reap them early with a blocking
+/// `wait4` on its monitor thread; every other `Process` in the test run then
+/// hangs. Plain `posix_spawn` + `waitpid` has no such coupling.
+public final class SpawnedProcess: Sendable {
+    public let pid: pid_t
+    public let logPath: String
+    /// Set once the process was reaped. Guarded by the Mutex.
+    private let exited = Mutex(false)
+
+    public init(_ executable: String, _ arguments: [String], logPath: String) throws {
+        self.logPath = logPath
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // Its own group, so stopping it also stops the session processes it forks.
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, executable, &actions, &attributes, argv, environ)
+        guard rc == 0 else {
+            throw TestServerError.didNotStart("\(executable): \(String(cString: strerror(rc)))")
+        }
+        pid = child
+    }
+
+    deinit { stop() }
+
+    /// Whether the process is still running (reaps it when it has ended).
+    public var isRunning: Bool {
+        exited.withLock { done in
+            if done { return false }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid { done = true }
+            return !done
+        }
+    }
+
+    /// What the process printed.
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Stops the process group: SIGTERM, then SIGKILL after 0.5 s. Idempotent.
+    public func stop() {
+        guard isRunning else { return }
+        kill(-pid, SIGTERM)
+        let deadline = Date().addingTimeInterval(0.5)
+        while isRunning && Date() < deadline { usleep(5_000) }
+        kill(-pid, SIGKILL)
+        exited.withLock { done in
+            guard !done else { return }
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            done = true
+        }
+    }
+
+    /// Waits until something accepts connections on `port`, or the process ended.
+    public func waitForPort(_ port: Int, timeout: TimeInterval = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            guard isRunning else { return false }
+            if Loopback.waitForPort(port, timeout: 0.05) { return true }
+        }
+        return false
+    }
+}

@@ -284,7 +284,9 @@ public final class FTPTestServer: Sendable {
         auth = DummyAuthorizer()
         auth.add_user(a.user, a.password, a.root, perm=perm)
         for folder in a.read_only:
-            auth.override_perm(a.user, os.path.join(a.root, folder.strip("/")), perm="elr", recursive=True)
+            path = os.path.join(a.root, folder.strip("/"))
+            os.makedirs(path, exist_ok=True)
+            auth.override_perm(a.user, path, perm="elr", recursive=True)
 
         handler = FTPHandler
         if a.tls != "none":

@@ -27,8 +27,8 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     init(url: RemoteURL, options: ConnectionOptions, engine: CurlEngine) {
         self.url = url
         var server = url
-        // Credentials travel as options, never inside the URL text.
-        server.user = nil
+        // Credentials travel as options, never inside the URL text (which keeps the
+        // user name for messages: "ftp://ann@host/a.txt").
         server.password = nil
         let credentials = options.credentials ?? Credentials.resolve(for: url)
         endpoint = FTPEndpoint(

@@ -85,8 +85,10 @@ final class FTPServerInfoCache: Sendable {
         }
     }
 
-    /// Forgets every server (tests).
-    func removeAll() {
-        slots.withLock { $0.removeAll() }
+    /// Forgets what was learned about one server (`RemoteURL.hostKey`), for every user.
+    func forget(hostKey: String) {
+        slots.withLock { slots in
+            for key in slots.keys where key.hasPrefix(hostKey + "|") { slots[key] = nil }
+        }
     }
 }

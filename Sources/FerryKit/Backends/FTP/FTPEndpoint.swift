@@ -44,6 +44,12 @@ struct FTPEndpoint: Sendable {
         if url.scheme == .ftpes {
             easy.set(CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue))
         }
+        if url.scheme != .ftp {
+            FTPSessionShare.shared.attach(easy)
+            if FTPServerInfoCache.shared.known(serverKey)?.tls12Only == true {
+                easy.set(CURLOPT_SSLVERSION, CURL_SSLVERSION_MAX_TLSv1_2)
+            }
+        }
         // Never in the URL string: libcurl would echo it in its own messages.
         if let credentials {
             easy.set(CURLOPT_USERNAME, credentials.user)
@@ -61,6 +67,18 @@ struct FTPEndpoint: Sendable {
         easy.set(CURLOPT_TCP_KEEPALIVE, 1)
         easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
         easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)
+    }
+
+    /// Looks for the reply of a server that wants TLS session reuse on data
+    /// connections; when found, later handles cap TLS at 1.2 and the failure is
+    /// worth one more try. Returns whether it was found.
+    @discardableResult
+    func noteSessionReuseRefusal(_ log: FTPReplyLog) -> Bool {
+        guard url.scheme != .ftp,
+            log.replies.contains(where: { $0.code == 522 && $0.text.lowercased().contains("reuse") })
+        else { return false }
+        FTPServerInfoCache.shared.update(serverKey) { $0.tls12Only = true }
+        return true
     }
 
     // MARK: Paths

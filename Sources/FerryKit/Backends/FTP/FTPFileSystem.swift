@@ -67,9 +67,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let info = try await serverInfo()
         let urlPath = folder == "/" || folder == "//" ? folder : folder + "/"
         if info.usesMLSD {
-            let job = FTPCommandJob(endpoint: endpoint, path: urlPath, maxBody: 256 << 20)
-            job.easy.set(CURLOPT_CUSTOMREQUEST, "MLSD")
-            let completion = await endpoint.engine.perform(job)
+            let (completion, job) = await fetchListing(urlPath, command: "MLSD")
             if completion.code == .ok && !completion.interrupted {
                 return FTPListingParser.parseMLSD(job.text, folder: folder)
             }
@@ -80,10 +78,23 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
                 throw listError(completion, job, folder)
             }
         }
-        let job = FTPCommandJob(endpoint: endpoint, path: urlPath, maxBody: 256 << 20)
-        let completion = await endpoint.engine.perform(job)
+        let (completion, job) = await fetchListing(urlPath, command: nil)
         guard completion.code == .ok && !completion.interrupted else { throw listError(completion, job, folder) }
         return FTPListingParser.parseLIST(job.text, folder: folder, now: Date())
+    }
+
+    /// Runs one listing request, once more when the server refused TLS on the data
+    /// connection in a way a TLS 1.2 retry fixes.
+    private func fetchListing(_ urlPath: String, command: String?) async -> (CurlCompletion, FTPCommandJob) {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let job = FTPCommandJob(endpoint: endpoint, path: urlPath, maxBody: 256 << 20)
+            if let command { job.easy.set(CURLOPT_CUSTOMREQUEST, command) }
+            let completion = await endpoint.engine.perform(job)
+            if completion.code != .ok, attempt == 1, endpoint.noteSessionReuseRefusal(job.log) { continue }
+            return (completion, job)
+        }
     }
 
     private func listError(_ completion: CurlCompletion, _ job: FTPCommandJob, _ folder: String) -> FerryError {

@@ -82,32 +82,52 @@ public final class FTPTestServer: Sendable {
         dir = try TempDir(prefix: "ftp-\(kind)")
         rootDir = try TempDir(prefix: "ftp-\(kind)-root")
         root = rootDir.path
-        port = Loopback.freePort()
         // vsftpd refuses an anonymous chroot its session user can write to: the
         // root stays root's 0755, writes go to /pub (0777).
         chmod(root, 0o755)
         try FileManager.default.createDirectory(atPath: root + "/pub", withIntermediateDirectories: true)
         chmod(root + "/pub", 0o777)
         if options.tls != .none { _ = try TestCertificate.shared() }
-        switch kind {
-        case .vsftpd:
+        if kind == .vsftpd {
             user = nil
             password = nil
-            (process, logPath) = try Self.startVsftpd(dir: dir, root: root, port: port, options: options)
-        case .pyftpdlib:
+        } else {
             user = "ferry"
             password = Self.testPassword
-            (process, logPath) = try Self.startPyftpdlib(dir: dir, root: root, port: port, options: options)
-        case .proftpd:
-            user = "ferry"
-            password = Self.testPassword
-            (process, logPath) = try Self.startProftpd(dir: dir, root: root, port: port, options: options)
         }
-        // Implicit TLS servers accept the TCP connection before any FTP; a plain
-        // connect test is still the right readiness check.
-        guard process.waitForPort(port) else {
-            throw TestServerError.didNotStart("\(kind): " + process.log + log)
+        // A port that was free a moment ago may be taken by the time the server
+        // binds it (another test's data connection): then the server exits, and
+        // we try another port.
+        var failure = ""
+        for _ in 0..<3 {
+            let port = Loopback.freePort()
+            let started: (SpawnedProcess, String)
+            switch kind {
+            case .vsftpd: started = try Self.startVsftpd(dir: dir, root: root, port: port, options: options)
+            case .pyftpdlib: started = try Self.startPyftpdlib(dir: dir, root: root, port: port, options: options)
+            case .proftpd: started = try Self.startProftpd(dir: dir, root: root, port: port, options: options)
+            }
+            let (process, logPath) = started
+            if process.waitForPort(port) {
+                usleep(100_000)
+                if process.isRunning {
+                    self.port = port
+                    self.process = process
+                    self.logPath = logPath
+                    return
+                }
+            }
+            failure = process.log + ((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")
+            process.stop()
         }
+        throw TestServerError.didNotStart("\(kind): " + failure)
+    }
+
+    /// A passive-mode port range outside the kernel's ephemeral range (32768-60999
+    /// on Linux), so it never overlaps the listening ports `Loopback.freePort` hands out.
+    static func passivePorts() -> ClosedRange<Int> {
+        let base = Int.random(in: 20_000...31_000)
+        return base...(base + 150)
     }
 
     deinit { process.stop() }
@@ -179,7 +199,7 @@ public final class FTPTestServer: Sendable {
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
         chmod(empty, 0o755)
         let log = dir.file("vsftpd.log")
-        let pasv = Loopback.freePort()
+        let pasv = passivePorts()
         var conf = """
             listen=YES
             listen_ipv6=NO
@@ -202,8 +222,8 @@ public final class FTPTestServer: Sendable {
             isolate_network=NO
             secure_chroot_dir=\(empty)
             pasv_enable=YES
-            pasv_min_port=\(min(pasv, 65000))
-            pasv_max_port=\(min(pasv, 65000) + 200)
+            pasv_min_port=\(pasv.lowerBound)
+            pasv_max_port=\(pasv.upperBound)
             xferlog_enable=YES
             vsftpd_log_file=\(log)
             log_ftp_protocol=YES
@@ -341,7 +361,7 @@ public final class FTPTestServer: Sendable {
         chmod(dir.file("passwd"), 0o600)
         chmod(dir.file("group"), 0o600)
         let log = dir.file("extended.log")
-        let pasv = min(Loopback.freePort(), 65000)
+        let pasv = passivePorts()
         var conf = """
             ServerName "ferry-test"
             ServerType standalone
@@ -366,7 +386,7 @@ public final class FTPTestServer: Sendable {
             AllowOverwrite on
             AllowStoreRestart on
             AllowRetrieveRestart on
-            PassivePorts \(pasv) \(pasv + 200)
+            PassivePorts \(pasv.lowerBound) \(pasv.upperBound)
             SystemLog \(dir.file("system.log"))
             ExtendedLog \(log) ALL
             TransferLog none

@@ -101,7 +101,9 @@ struct FTPTransferTests {
     @Test func pauseAndResumeOnAThrottledServer() async throws {
         let (server, fs) = try FTPTest.open(.pyftpdlib, options: .init(throttle: 1_000_000))
         let out = try TempDir(prefix: "ftp-dl")
-        let data = try server.write(TestData.bytes(3_000_000), at: "/pub/slow.bin")
+        // pyftpdlib throttles in bursts (1 MB at once, then a pause) and every new
+        // data connection starts with a burst: the file is large enough for cycles.
+        let data = try server.write(TestData.bytes(8_000_000), at: "/pub/slow.bin")
         let dest = out.file("slow.bin")
         let t = fs.download("/pub/slow.bin", to: dest, options: .init())
         var cycles = 0
@@ -111,7 +113,8 @@ struct FTPTransferTests {
             if t.state.isFinished { break }
             t.pause()
             try await Task.sleep(for: .milliseconds(100))
-            let onDisk = LocalFile.size(atPath: dest + ".part") ?? 0
+            // No .part: it finished just before the pause.
+            guard let onDisk = LocalFile.size(atPath: dest + ".part") else { break }
             #expect(onDisk >= last)
             last = onDisk
             t.resume()
@@ -126,10 +129,13 @@ struct FTPTransferTests {
     @Test func cancelMidDownloadLeavesNoFinalFileAndTheNextRunResumes() async throws {
         let (server, fs) = try FTPTest.open(.pyftpdlib, options: .init(throttle: 1_000_000))
         let out = try TempDir(prefix: "ftp-dl")
-        let data = try server.write(TestData.bytes(2_500_000), at: "/pub/c.bin")
+        // pyftpdlib throttles in bursts: 1 MB at once, then a pause of up to 2 s.
+        let data = try server.write(TestData.bytes(5_000_000), at: "/pub/c.bin")
         let dest = out.file("c.bin")
         let t = fs.download("/pub/c.bin", to: dest, options: .init())
-        try await Task.sleep(for: .milliseconds(700))
+        while (LocalFile.size(atPath: dest + ".part") ?? 0) < 300_000 && !t.state.isFinished {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         t.cancel()
         let e = try #require(await FTPTest.error { _ = try await t.result })
         #expect(e.code == .cancelled)

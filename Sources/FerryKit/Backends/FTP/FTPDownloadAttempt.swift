@@ -27,14 +27,12 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     private var log = FTPReplyLog()
     private var decided = false
     private let display: String
-    private let endpoint: FTPEndpoint
 
     init(
         endpoint: FTPEndpoint, path: String, offset: Int64, part: PartFile, transfer: Transfer,
         options: DownloadOptions
     ) {
         display = endpoint.display(path)
-        self.endpoint = endpoint
         super.init(hostKey: endpoint.hostKey, part: part, transfer: transfer, offset: offset)
         endpoint.configure(easy, path: path, stallTimeout: options.stallTimeout)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
@@ -124,7 +122,6 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
             // The .part is longer than the file now is: it changed.
             outcome = .restart(reason: "the file is shorter than the \(offset) bytes already downloaded")
         default:
-            endpoint.noteSessionReuseRefusal(log)
             outcome = .failed(.ftp(completion, log: log, operation: "download", target: display))
         }
     }

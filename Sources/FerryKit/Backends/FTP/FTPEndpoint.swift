@@ -46,9 +46,13 @@ struct FTPEndpoint: Sendable {
         }
         if url.scheme != .ftp {
             FTPSessionShare.shared.attach(easy)
-            if FTPServerInfoCache.shared.known(serverKey)?.tls12Only == true {
-                easy.set(CURLOPT_SSLVERSION, CURL_SSLVERSION_MAX_TLSv1_2)
-            }
+            // TLS 1.2 at most: over TLS 1.3, libcurl 7.88 replaces the control
+            // connection's session with each data connection's new ticket, and
+            // servers that require session reuse on data connections (vsftpd's
+            // default) then refuse the next transfer ("522 SSL connection failed:
+            // session reuse required", or a truncated file). TLS 1.2 session IDs
+            // do not change that way.
+            easy.set(CURLOPT_SSLVERSION, CURL_SSLVERSION_MAX_TLSv1_2)
         }
         // Never in the URL string: libcurl would echo it in its own messages.
         if let credentials {
@@ -67,18 +71,6 @@ struct FTPEndpoint: Sendable {
         easy.set(CURLOPT_TCP_KEEPALIVE, 1)
         easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
         easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)
-    }
-
-    /// Looks for the reply of a server that wants TLS session reuse on data
-    /// connections; when found, later handles cap TLS at 1.2 and the failure is
-    /// worth one more try. Returns whether it was found.
-    @discardableResult
-    func noteSessionReuseRefusal(_ log: FTPReplyLog) -> Bool {
-        guard url.scheme != .ftp,
-            log.replies.contains(where: { $0.code == 522 && $0.text.lowercased().contains("reuse") })
-        else { return false }
-        FTPServerInfoCache.shared.update(serverKey) { $0.tls12Only = true }
-        return true
     }
 
     // MARK: Paths

@@ -83,18 +83,11 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         return FTPListingParser.parseLIST(job.text, folder: folder, now: Date())
     }
 
-    /// Runs one listing request, once more when the server refused TLS on the data
-    /// connection in a way a TLS 1.2 retry fixes.
+    /// Runs one listing request (`command` nil: LIST).
     private func fetchListing(_ urlPath: String, command: String?) async -> (CurlCompletion, FTPCommandJob) {
-        var attempt = 0
-        while true {
-            attempt += 1
-            let job = FTPCommandJob(endpoint: endpoint, path: urlPath, maxBody: 256 << 20)
-            if let command { job.easy.set(CURLOPT_CUSTOMREQUEST, command) }
-            let completion = await endpoint.engine.perform(job)
-            if completion.code != .ok, attempt == 1, endpoint.noteSessionReuseRefusal(job.log) { continue }
-            return (completion, job)
-        }
+        let job = FTPCommandJob(endpoint: endpoint, path: urlPath, maxBody: 256 << 20)
+        if let command { job.easy.set(CURLOPT_CUSTOMREQUEST, command) }
+        return (await endpoint.engine.perform(job), job)
     }
 
     private func listError(_ completion: CurlCompletion, _ job: FTPCommandJob, _ folder: String) -> FerryError {

@@ -123,10 +123,9 @@ extension FerryError {
         case 530:
             code = .authenticationFailed
             detail = "check the user and password"
-        case 421, 425, 426, 450, 451, 452, 522:
+        case 421, 425, 426, 450, 451, 452:
             // Service closing, data connection trouble, file busy, local error,
-            // no room right now: RFC 959 calls these transient. 522 is a refused TLS
-            // data connection, which succeeds once TLS is capped at 1.2 (FTPServerInfo).
+            // no room right now: RFC 959 calls these transient.
             code = reply.code == 425 || reply.code == 426 || reply.code == 421 ? .connectionFailed : .serverError
             transient = true
         case 550, 553:

@@ -14,11 +14,6 @@ struct FTPServerInfo: Sendable, Hashable {
     /// Set when the server refused to rename an upload's temporary file: upload
     /// straight to the final name from then on.
     var renameRefused = false
-    /// Set when the server refused a data connection with "522 ... session reuse
-    /// required" (vsftpd's `require_ssl_reuse`): over TLS 1.3, libcurl 7.88 replaces
-    /// the control connection's session with a data connection's new ticket, which
-    /// such a server then refuses. TLS 1.2 session IDs do not change that way.
-    var tls12Only = false
 
     /// Whether listings use `MLSD` (RFC 3659 servers announce `MLST`).
     var usesMLSD: Bool { features.contains("MLST") && !mlsdRefused }
@@ -77,14 +72,6 @@ final class FTPServerInfoCache: Sendable {
                 if case .probing(let t) = slots[key], t == task { slots[key] = nil }
             }
             throw FerryError.wrap(error)
-        }
-    }
-
-    /// The info for `key` when a probe already finished.
-    func known(_ key: String) -> FTPServerInfo? {
-        slots.withLock { slots in
-            if case .ready(let info) = slots[key] { return info }
-            return nil
         }
     }
 

@@ -126,7 +126,6 @@ struct FTPUploader: Sendable {
         let job = FTPCommandJob(endpoint: endpoint, path: temporary, maxBody: Int(n))
         job.easy.set(CURLOPT_RANGE, "\(have - n)-\(have - 1)")
         let completion = await endpoint.engine.perform(job)
-        if completion.code != .ok { endpoint.noteSessionReuseRefusal(job.log) }
         guard completion.code == .ok, !completion.interrupted, Int64(job.body.count) == n else { return 0 }
         var local = [UInt8](repeating: 0, count: Int(n))
         let got = local.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, Int(n), off_t(have - n)) }
@@ -183,7 +182,6 @@ struct FTPUploader: Sendable {
                     .verificationFailed, operation: "upload", target: display,
                     detail: "the server holds \(stored) of \(size) bytes", isTransient: true)
             } else {
-                endpoint.noteSessionReuseRefusal(job.log)
                 failure = FerryError.ftp(completion, log: job.log, operation: "upload", target: display)
             }
             guard failure.isTransient else { throw failure }

@@ -29,6 +29,7 @@ public enum FTPTestTLS: String, Sendable {
 
 /// What a test FTP server offers.
 public struct FTPTestServerOptions: Sendable {
+    /// Plain, explicit or implicit TLS (with `TestCertificate`).
     public var tls: FTPTestTLS = .none
     /// Data-channel rate limit in bytes per second (pyftpdlib only).
     public var throttle: Int?
@@ -37,6 +38,7 @@ public struct FTPTestServerOptions: Sendable {
     /// Refuse RNFR/RNTO (pyftpdlib only: the `f` permission letter is left out).
     public var refuseRename = false
 
+    /// Options for `FTPTestServer`; the defaults give a plain server.
     public init(
         tls: FTPTestTLS = .none, throttle: Int? = nil, readOnlyFolders: [String] = [], refuseRename: Bool = false
     ) {
@@ -54,8 +56,11 @@ public struct FTPTestServerOptions: Sendable {
 /// `write(_:at:)`/`makeFolder(_:)`, which set permissions the server's session
 /// user can work with (vsftpd serves anonymous users as `ftp`).
 public final class FTPTestServer: Sendable {
+    /// Which server program runs.
     public let kind: FTPServerKind
+    /// What it was started with.
     public let options: FTPTestServerOptions
+    /// The control port on 127.0.0.1.
     public let port: Int
     /// The local folder the FTP root maps to.
     public let root: String
@@ -481,7 +486,9 @@ public enum FTPTestBinaries {
 
 /// A self-signed certificate for 127.0.0.1, made once per test process with openssl.
 public final class TestCertificate: Sendable {
+    /// The PEM certificate (CN and subjectAltName 127.0.0.1).
     public let certificatePath: String
+    /// The PEM private key, unencrypted.
     public let keyPath: String
     private let dir: TempDir
 

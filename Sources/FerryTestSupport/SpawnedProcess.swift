@@ -13,11 +13,14 @@ import Synchronization
 /// `wait4` on its monitor thread; every other `Process` in the test run then
 /// hangs. Plain `posix_spawn` + `waitpid` has no such coupling.
 public final class SpawnedProcess: Sendable {
+    /// The process id, which is also its process group id.
     public let pid: pid_t
+    /// Where its standard output and error go.
     public let logPath: String
     /// Set once the process was reaped. Guarded by the Mutex.
     private let exited = Mutex(false)
 
+    /// Starts `executable` with `arguments`; stdin is /dev/null.
     public init(_ executable: String, _ arguments: [String], logPath: String) throws {
         self.logPath = logPath
         FileManager.default.createFile(atPath: logPath, contents: nil)

@@ -66,6 +66,25 @@ struct FTPOperationsTests {
     }
 
     @Test(arguments: FTPServerKind.allCases)
+    func percentTwoFNamesTheTrueRoot(kind: FTPServerKind) async throws {
+        // These servers chroot the login, so the true root is the login folder: the
+        // point is that "%2F" URLs reach the same files through every operation.
+        let (server, _) = try FTPTest.open(kind)
+        let data = try server.write(TestData.bytes(5000), at: "/pub/root test.bin")
+        let url = try RemoteURL(parsing: server.url("/%2Fpub/root%20test.bin"))
+        #expect(url.path == "//pub/root test.bin")
+        let fs = FTPFileSystem(url: url, options: .init())
+        #expect(try await fs.stat(url.path).size == 5000)
+        #expect(try await fs.list("//pub").contains { $0.name == "root test.bin" })
+        let out = try TempDir(prefix: "root")
+        _ = try await fs.download(url.path, to: out.file("r.bin"), options: .init()).result
+        #expect(FTPTest.contents(out.file("r.bin")) == data)
+        try await fs.rename(url.path, to: "//pub/renamed.bin")
+        try await fs.delete("//pub/renamed.bin")
+        #expect(!FileManager.default.fileExists(atPath: server.local("/pub/renamed.bin")))
+    }
+
+    @Test(arguments: FTPServerKind.allCases)
     func deletesFiles(kind: FTPServerKind) async throws {
         let (server, fs) = try FTPTest.open(kind)
         for name in FTPTest.awkwardNames {
@@ -149,7 +168,9 @@ struct FTPOperationsTests {
         let local = try TempDir(prefix: "up")
         try Data("new".utf8).write(to: URL(fileURLWithPath: local.file("new.txt")))
         let upload = try #require(
-            await FTPTest.error { _ = try await fs.upload(local.file("new.txt"), to: "/pub/ro/new.txt", options: .init()).result })
+            await FTPTest.error {
+                _ = try await fs.upload(local.file("new.txt"), to: "/pub/ro/new.txt", options: .init()).result
+            })
         #expect(upload.code == .permissionDenied)
         #expect(upload.serverCode == 550)
         #expect(!FileManager.default.fileExists(atPath: server.local("/pub/ro/new.txt")))

@@ -23,6 +23,9 @@ struct FTPDownloadSource: DownloadSource {
 /// The file's size and MDTM time are its validators (FTP has no ETag): they are
 /// stored in the journal when the attempt starts, and a resumed attempt that
 /// finds either changed starts the file over instead of appending foreign bytes.
+///
+/// Engine-thread confined while running, like every `CurlJob`; the driver reads
+/// `outcome` only after `perform` returned.
 final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     private var log = FTPReplyLog()
     private var decided = false

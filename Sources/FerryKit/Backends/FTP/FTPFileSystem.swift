@@ -92,7 +92,8 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     private func listError(_ completion: CurlCompletion, _ job: FTPCommandJob, _ folder: String) -> FerryError {
         if job.tooLarge {
-            return FerryError(.badListing, operation: "list", target: endpoint.display(folder), detail: "listing over 256 MiB")
+            return FerryError(
+                .badListing, operation: "list", target: endpoint.display(folder), detail: "listing over 256 MiB")
         }
         return .ftp(completion, log: job.log, operation: "list", target: endpoint.display(folder))
     }
@@ -194,7 +195,8 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
             options.verifyTLS
             ? self
             : FTPFileSystem(
-                url: url, endpoint: FTPEndpoint(url: e.url, credentials: e.credentials, verifyTLS: false, engine: e.engine))
+                url: url,
+                endpoint: FTPEndpoint(url: e.url, credentials: e.credentials, verifyTLS: false, engine: e.engine))
         return Transfer.start(source: source, destination: display) { transfer in
             try await FTPUploader(fs: fs, source: source, path: p, options: options, transfer: transfer).run()
         }
@@ -263,7 +265,8 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// `/` is a new name in the same folder.
     public func rename(_ path: String, to newPath: String) async throws {
         let from = FTPEndpoint.normalize(path)
-        let to = newPath.contains("/")
+        let to =
+            newPath.contains("/")
             ? FTPEndpoint.normalize(newPath)
             : FTPEndpoint.normalize(FTPEndpoint.parent(of: from) + "/" + newPath)
         try await rename(from, to, operation: "rename")
@@ -299,7 +302,8 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     static func commandError(_ reply: FTPReply?, operation: String, display: String) -> FerryError {
         guard let reply else {
-            return FerryError(.protocolError, operation: operation, target: display, detail: "the server did not answer")
+            return FerryError(
+                .protocolError, operation: operation, target: display, detail: "the server did not answer")
         }
         return FerryError.ftp(reply, operation: operation, target: display)
     }

@@ -87,7 +87,7 @@ struct FTPUploader: Sendable {
             try await send(to: temporary, from: resumedFrom, fd: fd, size: size, tally: &tally)
             do {
                 try await fs.rename(temporary, path, operation: "upload")
-            } catch where error.serverCode != nil && !error.isTransient {
+            } catch  where error.serverCode != nil && !error.isTransient {
                 // The server will not rename (no permission for it, or it does not
                 // replace an existing file that way): store under the final name.
                 FTPServerInfoCache.shared.update(endpoint.serverKey) { $0.renameRefused = true }
@@ -106,7 +106,7 @@ struct FTPUploader: Sendable {
     private func existingEntry(_ p: String) async throws(FerryError) -> RemoteEntry? {
         do {
             return try await fs.entry(p)
-        } catch where error.code == .notFound {
+        } catch  where error.code == .notFound {
             return nil
         }
     }

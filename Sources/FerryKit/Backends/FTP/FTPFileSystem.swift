@@ -48,9 +48,17 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         }
     }
 
-    /// A path as a command argument (see `FTPEndpoint.serverPath`).
-    func serverPath(_ path: String) async throws(FerryError) -> String {
-        FTPEndpoint.serverPath(path, entryPath: try await serverInfo().entryPath)
+    /// `serverInfo()` for an operation: a failed first login is reported as that
+    /// operation on that path ("list ftp://ann@host/pub: 530 Login incorrect.").
+    func serverInfo(for operation: String, _ path: String) async throws(FerryError) -> FTPServerInfo {
+        do {
+            return try await serverInfo()
+        } catch {
+            var e = error
+            e.operation = operation
+            e.target = endpoint.display(path)
+            throw e
+        }
     }
 
     // MARK: list
@@ -64,7 +72,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     public func listing(_ path: String) async throws(FerryError) -> FTPListing {
         let folder = FTPEndpoint.normalize(path)
         try FTPEndpoint.validate(folder, operation: "list", display: endpoint.display(folder))
-        let info = try await serverInfo()
+        let info = try await serverInfo(for: "list", folder)
         let urlPath = folder == "/" || folder == "//" ? folder : folder + "/"
         if info.usesMLSD {
             let (completion, job) = await fetchListing(urlPath, command: "MLSD")
@@ -112,7 +120,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let display = endpoint.display(p)
         try FTPEndpoint.validate(p, operation: "stat", display: display)
         if p == "/" || p == "//" { return RemoteEntry(name: "/", path: p, kind: .directory) }
-        let info = try await serverInfo()
+        let info = try await serverInfo(for: "stat", p)
         let name = FTPEndpoint.name(of: p)
         if info.hasMLST {
             let command = "MLST " + FTPEndpoint.serverPath(p, entryPath: info.entryPath)
@@ -276,7 +284,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let display = endpoint.display(from)
         try FTPEndpoint.validate(from, operation: operation, display: display)
         try FTPEndpoint.validate(to, operation: operation, display: endpoint.display(to))
-        let info = try await serverInfo()
+        let info = try await serverInfo(for: operation, from)
         let rnfr = "RNFR " + FTPEndpoint.serverPath(from, entryPath: info.entryPath)
         let rnto = "RNTO " + FTPEndpoint.serverPath(to, entryPath: info.entryPath)
         let replies = try await endpoint.quote([rnfr, rnto], operation: operation, path: from)
@@ -293,7 +301,8 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let p = FTPEndpoint.normalize(path)
         let display = endpoint.display(p)
         try FTPEndpoint.validate(p, operation: operation, display: display)
-        let cmd = make(try await serverPath(p))
+        let info = try await serverInfo(for: operation, p)
+        let cmd = make(FTPEndpoint.serverPath(p, entryPath: info.entryPath))
         let reply = try await endpoint.quote([cmd], operation: operation, path: p)[0]
         guard let reply, reply.code < 400 else {
             throw Self.commandError(reply, operation: operation, display: display)

@@ -71,7 +71,7 @@ struct FTPUploader: Sendable {
             }
         }
 
-        let info = try await fs.serverInfo()
+        let info = try await fs.serverInfo(for: "upload", path)
         var tally = Tally()
         var resumedFrom: Int64 = 0
         if info.renameRefused {

@@ -23,16 +23,35 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // Linux calls Glibc's overlay hides behind _GNU_SOURCE (sync_file_range, renameat2).
+        // libmicrohttpd (libmicrohttpd-dev): every HTTP server (`ferry card`, `ferry serve`).
+        // A mature, small C server with keep-alive, connection limits and sendfile;
+        // no Swift server framework can be fetched here, and a hand-written HTTP
+        // parser is exactly what we should not ship.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        // The HTTP server under `ferry card` (FlashAir emulator) and `ferry serve` (browser UI).
+        .target(
+            name: "FerryServer",
+            dependencies: ["CMicroHTTPD"]
+        ),
+        // Linux calls Glibc's overlay hides behind _GNU_SOURCE (renameat2, utimensat's UTIME_OMIT).
         .target(name: "CFerryOS"),
         .target(
             name: "FerryKit",
             dependencies: ["CCurl", "CFerryOS"]
         ),
+        // `ferry card`: a FlashAir card emulator on the HTTP server.
+        .target(
+            name: "FerryCard",
+            dependencies: ["FerryKit", "FerryServer"]
+        ),
         // The command line's logic, as a library so its argument parser is unit-tested.
         .target(
             name: "FerryCLI",
-            dependencies: ["FerryKit"]
+            dependencies: ["FerryKit", "FerryCard"]
         ),
         .executableTarget(
             name: "ferry",
@@ -46,6 +65,10 @@ let package = Package(
         .testTarget(
             name: "FerryKitTests",
             dependencies: ["FerryKit", "FerryTestSupport"]
+        ),
+        .testTarget(
+            name: "FerryServerTests",
+            dependencies: ["FerryServer"]
         ),
         .testTarget(
             name: "FerryCLITests",

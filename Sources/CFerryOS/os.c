@@ -7,10 +7,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int ferry_os_start_writeback(int fd, int64_t offset, int64_t length) {
-    return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
-}
-
 int ferry_os_rename_noreplace(const char *from, const char *to) {
 #ifdef RENAME_NOREPLACE
     int rc = renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);

@@ -46,7 +46,8 @@ struct ParsedArguments: Sendable, Equatable {
     func int(_ name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
         guard let text = value(name) else { return defaultValue }
         guard let n = Int(text), range.contains(n) else {
-            throw UsageError(message: "--\(name) wants a number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+            throw UsageError(
+                message: "--\(name) wants a number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
         }
         return n
     }

@@ -5,7 +5,12 @@ import Foundation
 /// (0 success, 1 an operation failed, 2 bad usage or bad URL).
 public enum CLI {
     /// Commands in `ferry --help` order.
-    static let commands: [any Command.Type] = [GetCommand.self]
+    static var commands: [any Command.Type] {
+        [
+            ListCommand.self, GetCommand.self, PutCommand.self, RemoveCommand.self, MakeDirectoryCommand.self,
+            RemoveDirectoryCommand.self, MoveCommand.self, InfoCommand.self, CardCommand.self,
+        ]
+    }
 
     /// Runs `ferry` with `arguments` (the first one is the program name).
     public static func main(_ arguments: [String]) async -> Int32 {

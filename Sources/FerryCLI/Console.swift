@@ -77,3 +77,14 @@ enum Format {
         return String(format: "%d:%02d", s / 60, s % 60)
     }
 }
+
+/// Joins local path parts with one slash (plain string work: this runs per file).
+func localJoin(_ base: String, _ name: String) -> String {
+    if base.isEmpty || base == "." { return name }
+    return base.hasSuffix("/") ? base + name : base + "/" + name
+}
+
+/// The last component of a local path.
+func localName(_ path: String) -> String {
+    path.split(separator: "/").last.map(String.init) ?? path
+}

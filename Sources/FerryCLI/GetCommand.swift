@@ -1,26 +1,27 @@
 import FerryKit
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// `ferry get URL... [-o DEST] [-j N] [--overwrite] [--json]`
+/// `ferry get URL... [-o DEST] [-r] [-j N] [--overwrite] [--json]`
 enum GetCommand: Command {
     static let spec = CommandSpec(
         name: "get",
-        summary: "download files (resumes by default)",
-        usage: "ferry get URL... [-o DEST] [-j N] [--overwrite|--skip-existing] [--quiet] [--json]",
+        summary: "download files or folder trees (resumes by default)",
+        usage: "ferry get URL... [-o DEST] [-r] [-j N] [--overwrite|--skip-existing] [--quiet] [--json]",
         options: [
-            .init(long: "output", short: "o", takesValue: true, help: "file, or folder to download into", valueName: "DEST"),
+            .init(
+                long: "output", short: "o", takesValue: true, help: "file, or folder to download into",
+                valueName: "DEST"),
+            .init(long: "recursive", short: "r", takesValue: false, help: "download folders with everything in them"),
             .init(long: "jobs", short: "j", takesValue: true, help: "transfers at once (default 4)", valueName: "N"),
             .init(long: "overwrite", short: nil, takesValue: false, help: "replace files that exist"),
             .init(long: "skip-existing", short: nil, takesValue: false, help: "leave files that exist alone"),
             .init(long: "no-resume", short: nil, takesValue: false, help: "ignore .part files and start over"),
-            .init(long: "retries", short: nil, takesValue: true, help: "failed tries in a row before giving up (default 5)", valueName: "N"),
-            .init(long: "insecure", short: "k", takesValue: false, help: "accept TLS certificates that do not verify"),
+            .init(
+                long: "retries", short: nil, takesValue: true,
+                help: "failed tries in a row before giving up (default 5)", valueName: "N"),
+            .init(long: "all", short: "a", takesValue: false, help: "with -r, include hidden and system files"),
             .init(long: "json", short: nil, takesValue: false, help: "print JSON lines of progress and results"),
-        ],
+        ] + connectionOptions,
         minPositionals: 1,
         maxPositionals: nil,
         details: """
@@ -28,9 +29,12 @@ enum GetCommand: Command {
             when complete and verified. Run the same command again after an interruption
             (Ctrl-C, a crash, a lost connection) and it resumes from the bytes on disk.
             An existing destination is never replaced unless --overwrite is given.
+            With -r, a folder URL is copied into DEST (default: a local folder of the same name).
             """)
 
+    /// One file to fetch.
     struct Item: Sendable {
+        var fs: any RemoteFileSystem
         var url: RemoteURL
         var destination: String
     }
@@ -40,12 +44,7 @@ enum GetCommand: Command {
             throw UsageError(message: "--overwrite and --skip-existing exclude each other")
         }
         let jobs = try args.int("jobs", default: 4, in: 1...64)
-        let urls = try args.positionals.map(parseURL)
-        for u in urls where u.scheme == .file {
-            throw FerryError(.unsupportedScheme, target: u.path, detail: "get wants a remote URL (http, https, ftp, flashair ...)")
-        }
-        let items = try plan(urls, output: args.value("output"))
-
+        let urls = try args.positionals.map { try remoteURL($0, for: "get") }
         var options = DownloadOptions()
         options.overwrite = args.has("overwrite") ? .overwrite : args.has("skip-existing") ? .skip : .fail
         options.resume = !args.has("no-resume")
@@ -53,94 +52,80 @@ enum GetCommand: Command {
         options.verifyTLS = !args.has("insecure")
         Ferry.setConnectionLimits(total: max(16, jobs), perHost: jobs)
 
-        let mode: ProgressReporter.Mode =
-            args.has("json") ? .json : (args.has("quiet") || !console.stderrIsTerminal) ? .silent : .bars
-        let reporter = ProgressReporter(mode: mode, console: console, totalFiles: items.count)
-        let registry = TransferRegistry()
-        let interrupt = InterruptHandler { registry.cancelAll() }
-        defer { interrupt.remove() }
-
+        let items = try await plan(urls, output: args.value("output"), recursive: args.has("recursive"), args: args)
         let opts = options
-        var failures = 0
-        await withTaskGroup(of: Bool.self) { group in
-            var next = 0
-            func launch() {
-                let item = items[next]
-                next += 1
-                group.addTask {
-                    await runOne(item, options: opts, reporter: reporter, registry: registry, interrupt: interrupt)
-                }
-            }
-            for _ in 0..<min(jobs, items.count) { launch() }
-            for await ok in group {
-                if !ok { failures += 1 }
-                if next < items.count && !interrupt.fired { launch() }
+        let transfers = items.map { item in
+            TransferItem(label: localName(item.destination)) {
+                item.fs.download(item.url.path, to: item.destination, options: opts)
             }
         }
-        reporter.close()
-        if interrupt.fired {
-            console.error("ferry get: interrupted; partial files kept as .part, run the same command again to resume")
-            return 1
-        }
-        if failures > 0 && items.count > 1 && mode != .json {
-            console.error("ferry get: \(failures) of \(items.count) downloads failed")
-        }
-        return failures == 0 ? 0 : 1
+        return await TransferRunner.run(transfers, jobs: jobs, command: "get", args: args, console: console)
     }
 
-    /// Runs one download to its end; false when it failed.
-    static func runOne(
-        _ item: Item, options: DownloadOptions, reporter: ProgressReporter, registry: TransferRegistry,
-        interrupt: InterruptHandler
-    ) async -> Bool {
-        if interrupt.fired { return false }
-        let label = (item.destination as NSString).lastPathComponent
-        let transfer = Ferry.download(item.url, to: item.destination, options: options)
-        registry.add(transfer)
-        reporter.add(transfer, label: label)
-        let outcome: Result<TransferResult, FerryError>
-        do throws(FerryError) {
-            outcome = .success(try await transfer.result)
-        } catch {
-            outcome = .failure(error)
-        }
-        registry.remove(transfer)
-        reporter.finish(transfer, label: label, result: outcome)
-        if case .failure(let e) = outcome {
-            if reporter.mode != .json { reporter.console.error("ferry get: \(e)") }
-            return false
-        }
-        return true
-    }
-
-    /// Where each URL goes: `-o` names a file for one URL, or a folder.
-    static func plan(_ urls: [RemoteURL], output: String?) throws -> [Item] {
+    /// Where each file goes: `-o` names a file for one URL, or a folder.
+    static func plan(_ urls: [RemoteURL], output: String?, recursive: Bool, args: ParsedArguments) async throws
+        -> [Item]
+    {
         func name(for url: RemoteURL) -> String {
             let n = url.lastComponent
             return n.isEmpty || n == "." || n == ".." ? "index.html" : n
         }
-        guard let output else {
-            return urls.map { Item(url: $0, destination: name(for: $0)) }
-        }
-        let isFolder = output.hasSuffix("/") || isDirectory(output) || urls.count > 1
-        if isFolder {
-            if !isDirectory(output) {
-                do {
-                    try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-                } catch {
-                    throw FerryError(.localIO, operation: "mkdir", target: output, detail: "\(error.localizedDescription)")
-                }
+        var items: [Item] = []
+        var seen: Set<String> = []
+        func add(_ item: Item) throws {
+            guard seen.insert(item.destination).inserted else {
+                throw UsageError(
+                    message: "two files would both be saved as \(item.destination); download them separately with -o")
             }
-            var seen: Set<String> = []
-            return try urls.map { url in
-                let dest = (output as NSString).appendingPathComponent(name(for: url))
-                guard seen.insert(dest).inserted else {
-                    throw UsageError(message: "two URLs would both be saved as \(dest); download them separately with -o")
-                }
-                return Item(url: url, destination: dest)
-            }
+            items.append(item)
         }
-        return [Item(url: urls[0], destination: output)]
+        let intoFolder = output.map { $0.hasSuffix("/") || isDirectory($0) || urls.count > 1 } ?? true
+        let base = output ?? "."
+        if output != nil && intoFolder { try makeLocalFolder(base) }
+        for url in urls {
+            let fs = try openFileSystem(url, args)
+            if recursive, try await isRemoteFolder(fs, url) {
+                let root =
+                    output != nil && urls.count == 1 ? base : localJoin(base, folderName(url))
+                let tree = try await fs.walk(url.path, includeHidden: args.has("all"))
+                try makeLocalFolder(root)
+                let prefix = url.path.hasSuffix("/") ? url.path : url.path + "/"
+                for folder in tree.folders {
+                    try makeLocalFolder(
+                        localJoin(root, String(folder.path.dropFirst(prefix.count))))
+                }
+                for file in tree.files where file.path.hasPrefix(prefix) {
+                    let relative = String(file.path.dropFirst(prefix.count))
+                    try add(
+                        Item(
+                            fs: fs, url: url.with(path: file.path),
+                            destination: localJoin(root, relative)))
+                }
+                continue
+            }
+            let destination = intoFolder ? localJoin(base, name(for: url)) : base
+            try add(Item(fs: fs, url: url, destination: output == nil ? name(for: url) : destination))
+        }
+        return items
+    }
+
+    static func isRemoteFolder(_ fs: any RemoteFileSystem, _ url: RemoteURL) async throws -> Bool {
+        if url.path == "/" || url.path.hasSuffix("/") { return true }
+        return try await fs.stat(url.path).isDirectory
+    }
+
+    static func folderName(_ url: RemoteURL) -> String {
+        let n = url.lastComponent
+        return n.isEmpty ? (url.host.isEmpty ? "download" : url.host) : n
+    }
+
+    static func makeLocalFolder(_ path: String) throws {
+        guard !isDirectory(path) else { return }
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw FerryError(.localIO, operation: "mkdir", target: path, detail: error.localizedDescription)
+        }
     }
 
     static func isDirectory(_ path: String) -> Bool {

@@ -8,7 +8,7 @@ import Synchronization
 
 /// The transfers a command has running, so Ctrl-C can cancel them all.
 final class TransferRegistry: Sendable {
-    private let transfers = Mutex<[UUID: Transfer]>([:])
+    private let transfers = Mutex<[Int: Transfer]>([:])
 
     func add(_ t: Transfer) { transfers.withLock { $0[t.id] = t } }
     func remove(_ t: Transfer) { _ = transfers.withLock { $0.removeValue(forKey: t.id) } }

@@ -17,6 +17,10 @@ public enum Ferry {
             return HTTPFileSystem(url: url, verifyTLS: options.verifyTLS)
         case .ftp, .ftps, .ftpes:
             return FTPFileSystem(url: url, options: options)
+        case .flashair:
+            return FlashAirFileSystem(url: url, options: options)
+        case .file:
+            return LocalFileSystem(url: url)
         default:
             throw FerryError(
                 .unsupportedScheme, target: url.redacted, detail: "\(url.scheme.rawValue):// is not supported yet")

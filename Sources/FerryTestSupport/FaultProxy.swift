@@ -25,7 +25,9 @@ public final class FaultProxy: Sendable {
     private let faultyConnections: Int
     private let cutAfter: ClosedRange<Int>
 
-    public init(upstreamPort: Int, faultyConnections: Int = 0, cutAfter: ClosedRange<Int> = 1...1, seed: UInt64 = 7) throws {
+    public init(upstreamPort: Int, faultyConnections: Int = 0, cutAfter: ClosedRange<Int> = 1...1, seed: UInt64 = 7)
+        throws
+    {
         self.upstreamPort = upstreamPort
         self.faultyConnections = faultyConnections
         self.cutAfter = cutAfter
@@ -39,7 +41,9 @@ public final class FaultProxy: Sendable {
         addr.sin_port = 0
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         let ok = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && listen(fd, 64) == 0 && getsockname(fd, $0, &len) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, len) == 0 && listen(fd, 64) == 0 && getsockname(fd, $0, &len) == 0
+            }
         }
         guard ok else { throw TestServerError.didNotStart("proxy bind failed") }
         port = Int(UInt16(bigEndian: addr.sin_port))
@@ -82,7 +86,7 @@ public final class FaultProxy: Sendable {
                 s.open += 1
                 s.maxOpen = max(s.maxOpen, s.open)
                 guard s.connections <= faultyConnections else { return nil }
-                s.rng = s.rng &* 6364136223846793005 &+ 1442695040888963407
+                s.rng = s.rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                 let span = UInt64(cutAfter.upperBound - cutAfter.lowerBound + 1)
                 return cutAfter.lowerBound + Int((s.rng >> 33) % span)
             }
@@ -99,7 +103,9 @@ public final class FaultProxy: Sendable {
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         addr.sin_port = in_port_t(UInt16(upstreamPort).bigEndian)
         let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard rc == 0 else {
             close(client)

@@ -54,7 +54,8 @@ public final class NginxServer: Sendable {
             }
             """
         try conf.write(toFile: dir.file("nginx.conf"), atomically: true, encoding: .utf8)
-        process = try ServerProcess(nginx, ["-c", dir.file("nginx.conf"), "-p", dir.path], logPath: dir.file("stdout.log"))
+        process = try ServerProcess(
+            nginx, ["-c", dir.file("nginx.conf"), "-p", dir.path], logPath: dir.file("stdout.log"))
         guard Loopback.waitForPort(port, while: process) else {
             throw TestServerError.didNotStart("nginx: " + process.log)
         }
@@ -86,7 +87,9 @@ public final class PythonHTTPServer: Sendable {
         process = try ServerProcess(
             python, ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", root],
             logPath: dir.file("log"))
-        guard Loopback.waitForPort(port, while: process) else { throw TestServerError.didNotStart("python http.server: " + process.log) }
+        guard Loopback.waitForPort(port, while: process) else {
+            throw TestServerError.didNotStart("python http.server: " + process.log)
+        }
     }
 
     deinit { process.stop() }
@@ -111,18 +114,18 @@ public enum TestServerError: Error, CustomStringConvertible {
 public enum TestData {
     /// Deterministic pseudo-random bytes (so failures are reproducible).
     public static func bytes(_ count: Int, seed: UInt64 = 42) -> Data {
-        var state = seed &* 6364136223846793005 &+ 1442695040888963407
+        var state = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
         var out = Data(count: count)
         out.withUnsafeMutableBytes { (buf: UnsafeMutableRawBufferPointer) in
             let words = count / 8
             let p = buf.baseAddress!
             for i in 0..<words {
-                state = state &* 6364136223846793005 &+ 1442695040888963407
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                 var v = state ^ (state >> 29)
                 withUnsafeBytes(of: &v) { (p + i * 8).copyMemory(from: $0.baseAddress!, byteCount: 8) }
             }
             for i in (words * 8)..<count {
-                state = state &* 6364136223846793005 &+ 1442695040888963407
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                 buf[i] = UInt8(truncatingIfNeeded: state >> 33)
             }
         }

@@ -117,7 +117,10 @@ public final class ServerProcess: @unchecked Sendable {
     public let process: Process
     public let logPath: String
 
-    public init(_ executable: String, _ arguments: [String], cwd: String? = nil, logPath: String, environment: [String: String]? = nil) throws {
+    public init(
+        _ executable: String, _ arguments: [String], cwd: String? = nil, logPath: String,
+        environment: [String: String]? = nil
+    ) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -184,7 +187,8 @@ public enum Loopback {
     }
 
     /// Waits until something accepts connections on the port.
-    public static func waitForPort(_ port: Int, timeout: TimeInterval = 10, while server: ServerProcess? = nil) -> Bool {
+    public static func waitForPort(_ port: Int, timeout: TimeInterval = 10, while server: ServerProcess? = nil) -> Bool
+    {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let server, !server.process.isRunning { return false }

@@ -3,8 +3,6 @@
 #define FERRY_CFERRYOS_H
 #include <stdint.h>
 
-/// Starts writeback of a file range without waiting (sync_file_range WRITE).
-int ferry_os_start_writeback(int fd, int64_t offset, int64_t length);
 /// rename(2) that fails with EEXIST instead of replacing (renameat2 RENAME_NOREPLACE).
 int ferry_os_rename_noreplace(const char *from, const char *to);
 /// Sets only the modification time of a path (atime left alone).

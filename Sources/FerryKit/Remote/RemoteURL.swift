@@ -48,7 +48,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         func invalid(_ why: String) -> FerryError {
             FerryError(.invalidURL, target: RemoteURL.redact(text), detail: why)
         }
-        guard let schemeEnd = text.range(of: "://") else {
+        guard let schemeEnd = RemoteURL.schemeSeparator(in: text) else {
             // A local path.
             guard !text.isEmpty else { throw invalid("empty") }
             let absolute =
@@ -64,7 +64,8 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             }
             throw FerryError(
                 .unsupportedScheme, target: RemoteURL.redact(text),
-                detail: "\(schemeText):// is not supported; use flashair, ftp, ftps, ftpes, http, https or a local path")
+                detail: "\(schemeText):// is not supported; use flashair, ftp, ftps, ftpes, http, https or a local path"
+            )
         }
         var rest = Substring(text[schemeEnd.upperBound...])
         var query: String?
@@ -203,9 +204,26 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         return s
     }
 
+    /// The range of the first `://` (plain scanning, no Foundation: runs per URL).
+    static func schemeSeparator(in text: String) -> Range<String.Index>? {
+        let u = text.utf8
+        var i = u.startIndex
+        while i != u.endIndex {
+            if u[i] == UInt8(ascii: ":") {
+                let a = u.index(after: i)
+                if a != u.endIndex, u[a] == UInt8(ascii: "/") {
+                    let b = u.index(after: a)
+                    if b != u.endIndex, u[b] == UInt8(ascii: "/") { return i..<u.index(after: b) }
+                }
+            }
+            i = u.index(after: i)
+        }
+        return nil
+    }
+
     /// Best-effort redaction of raw text that may contain `user:password@`.
     public static func redact(_ text: String) -> String {
-        guard let schemeEnd = text.range(of: "://") else { return text }
+        guard let schemeEnd = schemeSeparator(in: text) else { return text }
         let rest = text[schemeEnd.upperBound...]
         let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
         guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return text }
@@ -242,8 +260,9 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         return out
     }
 
-    /// Decodes `%XX` escapes; nil for a malformed escape or bytes that are not UTF-8.
-    static func percentDecode<S: StringProtocol>(_ text: S) -> String? {
+    /// Decodes `%XX` escapes (a `+` stays a `+`); nil for a malformed escape or
+    /// bytes that are not UTF-8.
+    public static func percentDecode<S: StringProtocol>(_ text: S) -> String? {
         let utf8 = Array(text.utf8)
         guard utf8.contains(UInt8(ascii: "%")) else { return String(text) }
         var out: [UInt8] = []

@@ -83,7 +83,22 @@ enum DownloadDriver {
         }
         let part = PartFile(destination: destination, source: source.displayName)
         let resumedFrom = try part.open(resume: options.resume)
-        defer { part.close() }
+        do {
+            return try await loop(
+                source, part: part, resumedFrom: resumedFrom, options: options, transfer: transfer, started: started)
+        } catch {
+            // Keep a .part worth resuming; an empty one is just clutter.
+            part.discardIfEmpty()
+            part.close()
+            throw error
+        }
+    }
+
+    private static func loop(
+        _ source: any DownloadSource, part: PartFile, resumedFrom: Int64, options: DownloadOptions,
+        transfer: Transfer, started: ContinuousClock.Instant
+    ) async throws(FerryError) -> TransferResult {
+        let destination = part.destination
         transfer.report(
             bytesDone: resumedFrom, totalBytes: part.journal.totalSize, resumedFrom: resumedFrom, force: true)
 
@@ -105,12 +120,14 @@ enum DownloadDriver {
             switch job.outcome {
             case .complete(let expected):
                 do {
-                    let size = try part.finish(expectedSize: expected, overwrite: options.overwrite)
+                    let size = try await blockingIO { () throws(FerryError) in
+                        try part.finish(expectedSize: expected, overwrite: options.overwrite)
+                    }
                     return TransferResult(
                         source: source.displayName, destination: destination, size: size,
                         bytesTransferred: transferred, resumedFrom: resumedFrom, restarts: restarts,
                         retries: retries, duration: .now - started)
-                } catch where error.code == .verificationFailed {
+                } catch  where error.code == .verificationFailed {
                     // Fewer bytes than announced: the connection ended early. Retry.
                     failuresInRow += 1
                     retries += 1

@@ -2,9 +2,10 @@ import Foundation
 
 /// The small record kept beside `NAME.part` that says what the partial bytes are.
 ///
-/// Written atomically (temporary file, fsync, rename) and only after the data it
+/// Written atomically (temporary file, rename) and only after the data it
 /// describes has reached the kernel (`write` returned) or, for `durableLength`,
-/// the disk (`fdatasync`). On resume in the same boot, every byte in the `.part`
+/// the disk (`fdatasync`). A journal lost or torn by a power cut reads as absent,
+/// and the download then starts over: never wrong, at worst slower. On resume in the same boot, every byte in the `.part`
 /// was written by a `write` that returned, so the file's length is trusted; after
 /// a reboot (power loss) only `durableLength` is, and the rest is cut off.
 struct DownloadJournal: Codable, Sendable, Hashable {

@@ -75,20 +75,6 @@ enum LocalFile {
         guard fdatasync(fd) == 0 else { throw FerryError.posix(errno, operation: "sync", path: path) }
     }
 
-    /// Starts writeback of a range without waiting, so the final fsync has little left to do.
-    static func startWriteback(_ fd: Int32, from offset: Int64, length: Int64) {
-        _ = ferry_os_start_writeback(fd, offset, length)
-    }
-
-    /// fsyncs the folder holding `path`, so a rename or create in it is durable.
-    static func syncDirectory(of path: String) {
-        let dir = (path as NSString).deletingLastPathComponent
-        let fd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
-    }
-
     /// Renames atomically without replacing an existing file, and makes it durable.
     static func renameNoReplace(_ from: String, to: String) throws(FerryError) {
         guard ferry_os_rename_noreplace(from, to) == 0 else {
@@ -100,15 +86,13 @@ enum LocalFile {
             }
             throw FerryError.posix(e, operation: "rename", path: to)
         }
-        syncDirectory(of: to)
     }
 
-    /// Renames atomically and makes the rename durable.
+    /// Renames atomically (replacing `to`).
     static func rename(_ from: String, to: String) throws(FerryError) {
         guard Glibc.rename(from, to) == 0 else {
             throw FerryError.posix(errno, operation: "rename", path: to)
         }
-        syncDirectory(of: to)
     }
 
     /// Removes a file, ignoring "does not exist".
@@ -116,7 +100,9 @@ enum LocalFile {
         unlink(path)
     }
 
-    /// Replaces `path` with `data` atomically: temporary file, fsync, rename.
+    /// Replaces `path` with `data` atomically: temporary file, then rename. Not
+    /// fsync'd: a reader that finds it torn or missing after a power loss treats
+    /// it as absent, which is always safe for the journals written this way.
     static func writeAtomically(_ data: Data, to path: String) throws(FerryError) {
         let tmp = path + ".tmp"
         let fd = try openForWriting(tmp, truncate: true)
@@ -129,7 +115,6 @@ enum LocalFile {
                 } catch { return error }
             }
             if let failure { throw failure }
-            try syncData(fd, path: tmp)
         } catch {
             unlink(tmp)
             throw error
@@ -147,4 +132,19 @@ enum LocalFile {
         let seconds = t.rounded(.down)
         _ = ferry_os_set_mtime(path, Int64(seconds), Int64((t - seconds) * 1e9))
     }
+}
+
+/// Runs blocking file work (fsync, rename) on a dispatch thread instead of the
+/// small cooperative pool, so concurrent transfers keep moving meanwhile.
+func blockingIO<T: Sendable>(_ work: @escaping @Sendable () throws(FerryError) -> T) async throws(FerryError) -> T {
+    let result: Result<T, FerryError> = await withCheckedContinuation { c in
+        DispatchQueue.global().async {
+            do throws(FerryError) {
+                c.resume(returning: .success(try work()))
+            } catch {
+                c.resume(returning: .failure(error))
+            }
+        }
+    }
+    return try result.get()
 }

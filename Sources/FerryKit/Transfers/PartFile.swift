@@ -7,6 +7,12 @@ import Foundation
 /// Where a download's bytes live until they are verified: `NAME.part` plus its
 /// journal `NAME.part.journal` (see DESIGN.md, "Transfers: the contract").
 ///
+/// Bytes are gathered in one bounded buffer (`bufferSize`) and written in large
+/// chunks; a `kill -9` loses at most that buffer, which the next run fetches again.
+/// The journal is written once the file is worth resuming (`journalThreshold`
+/// bytes) or the transfer stops early, and always after the bytes it describes
+/// were written; small files that finish in one go never need one.
+///
 /// Used by the download driver between attempts and by the engine thread during
 /// one attempt, never by both at once (the driver awaits the attempt), which is
 /// what makes `@unchecked Sendable` safe.
@@ -15,16 +21,24 @@ final class PartFile: @unchecked Sendable {
     let partPath: String
     let journalPath: String
     private(set) var fd: Int32 = -1
-    /// Bytes in the `.part` file (every one written by a `write` that returned).
+    /// Bytes accepted so far: written to the `.part` plus those still in the buffer.
     private(set) var length: Int64 = 0
     private(set) var journal: DownloadJournal
     /// The first write error of the current attempt (disk full ...).
     var writeError: FerryError?
 
+    private var buffer: UnsafeMutableRawBufferPointer?
+    private var buffered = 0
+    private var journalOnDisk = false
     private var lastCheckpoint = ContinuousClock.now
-    private var writebackFrom: Int64 = 0
-    /// Kick off writeback every this many bytes, so the final fsync is short.
-    private static let writebackChunk: Int64 = 8 << 20
+
+    /// The write buffer: the most a crash can lose. Small enough to stay in the
+    /// CPU cache between the copy in and the `write` out (1 MiB measured 2x
+    /// slower on 1 GiB downloads), large enough for 16x fewer syscalls than
+    /// libcurl's 16 KiB callbacks.
+    static let bufferSize = 256 << 10
+    /// Write the journal once this many bytes are in the file.
+    static let journalThreshold: Int64 = 1 << 20
     /// Make the journal's durable length catch up at least this often.
     private static let checkpointInterval: Duration = .seconds(2)
 
@@ -35,62 +49,84 @@ final class PartFile: @unchecked Sendable {
         journal = DownloadJournal(source: source, bootID: DownloadJournal.currentBootID)
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        buffer?.deallocate()
+    }
+
+    /// Bytes actually in the `.part` file (the buffer flushed).
+    private var written: Int64 { length - Int64(buffered) }
 
     /// Opens the `.part`, resuming from it when its journal names the same source;
     /// returns how many bytes are already there.
     func open(resume: Bool) throws(FerryError) -> Int64 {
         fd = try LocalFile.openForWriting(partPath)
         let size = LocalFile.size(fd)
-        if resume, size > 0, let saved = DownloadJournal.load(from: journalPath),
-            saved.source == journal.source
-        {
+        if resume, size > 0, let saved = DownloadJournal.load(from: journalPath), saved.source == journal.source {
             // Same boot: the page cache survived, every written byte is there.
             // After a reboot only what was fdatasync'd is trusted.
             let trusted = saved.bootID == DownloadJournal.currentBootID ? size : min(size, saved.durableLength)
             journal = saved
             journal.bootID = DownloadJournal.currentBootID
+            journalOnDisk = true
             try LocalFile.truncate(fd, to: trusted, path: partPath)
             length = trusted
-            writebackFrom = trusted
             return trusted
         }
-        try LocalFile.truncate(fd, to: 0, path: partPath)
+        // Nothing to resume: a stale journal must not describe the new bytes.
+        if LocalFile.exists(journalPath) { LocalFile.remove(journalPath) }
+        if size > 0 { try LocalFile.truncate(fd, to: 0, path: partPath) }
         length = 0
-        writebackFrom = 0
         return 0
     }
 
     /// Fixes what the bytes are before the first byte of an attempt is written:
     /// cuts the file to `offset` (0 = start over) and records the validators.
-    /// Truncating before saving the journal means a crash in between can never
-    /// pair old bytes with new validators.
+    /// Starting over removes the old journal before any new byte lands, so old
+    /// validators can never describe new bytes.
     func begin(at offset: Int64, etag: String?, lastModified: String?, totalSize: Int64?) throws(FerryError) {
+        try flush()
+        if offset == 0 && journalOnDisk {
+            LocalFile.remove(journalPath)
+            journalOnDisk = false
+        }
         if offset != length {
             try LocalFile.truncate(fd, to: offset, path: partPath)
             length = offset
-            writebackFrom = min(writebackFrom, offset)
         }
+        let changed = journal.etag != etag || journal.lastModified != lastModified || journal.totalSize != totalSize
         journal.etag = etag
         journal.lastModified = lastModified
         journal.totalSize = totalSize
         journal.durableLength = min(journal.durableLength, offset)
-        try journal.save(to: journalPath)
+        if journalOnDisk && changed { try journal.save(to: journalPath) }
     }
 
-    /// Appends bytes at the end; false (with `writeError` set) when the disk refused.
+    /// Takes bytes; false (with `writeError` set) when the disk refused them.
     func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        do {
-            try LocalFile.writeAll(fd, bytes, path: partPath)
-        } catch {
-            writeError = error
-            length = LocalFile.size(fd)
-            return false
+        if buffer == nil { buffer = .allocate(byteCount: PartFile.bufferSize, alignment: 16) }
+        var rest = bytes
+        while !rest.isEmpty {
+            let n = min(rest.count, PartFile.bufferSize - buffered)
+            buffer!.baseAddress!.advanced(by: buffered).copyMemory(from: rest.baseAddress!, byteCount: n)
+            buffered += n
+            length += Int64(n)
+            rest = UnsafeRawBufferPointer(rebasing: rest[n...])
+            if buffered == PartFile.bufferSize {
+                do throws(FerryError) { try flush() } catch {
+                    writeError = error
+                    return false
+                }
+            }
         }
-        length += Int64(bytes.count)
-        if length - writebackFrom >= PartFile.writebackChunk {
-            LocalFile.startWriteback(fd, from: writebackFrom, length: length - writebackFrom)
-            writebackFrom = length
+        if !journalOnDisk && written >= PartFile.journalThreshold {
+            do throws(FerryError) {
+                try journal.save(to: journalPath)
+                journalOnDisk = true
+            } catch {
+                writeError = error
+                return false
+            }
         }
         let now = ContinuousClock.now
         if now - lastCheckpoint >= PartFile.checkpointInterval {
@@ -100,21 +136,42 @@ final class PartFile: @unchecked Sendable {
         return true
     }
 
-    /// Makes the bytes so far durable and records that in the journal.
-    func checkpoint() {
-        guard fd >= 0, length > journal.durableLength else { return }
+    /// Writes the buffer to the `.part`.
+    func flush() throws(FerryError) {
+        guard buffered > 0, let buffer else { return }
         do {
-            try LocalFile.syncData(fd, path: partPath)
-            journal.durableLength = length
+            try LocalFile.writeAll(fd, UnsafeRawBufferPointer(rebasing: buffer[0..<buffered]), path: partPath)
+        } catch {
+            // Keep what did reach the file; the rest is fetched again on resume.
+            buffered = 0
+            length = LocalFile.size(fd)
+            throw error
+        }
+        buffered = 0
+    }
+
+    /// Writes the buffer, makes the bytes durable and records that in the journal.
+    /// Called periodically and whenever an attempt ends without finishing.
+    func checkpoint() {
+        guard fd >= 0 else { return }
+        do {
+            try flush()
+            guard length > 0 else { return }
+            if length > journal.durableLength {
+                try LocalFile.syncData(fd, path: partPath)
+                journal.durableLength = length
+            }
             try journal.save(to: journalPath)
+            journalOnDisk = true
         } catch {
             // A checkpoint failing (disk full) loses nothing: the previous journal
-            // stays valid. The write path reports the disk error itself.
+            // stays valid, and the write path reports the disk error itself.
         }
     }
 
     /// Verifies the size, syncs, and renames the `.part` to the destination.
     func finish(expectedSize: Int64?, overwrite: OverwritePolicy) throws(FerryError) -> Int64 {
+        try flush()
         if let expectedSize, expectedSize != length {
             throw FerryError(
                 .verificationFailed, operation: "download", target: destination,
@@ -127,8 +184,16 @@ final class PartFile: @unchecked Sendable {
         } else {
             try LocalFile.renameNoReplace(partPath, to: destination)
         }
-        LocalFile.remove(journalPath)
+        if journalOnDisk { LocalFile.remove(journalPath) }
         return length
+    }
+
+    /// Removes an empty `.part` that has nothing worth resuming.
+    func discardIfEmpty() {
+        guard written == 0 else { return }
+        close()
+        LocalFile.remove(partPath)
+        if journalOnDisk { LocalFile.remove(journalPath) }
     }
 
     /// Closes the descriptor; the `.part` and journal stay for a later resume.

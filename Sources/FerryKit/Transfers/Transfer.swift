@@ -18,8 +18,9 @@ public final class Transfer: Sendable, Identifiable {
         public var isFinished: Bool { self == .completed || self == .failed || self == .cancelled }
     }
 
-    /// A stable identity for this transfer.
-    public let id = UUID()
+    /// A stable identity for this transfer, unique in this process.
+    public let id = Transfer.nextID.add(1, ordering: .relaxed).newValue
+    private static let nextID = Atomic<Int>(0)
     /// The source: a redacted URL or a local path.
     public let source: String
     /// The destination: a local path or a redacted URL.
@@ -30,7 +31,8 @@ public final class Transfer: Sendable, Identifiable {
         var progress = TransferProgress()
         var speed = SpeedMeter()
         var lastEmit: ContinuousClock.Instant?
-        var observers: [UUID: AsyncStream<TransferProgress>.Continuation] = [:]
+        var observers: [Int: AsyncStream<TransferProgress>.Continuation] = [:]
+        var nextObserver = 0
         var outcome: Result<TransferResult, FerryError>?
         var waiters: [CheckedContinuation<Result<TransferResult, FerryError>, Never>] = []
         var interrupter: (@Sendable () -> Void)?
@@ -80,12 +82,12 @@ public final class Transfer: Sendable, Identifiable {
     public var progress: AsyncStream<TransferProgress> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: TransferProgress.self, bufferingPolicy: .bufferingNewest(1))
-        let key = UUID()
-        let finished = box.withLock { b -> Bool in
+        let (finished, key) = box.withLock { b -> (Bool, Int) in
             continuation.yield(b.progress)
-            if b.outcome != nil { return true }
-            b.observers[key] = continuation
-            return false
+            if b.outcome != nil { return (true, 0) }
+            b.nextObserver += 1
+            b.observers[b.nextObserver] = continuation
+            return (false, b.nextObserver)
         }
         if finished { continuation.finish() }
         continuation.onTermination = { [weak self] _ in
@@ -217,7 +219,10 @@ public final class Transfer: Sendable, Identifiable {
     private func finish(_ outcome: Result<TransferResult, FerryError>) {
         let (waiters, observers) = box.withLock { b in
             guard b.outcome == nil else {
-                return ([CheckedContinuation<Result<TransferResult, FerryError>, Never>](), [AsyncStream<TransferProgress>.Continuation]())
+                return (
+                    [CheckedContinuation<Result<TransferResult, FerryError>, Never>](),
+                    [AsyncStream<TransferProgress>.Continuation]()
+                )
             }
             b.outcome = outcome
             switch outcome {

@@ -820,8 +820,7 @@ extension FTPListingParser {
         }
     }
 
-    static func parseMLSDListLine(_ b: [UInt8], _ lo: Int, _ hi: Int, prefix: String) -> ListingLine
-    {
+    static func parseMLSDListLine(_ b: [UInt8], _ lo: Int, _ hi: Int, prefix: String) -> ListingLine {
         var i = lo
         while i < hi, isBlank(b[i]) { i += 1 }
         if i == hi { return .ignored }

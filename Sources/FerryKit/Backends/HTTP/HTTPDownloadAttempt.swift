@@ -27,7 +27,7 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     }
 
     override func didReceiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
-        headers.consume(line: String(decoding: line, as: UTF8.self))
+        headers.consume(line: line)
         return true
     }
 
@@ -65,7 +65,7 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         }
         let etag = headers["ETag"]
         let lastModified = headers["Last-Modified"]
-        let contentLength = headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        let contentLength = headers["Content-Length"].flatMap { Int64($0) }
         let journal = part.journal
         do {
             if status == 206 {

@@ -51,7 +51,8 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         guard c.code == .ok else { throw FerryError.curl(c, operation: "stat", target: target.redacted) }
         let status = job.headers.status != 0 ? job.headers.status : c.responseCode
         if status >= 400 {
-            throw FerryError.http(status: status, reason: job.headers.reason, operation: "stat", target: target.redacted)
+            throw FerryError.http(
+                status: status, reason: job.headers.reason, operation: "stat", target: target.redacted)
         }
         let size = job.headers["Content-Length"].flatMap { Int64($0) }
         let modified = job.headers["Last-Modified"].flatMap(HTTPDate.parse).map { RemoteTimestamp(utc: $0) }
@@ -83,14 +84,21 @@ struct HTTPDownloadSource: DownloadSource {
     let url: RemoteURL
     let engine: CurlEngine
     /// Scheme to put on the wire (`http` for a `flashair://` URL).
-    var wireScheme: String? = nil
+    var wireScheme: String?
+    let displayName: String
 
-    var displayName: String { url.redacted }
+    init(url: RemoteURL, engine: CurlEngine, wireScheme: String? = nil) {
+        self.url = url
+        self.engine = engine
+        self.wireScheme = wireScheme
+        displayName = url.redacted
+    }
 
     func makeAttempt(offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions)
         -> DownloadAttemptJob
     {
-        HTTPDownloadAttempt(url: url, scheme: wireScheme, offset: offset, part: part, transfer: transfer, options: options)
+        HTTPDownloadAttempt(
+            url: url, scheme: wireScheme, offset: offset, part: part, transfer: transfer, options: options)
     }
 }
 

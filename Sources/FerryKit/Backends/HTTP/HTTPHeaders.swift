@@ -1,17 +1,16 @@
 import Foundation
 
 /// Response headers of one HTTP response, names compared without case.
+///
+/// Parsed from raw bytes without Foundation string calls: this runs for every
+/// header line of every transfer.
 struct HTTPHeaders: Sendable, Hashable {
-    private(set) var fields: [(name: String, value: String)] = []
+    /// Header fields in order, names lowercased.
+    private(set) var fields: [Field] = []
 
-    static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
-        a.fields.elementsEqual(b.fields) { $0.name == $1.name && $0.value == $1.value }
-    }
-    func hash(into h: inout Hasher) {
-        for f in fields {
-            h.combine(f.name)
-            h.combine(f.value)
-        }
+    struct Field: Sendable, Hashable {
+        var name: String
+        var value: String
     }
 
     /// The status line's reason phrase ("Not Found").
@@ -21,25 +20,44 @@ struct HTTPHeaders: Sendable, Hashable {
 
     /// The first value of a header.
     subscript(_ name: String) -> String? {
-        fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        let key = name.lowercased()
+        return fields.first { $0.name == key }?.value
     }
 
     /// Feeds one raw header line as libcurl delivers it (with CRLF). A status line
     /// starts a new response (redirects, 100 Continue), forgetting the previous one.
-    mutating func consume(line raw: String) {
-        let line = raw.trimmingCharacters(in: CharacterSet(charactersIn: "\r\n"))
-        if line.hasPrefix("HTTP/") {
+    mutating func consume(line raw: UnsafeRawBufferPointer) {
+        var bytes = raw[...]
+        while let last = bytes.last, last == 0x0D || last == 0x0A { bytes = bytes.dropLast() }
+        if bytes.starts(with: "HTTP/".utf8) {
             fields = []
-            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            reason = parts.count > 2 ? String(parts[2]) : ""
+            // HTTP/1.1 404 Not Found
+            let parts = bytes.split(separator: 0x20, maxSplits: 2, omittingEmptySubsequences: true)
+            status = parts.count > 1 ? Int(String(decoding: parts[1], as: UTF8.self)) ?? 0 : 0
+            reason = parts.count > 2 ? String(decoding: parts[2], as: UTF8.self) : ""
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard let colon = bytes.firstIndex(of: 0x3A) else { return }
+        let name = HTTPHeaders.trim(bytes[..<colon])
         guard !name.isEmpty else { return }
-        fields.append((name, value))
+        let value = HTTPHeaders.trim(bytes[(colon + 1)...])
+        fields.append(
+            Field(
+                name: String(decoding: name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 }, as: UTF8.self),
+                value: String(decoding: value, as: UTF8.self)))
+    }
+
+    /// Feeds one header line given as text (tests, fuzzing).
+    mutating func consume(line: String) {
+        var copy = line
+        copy.withUTF8 { consume(line: UnsafeRawBufferPointer($0)) }
+    }
+
+    private static func trim(_ s: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+        var t = s
+        while let f = t.first, f == 0x20 || f == 0x09 { t = t.dropFirst() }
+        while let l = t.last, l == 0x20 || l == 0x09 { t = t.dropLast() }
+        return t
     }
 }
 

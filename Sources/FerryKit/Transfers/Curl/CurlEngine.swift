@@ -128,8 +128,10 @@ private final class EngineLoop: @unchecked Sendable {
                     box.submitted.removeAll()
                     box.interrupted.removeAll()
                 }
-                return (submitted: box.submitted, interrupted: box.interrupted, limits: box.limits,
-                        hostLimits: box.hostLimits, closed: box.closed)
+                return (
+                    submitted: box.submitted, interrupted: box.interrupted, limits: box.limits,
+                    hostLimits: box.hostLimits, closed: box.closed
+                )
             }
             if inbox.closed && inbox.submitted.isEmpty && waiting.isEmpty && active.isEmpty {
                 curl_multi_cleanup(multi)

@@ -32,7 +32,7 @@ final class CurlRequestJob: CurlJob, @unchecked Sendable {
     }
 
     override func didReceiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
-        headers.consume(line: String(decoding: line, as: UTF8.self))
+        headers.consume(line: line)
         return true
     }
 

@@ -1,0 +1,97 @@
+import FerryCard
+import FerryKit
+import Foundation
+
+/// `ferry card DIR [--host 127.0.0.1] [--port N] ...`: serve a folder as a FlashAir card.
+enum CardCommand: Command {
+    static let spec = CommandSpec(
+        name: "card",
+        summary: "serve a folder as a FlashAir card",
+        usage:
+            "ferry card DIR [--host 127.0.0.1] [--port N] [--max-connections N] [--latency MS] "
+            + "[--rate BYTES_PER_SECOND] [--firmware VERSION] [--cid HEX] [--no-upload] [--no-range]",
+        options: [
+            .init(
+                long: "host", short: nil, takesValue: true, help: "address to listen on (default 127.0.0.1)",
+                valueName: "ADDR"),
+            .init(
+                long: "port", short: nil, takesValue: true, help: "port (default 8080; 0 picks a free one)",
+                valueName: "N"),
+            .init(
+                long: "max-connections", short: nil, takesValue: true,
+                help: "connections at once, more are closed (default 8; 1 is the harshest card)", valueName: "N"),
+            .init(long: "latency", short: nil, takesValue: true, help: "delay before every answer", valueName: "MS"),
+            .init(
+                long: "rate", short: nil, takesValue: true, help: "send at most this many bytes per second",
+                valueName: "BYTES_PER_SECOND"),
+            .init(
+                long: "firmware", short: nil, takesValue: true,
+                help: "firmware version to report; its number decides which ops exist", valueName: "VERSION"),
+            .init(
+                long: "cid", short: nil, takesValue: true, help: "card CID to report (32 hex digits)", valueName: "HEX"),
+            .init(long: "no-upload", short: nil, takesValue: false, help: "act as a card with upload.cgi disabled"),
+            .init(long: "no-range", short: nil, takesValue: false, help: "ignore Range: always send whole files"),
+        ],
+        minPositionals: 1, maxPositionals: 1,
+        details: """
+            Speaks the card's HTTP API: command.cgi (every op; 400 for unknown ones),
+            upload.cgi (WRITEPROTECT, UPDIR, FTIME, multipart POST, DEL), thumbnail.cgi
+            (the Exif thumbnail with X-exif-* headers) and plain downloads with Range.
+            File dates are reported in local time, dot-files as hidden. Nothing outside
+            DIR can be read, listed, written or deleted. The first line on stdout names
+            the URL served; Ctrl-C stops the card.
+            """)
+
+    static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
+        let folder = (args.positionals[0] as NSString).standardizingPath
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue else {
+            throw FerryError(.localIO, operation: "card", target: folder, detail: "no such folder")
+        }
+        var configuration = FlashAirCardConfiguration()
+        configuration.maxConnections = try args.int("max-connections", default: 8, in: 1...1024)
+        configuration.latency = .milliseconds(try args.int("latency", default: 0, in: 0...600_000))
+        if args.value("rate") != nil {
+            configuration.bytesPerSecond = try args.int("rate", default: 0, in: 1...Int.max)
+        }
+        if let firmware = args.value("firmware") {
+            guard !firmware.isEmpty, firmware.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw UsageError(message: "--firmware wants printable text without spaces, e.g. F19BAW3AW2.00.00")
+            }
+            configuration.firmware = firmware
+        }
+        if let cid = args.value("cid") {
+            guard (31...32).contains(cid.count), cid.allSatisfy(\.isHexDigit) else {
+                throw UsageError(message: "--cid wants 32 hex digits, not \"\(cid)\"")
+            }
+            configuration.cid = cid
+        }
+        configuration.uploadEnabled = !args.has("no-upload")
+        configuration.supportsRanges = !args.has("no-range")
+        let host = args.value("host") ?? "127.0.0.1"
+        let port = try args.int("port", default: 8080, in: 0...65535)
+
+        let card = try FlashAirCard(folder: folder, host: host, port: port, configuration: configuration)
+        // Catch SIGINT and SIGTERM before saying where the card is: a script may
+        // stop it the moment it reads the line.
+        let (stop, stopNow) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let interrupt = InterruptHandler {
+            stopNow.yield()
+            stopNow.finish()
+        }
+        defer { interrupt.remove() }
+        do {
+            try card.start()
+        } catch {
+            throw FerryError(.connectionFailed, operation: "card", target: "\(host):\(port)", detail: "\(error)")
+        }
+        console.out("ferry card: serving \(card.folder) as a FlashAir card at \(card.httpURL) (\(card.cardURL))\n")
+        if !["127.0.0.1", "::1", "localhost"].contains(host) && !args.has("quiet") {
+            console.error(
+                "ferry card: listening on \(host): anyone who can reach it can read and change \(card.folder)")
+        }
+        for await _ in stop { break }
+        card.stop()
+        return 0
+    }
+}

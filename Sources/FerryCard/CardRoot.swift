@@ -1,0 +1,105 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Why the card refuses a path.
+enum CardRefusal: Error, Equatable {
+    /// `..`, `.`, a backslash, NUL, a relative path, or a symbolic link that
+    /// leaves the card's folder: 403.
+    case forbidden
+    /// Nothing there: 404.
+    case notFound
+
+    /// The HTTP status the card answers.
+    var status: Int { self == .forbidden ? 403 : 404 }
+}
+
+/// The folder `ferry card` serves, and the one place where a card path becomes
+/// a local path.
+///
+/// Every request path (decoded: `%2e%2e` is already `..`) must be absolute and
+/// made of plain names; the local path it names, with symbolic links resolved,
+/// must stay inside the root. Nothing outside can be read, listed, written or
+/// deleted.
+struct CardRoot: Sendable {
+    /// The served folder, with symbolic links resolved and no trailing slash.
+    let path: String
+
+    /// Resolves `folder` (which must exist and be a folder).
+    init(_ folder: String) throws {
+        guard let real = CardRoot.realPath(folder) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: folder])
+        }
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: real, isDirectory: &isDir), isDir.boolValue else {
+            throw CocoaError(.fileReadInvalidFileName, userInfo: [NSFilePathErrorKey: folder])
+        }
+        path = real == "/" ? "" : real
+    }
+
+    /// The plain names of a card path: `/DCIM//100__TSB` → `["DCIM", "100__TSB"]`.
+    ///
+    /// - Throws: `.forbidden` for a relative path, NUL, `.` or `..` components, or
+    ///   backslashes (a Windows-style `..\`).
+    static func components(_ cardPath: String) throws(CardRefusal) -> [String] {
+        guard cardPath.hasPrefix("/") else { throw .forbidden }
+        guard !cardPath.utf8.contains(0), !cardPath.contains("\\") else { throw .forbidden }
+        let parts = cardPath.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        if parts.contains(where: { $0 == "." || $0 == ".." }) { throw .forbidden }
+        return parts
+    }
+
+    /// The local path of something that exists under the root.
+    ///
+    /// - Throws: `.notFound` when nothing is there, `.forbidden` for a path that
+    ///   is not plain or that resolves (through symbolic links) outside the root.
+    func existing(_ cardPath: String) throws(CardRefusal) -> String {
+        let parts = try CardRoot.components(cardPath)
+        let joined = path + "/" + parts.joined(separator: "/")
+        guard let real = CardRoot.realPath(joined) else {
+            // A dangling link, or nothing at all.
+            var st = stat()
+            if lstat(joined, &st) == 0 { throw .forbidden }
+            throw .notFound
+        }
+        guard contains(real) else { throw .forbidden }
+        return real
+    }
+
+    /// The local path where something new called by `cardPath` would go: its
+    /// folder must exist inside the root, and the name must not be a link out.
+    ///
+    /// - Throws: `.notFound` when the folder is missing, `.forbidden` as for
+    ///   ``existing(_:)`` or for the root itself.
+    func creatable(_ cardPath: String) throws(CardRefusal) -> String {
+        var parts = try CardRoot.components(cardPath)
+        guard let name = parts.popLast() else { throw .forbidden }
+        let folder = try existing("/" + parts.joined(separator: "/"))
+        let target = (folder == "/" ? "" : folder) + "/" + name
+        var st = stat()
+        if lstat(target, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK {
+            guard let real = CardRoot.realPath(target), contains(real) else { throw .forbidden }
+        }
+        return target
+    }
+
+    /// The card path of a local path inside the root (`/` for the root).
+    func cardPath(of local: String) -> String {
+        let rest = local.dropFirst(path.count)
+        return rest.isEmpty ? "/" : String(rest)
+    }
+
+    /// Whether a resolved local path is the root or inside it.
+    func contains(_ real: String) -> Bool {
+        real == path || real == "/" && path.isEmpty || real.hasPrefix(path + "/")
+    }
+
+    /// realpath(3); nil when the path does not resolve.
+    static func realPath(_ path: String) -> String? {
+        guard let p = realpath(path, nil) else { return nil }
+        defer { free(p) }
+        return String(cString: p)
+    }
+}

@@ -1,0 +1,133 @@
+import CCurl
+import Foundation
+
+/// One reply from a card's CGI: status, headers and the whole (small) body.
+struct FlashAirReplyBody: Sendable {
+    /// HTTP status of the final response.
+    var status: Int
+    /// The status line's reason phrase.
+    var reason: String
+    /// Response headers.
+    var headers: HTTPHeaders
+    /// The body bytes.
+    var body: [UInt8]
+
+    /// The body as text: UTF-8, invalid bytes replaced (W-01 cards send Shift-JIS names).
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body without surrounding whitespace and line ends.
+    var trimmedText: String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
+
+    /// Whether the body says `SUCCESS` (compared without case, as cards vary).
+    var saysSuccess: Bool { trimmedText.uppercased().hasSuffix("SUCCESS") }
+}
+
+/// Sends requests to `command.cgi`, `upload.cgi` and `thumbnail.cgi` of one card,
+/// with the timeouts and retries a sleeping or vanishing card needs.
+///
+/// Every request goes through the shared engine under the card's `hostKey`, so the
+/// per-host limit (1 for a card) serialises CGI calls and downloads alike.
+struct FlashAirCGI: Sendable {
+    /// The card's URL (`flashair://HOST:PORT/...`); only host and port are used.
+    let url: RemoteURL
+    let engine: CurlEngine
+    let policy: FlashAirFileSystem.RequestPolicy
+
+    /// Sends `GET /NAME?QUERY` and returns the reply, retrying silence, dropped
+    /// connections and 502/503/504 with exponential back-off.
+    ///
+    /// - Parameters:
+    ///   - cgi: `command.cgi`, `upload.cgi` or `thumbnail.cgi`.
+    ///   - query: The query string, already percent-encoded.
+    ///   - operation: What Ferry is doing, for error messages ("list", "delete" ...).
+    ///   - target: The remote path concerned, for error messages.
+    ///   - maxBody: The largest body accepted.
+    /// - Throws: `FerryError.notAnswering` after `policy.tries` failed tries; other
+    ///   transport failures (a bad host name, cancellation) at once.
+    func get(
+        _ cgi: String, query: String, operation: String, target: String, maxBody: Int = 4 << 20
+    ) async throws(FerryError) -> FlashAirReplyBody {
+        var request = url.with(path: "/" + cgi)
+        request.query = query
+        let shown = url.with(path: target).redacted
+        var delay = policy.retryDelay
+        var last: FerryError?
+        for attempt in 1...max(1, policy.tries) {
+            if Task.isCancelled { throw FerryError(.cancelled, operation: operation, target: shown) }
+            let job = CurlRequestJob(hostKey: url.hostKey, maxBody: maxBody)
+            HTTPFileSystem.configure(job.easy, url: request, scheme: "http", verifyTLS: true)
+            configureTimeouts(job.easy)
+            let c = await engine.perform(job)
+            if c.interrupted { throw FerryError(.cancelled, operation: operation, target: shown) }
+            if job.tooLarge {
+                throw FerryError(
+                    .protocolError, operation: operation, target: shown,
+                    detail: "reply larger than \(maxBody) bytes")
+            }
+            let failure: FerryError
+            if c.code == .ok {
+                let status = job.headers.status != 0 ? job.headers.status : c.responseCode
+                let reply = FlashAirReplyBody(
+                    status: status, reason: job.headers.reason, headers: job.headers, body: job.body)
+                guard FlashAirCGI.isRetryable(status: status) else { return reply }
+                failure = .http(status: status, reason: reply.reason, operation: operation, target: shown)
+            } else {
+                failure = .curl(c, operation: operation, target: shown)
+                // Refused, reset, timed out: a card that sleeps or restarts. Retry.
+                guard failure.isTransient else { throw failure }
+            }
+            last = failure
+            if attempt < policy.tries {
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(10))
+            }
+        }
+        throw FlashAirCGI.notAnswering(after: policy.tries, last: last, operation: operation, target: shown)
+    }
+
+    /// Options every CGI request gets: connect and stall timeouts.
+    func configureTimeouts(_ easy: EasyHandle) {
+        easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(policy.connectTimeout / .milliseconds(1)))
+        // Silence (a sleeping camera) is a stall: under 1 byte/s for the stall time.
+        easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(policy.stallTimeout / .seconds(1))))
+        // The whole call, headers included, may not take longer than the stall time
+        // twice over: a small CGI reply that trickles for minutes is a dead card.
+        easy.set(CURLOPT_TIMEOUT_MS, Int(policy.stallTimeout * 2 / .milliseconds(1)))
+    }
+
+    /// 502, 503 (camera switched off) and 504 mean "try again"; 500 is a real answer
+    /// on cards (thumbnail.cgi, DEL).
+    static func isRetryable(status: Int) -> Bool {
+        status == 502 || status == 503 || status == 504
+    }
+
+    /// The error for a card that gave no usable answer `tries` times in a row.
+    static func notAnswering(after tries: Int, last: FerryError?, operation: String, target: String)
+        -> FerryError
+    {
+        var lastText: String?
+        if let last {
+            if let code = last.serverCode {
+                lastText = "last: \(code) \(last.serverText ?? "")".trimmingCharacters(in: .whitespaces)
+            } else {
+                lastText = "last: " + (last.serverText ?? last.code.description)
+            }
+        }
+        return FerryError(
+            .notAnswering, operation: operation, target: target,
+            serverText: "card not answering after \(tries) \(tries == 1 ? "try" : "tries")",
+            detail: lastText, isTransient: true)
+    }
+
+    /// Encodes a path for a query value: everything but unreserved characters and `/`
+    /// is escaped (spaces, `&`, `#`, `%`, `+`, commas, non-ASCII letters).
+    static func encode(_ path: String) -> String {
+        RemoteURL.percentEncodePath(path)
+    }
+
+    /// `/DCIM/` → `/DCIM`: cards answer nothing for a folder with a trailing slash.
+    static func folderArgument(_ path: String) -> String {
+        FlashAirListing.normalize(path)
+    }
+}

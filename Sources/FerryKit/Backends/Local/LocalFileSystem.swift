@@ -1,0 +1,184 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A local folder as a remote file system (`file://` URLs and plain paths), so the
+/// browser UI, sync and tests can treat a folder on disk like any other source.
+///
+/// Paths are absolute within the machine's file system. Copies go through the
+/// same `.part`, journal, verify-and-rename path as network downloads.
+public struct LocalFileSystem: RemoteFileSystem {
+    public let url: RemoteURL
+
+    /// Opens a local folder.
+    public init(url: RemoteURL) {
+        self.url = url
+    }
+
+    public func list(_ path: String) async throws -> [RemoteEntry] {
+        guard let dir = opendir(path) else {
+            throw FerryError.posix(errno, operation: "list", path: path)
+        }
+        defer { closedir(dir) }
+        var entries: [RemoteEntry] = []
+        while let ent = readdir(dir) {
+            let name = withUnsafeBytes(of: ent.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name == "." || name == ".." { continue }
+            if let e = LocalFileSystem.entry(remoteJoin(path, name)) { entries.append(e) }
+        }
+        return entries
+    }
+
+    public func stat(_ path: String) async throws -> RemoteEntry {
+        guard let e = LocalFileSystem.entry(path) else {
+            throw FerryError(.notFound, operation: "stat", target: path, serverText: String(cString: strerror(errno)))
+        }
+        return e
+    }
+
+    /// Describes one path without following a final symbolic link.
+    static func entry(_ path: String) -> RemoteEntry? {
+        var st = Glibc.stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        let kind: RemoteEntry.Kind
+        var target: String?
+        switch st.st_mode & S_IFMT {
+        case S_IFDIR: kind = .directory
+        case S_IFREG: kind = .file
+        case S_IFLNK:
+            kind = .symlink
+            var buf = [CChar](repeating: 0, count: 4096)
+            let n = readlink(path, &buf, buf.count - 1)
+            if n >= 0 { target = String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        default: kind = .other
+        }
+        let name = path == "/" ? "/" : String(path.split(separator: "/").last ?? "")
+        let modified = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec))
+        return RemoteEntry(
+            name: name, path: path, kind: kind, size: kind == .file ? Int64(st.st_size) : nil,
+            modified: RemoteTimestamp(utc: modified), symlinkTarget: target,
+            isHidden: name.hasPrefix(".") && name != "/", isReadOnly: access(path, W_OK) != 0)
+    }
+
+    public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
+        LocalCopy.start(from: path, to: destination, overwrite: options.overwrite, resume: options.resume)
+    }
+
+    public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
+        if options.createParents {
+            try? FileManager.default.createDirectory(
+                atPath: remoteParent(path), withIntermediateDirectories: true)
+        }
+        return LocalCopy.start(from: source, to: path, overwrite: options.overwrite, resume: options.resume)
+    }
+
+    public func delete(_ path: String) async throws {
+        if LocalFile.isDirectory(path) {
+            throw FerryError(.localIO, operation: "delete", target: path, detail: "is a folder; use rmdir")
+        }
+        guard unlink(path) == 0 else { throw FerryError.posix(errno, operation: "delete", path: path) }
+    }
+
+    public func makeDirectory(_ path: String, createParents: Bool) async throws {
+        if createParents {
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw FerryError(.localIO, operation: "mkdir", target: path, detail: error.localizedDescription)
+            }
+            return
+        }
+        guard mkdir(path, 0o755) == 0 else { throw FerryError.posix(errno, operation: "mkdir", path: path) }
+    }
+
+    public func removeDirectory(_ path: String) async throws {
+        guard rmdir(path) == 0 else {
+            let e = errno
+            if e == ENOTEMPTY || e == EEXIST {
+                throw FerryError(
+                    .directoryNotEmpty, operation: "rmdir", target: path, serverText: String(cString: strerror(e)))
+            }
+            throw FerryError.posix(e, operation: "rmdir", path: path)
+        }
+    }
+
+    public func rename(_ path: String, to newPath: String) async throws {
+        if LocalFile.exists(newPath) {
+            throw FerryError(.destinationExists, operation: "rename", target: newPath)
+        }
+        try LocalFile.renameNoReplace(path, to: newPath)
+    }
+}
+
+/// Copies one local file to another through a `PartFile`, with progress, pause,
+/// resume and cancel like a network transfer.
+enum LocalCopy {
+    static func start(from source: String, to destination: String, overwrite: OverwritePolicy, resume: Bool)
+        -> Transfer
+    {
+        Transfer.start(source: source, destination: destination) { transfer in
+            try await run(from: source, to: destination, overwrite: overwrite, resume: resume, transfer: transfer)
+        }
+    }
+
+    static func run(
+        from source: String, to destination: String, overwrite: OverwritePolicy, resume: Bool, transfer: Transfer
+    ) async throws(FerryError) -> TransferResult {
+        let started = ContinuousClock.now
+        let input = try LocalFile.openForReading(source)
+        defer { close(input) }
+        let total = LocalFile.size(input)
+        if LocalFile.exists(destination) {
+            switch overwrite {
+            case .fail:
+                throw FerryError(
+                    .destinationExists, operation: "copy", target: destination, detail: "use --overwrite to replace it")
+            case .skip:
+                return TransferResult(
+                    source: source, destination: destination, size: LocalFile.size(atPath: destination) ?? 0,
+                    bytesTransferred: 0, skipped: true, duration: .now - started)
+            case .overwrite: break
+            }
+        }
+        var st = stat()
+        fstat(input, &st)
+        let stamp = "\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
+        let part = PartFile(destination: destination, source: source)
+        var offset = try part.open(resume: resume)
+        if offset > 0 && (part.journal.lastModified != stamp || part.journal.totalSize != total) { offset = 0 }
+        try part.begin(at: offset, etag: nil, lastModified: stamp, totalSize: total)
+        let resumedFrom = offset
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var position = offset
+        do throws(FerryError) {
+            while position < total {
+                if transfer.isPaused || transfer.isCancelled {
+                    part.checkpoint()
+                    try await transfer.waitWhilePaused()
+                }
+                let n = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress, $0.count, off_t(position)) }
+                if n < 0 { throw FerryError.posix(errno, operation: "read", path: source) }
+                if n == 0 { break }
+                let ok = buffer.withUnsafeBytes { part.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                if !ok { throw part.writeError! }
+                position += Int64(n)
+                transfer.report(bytesDone: position, totalBytes: total, resumedFrom: resumedFrom)
+                await Task.yield()
+            }
+            let size = try await blockingIO { () throws(FerryError) in
+                try part.finish(expectedSize: total, overwrite: overwrite)
+            }
+            return TransferResult(
+                source: source, destination: destination, size: size, bytesTransferred: size - resumedFrom,
+                resumedFrom: resumedFrom, duration: .now - started)
+        } catch {
+            part.checkpoint()
+            part.close()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+
+extension HTTPServer {
+    /// Limits and behaviour of a server. The defaults suit a local web UI;
+    /// the card emulator sets connection limit, latency and rate to feel like
+    /// a real FlashAir card.
+    public struct Options: Sendable {
+        /// Most simultaneous connections; more are accepted and closed at
+        /// once (libmicrohttpd's `MHD_OPTION_CONNECTION_LIMIT`). Each
+        /// connection has its own thread. 1 emulates a FlashAir card.
+        public var maxConnections: Int
+        /// Most simultaneous connections from one IP address; 0 = no limit.
+        public var maxConnectionsPerIP: Int
+        /// A connection idle for this long is closed; rounded up to whole
+        /// seconds; `nil` = never. Time spent in the handler does not count.
+        public var connectionTimeout: Duration?
+        /// Largest request line plus headers, in bytes; larger requests get 431.
+        public var maxHeaderSize: Int
+        /// Largest request body, in bytes; larger ones get 413.
+        public var maxBodySize: Int64
+        /// Bodies up to this size with a `Content-Length` are kept in memory;
+        /// larger or chunked ones go to a temporary file.
+        public var memoryBodyLimit: Int
+        /// Limits for `multipart/form-data` bodies, which are split on arrival.
+        public var multipartLimits: MultipartParser.Limits
+        /// Where uploads are spooled. Put it on the file system where uploads
+        /// end up, so a handler can `rename` them into place.
+        public var temporaryDirectory: String
+        /// An artificial delay before every response (after the handler), to
+        /// emulate a slow card.
+        public var latency: Duration
+        /// Response bodies are paced to this many bytes per second per
+        /// response; `nil` = full speed (files then go through `sendfile`).
+        public var bytesPerSecond: Int?
+        /// Receives libmicrohttpd's diagnostics, one line each ("Server
+        /// reached connection limit ..."). `nil` discards them.
+        public var logger: (@Sendable (String) -> Void)?
+
+        /// Creates options.
+        ///
+        /// - Parameters:
+        ///   - maxConnections: Most simultaneous connections.
+        ///   - maxConnectionsPerIP: Most connections from one address; 0 = no limit.
+        ///   - connectionTimeout: Idle timeout; `nil` = never.
+        ///   - maxHeaderSize: Largest request line plus headers.
+        ///   - maxBodySize: Largest request body.
+        ///   - memoryBodyLimit: Largest body kept in memory.
+        ///   - multipartLimits: Limits for form uploads.
+        ///   - temporaryDirectory: Where uploads are spooled.
+        ///   - latency: Delay before every response.
+        ///   - bytesPerSecond: Pace of response bodies; `nil` = full speed.
+        ///   - logger: Receives libmicrohttpd's diagnostics.
+        public init(
+            maxConnections: Int = 64,
+            maxConnectionsPerIP: Int = 0,
+            connectionTimeout: Duration? = .seconds(30),
+            maxHeaderSize: Int = 16 * 1024,
+            maxBodySize: Int64 = 4 << 30,
+            memoryBodyLimit: Int = 1 << 20,
+            multipartLimits: MultipartParser.Limits = MultipartParser.Limits(),
+            temporaryDirectory: String = NSTemporaryDirectory(),
+            latency: Duration = .zero,
+            bytesPerSecond: Int? = nil,
+            logger: (@Sendable (String) -> Void)? = nil
+        ) {
+            self.maxConnections = maxConnections
+            self.maxConnectionsPerIP = maxConnectionsPerIP
+            self.connectionTimeout = connectionTimeout
+            self.maxHeaderSize = maxHeaderSize
+            self.maxBodySize = maxBodySize
+            self.memoryBodyLimit = memoryBodyLimit
+            self.multipartLimits = multipartLimits
+            self.temporaryDirectory = temporaryDirectory
+            self.latency = latency
+            self.bytesPerSecond = bytesPerSecond
+            self.logger = logger
+        }
+
+        func validate() throws(HTTPServerError) {
+            guard maxConnections >= 1 else { throw .invalidOptions("maxConnections must be at least 1") }
+            guard maxConnectionsPerIP >= 0 else { throw .invalidOptions("maxConnectionsPerIP must be 0 or more") }
+            guard maxHeaderSize >= 256 else { throw .invalidOptions("maxHeaderSize must be at least 256") }
+            guard maxBodySize >= 0, memoryBodyLimit >= 0 else { throw .invalidOptions("body limits must be 0 or more") }
+            guard latency >= .zero else { throw .invalidOptions("latency must not be negative") }
+            if let bytesPerSecond, bytesPerSecond < 1 { throw .invalidOptions("bytesPerSecond must be at least 1") }
+            if let connectionTimeout, connectionTimeout <= .zero {
+                throw .invalidOptions("connectionTimeout must be positive (nil = never)")
+            }
+        }
+
+        /// The per-connection memory pool for libmicrohttpd: it holds the
+        /// request line, the headers and the read buffer, and its exhaustion
+        /// is how libmicrohttpd itself refuses oversized headers. Twice the
+        /// header limit leaves room for the read buffer; the exact header
+        /// limit is checked again in Swift.
+        var connectionMemoryLimit: Int {
+            max(32 * 1024, maxHeaderSize * 2 + 8 * 1024)
+        }
+
+        /// Seconds for `MHD_OPTION_CONNECTION_TIMEOUT`; 0 = never.
+        var connectionTimeoutSeconds: UInt32 {
+            guard let connectionTimeout else { return 0 }
+            let (seconds, attoseconds) = connectionTimeout.components
+            return UInt32(clamping: seconds + (attoseconds > 0 ? 1 : 0))
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import CMicroHTTPD
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The part of an ``HTTPServer`` that libmicrohttpd calls back into.
+///
+/// Threading model: the daemon runs with `MHD_USE_INTERNAL_POLLING_THREAD |
+/// MHD_USE_THREAD_PER_CONNECTION`. One internal thread accepts; every
+/// connection then has its own thread, and every callback for a connection
+/// (URI log, access handler, content reader, request completed, connection
+/// closed) runs on that thread. So per-connection state
+/// (``ConnectionContext``, ``RequestExchange``, ``PacedBody``) is confined
+/// to one thread and has no locks, and a connection thread may block:
+/// - on the async handler: it starts a `Task` and waits on a semaphore
+///   (the Task runs on Swift's cooperative pool, never on this thread, so
+///   this cannot deadlock);
+/// - in ``HTTPServer/Options/latency`` and rate pacing: it sleeps, slowing
+///   only its own client;
+/// - writing uploads to disk and sending to a slow client.
+/// The price is one thread per open connection, bounded by
+/// ``HTTPServer/Options/maxConnections``. (An epoll thread pool would need
+/// suspend/resume plus timers for every pause, and a sleeping pool thread
+/// would stall every connection it serves.)
+///
+/// Only `NOTIFY_CONNECTION` (started) may run on the accepting thread,
+/// before the connection's thread exists; thread creation orders it before
+/// everything else on that connection.
+///
+/// Stopping: ``beginStop()`` wakes every sleeper and abandons every waiting
+/// handler call, so `MHD_stop_daemon` can join the connection threads promptly.
+final class ServerCore: Sendable {
+    let options: HTTPServer.Options
+    let handler: @Sendable (HTTPRequest) async -> HTTPResponse
+    let stop = StopSignal()
+    private let calls = Mutex<CallRegistry>(CallRegistry())
+    private let lastLogLine = Mutex<String?>(nil)
+
+    private struct CallRegistry {
+        var stopping = false
+        var calls: [ObjectIdentifier: HandlerCall] = [:]
+    }
+
+    /// What a callback tells libmicrohttpd to do with the connection.
+    enum Action {
+        /// Go on (`MHD_YES`).
+        case proceed
+        /// Close the connection without (further) answer (`MHD_NO`).
+        case close
+
+        var result: MHD_Result { self == .proceed ? .YES : .NO }
+    }
+
+    init(options: HTTPServer.Options, handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
+        self.options = options
+        self.handler = handler
+    }
+
+    // MARK: - Callbacks (each reached from a non-capturing C closure in HTTPServer+Daemon.swift)
+
+    /// `MHD_OPTION_NOTIFY_CONNECTION`: a connection opens or closes.
+    func connectionNotified(socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>, started: Bool) {
+        if started {
+            // +1 for the connection; released below when it closes.
+            socketContext.pointee = Unmanaged.passRetained(ConnectionContext()).toOpaque()
+        } else if let pointer = socketContext.pointee {
+            let context = Unmanaged<ConnectionContext>.fromOpaque(pointer).takeRetainedValue()
+            context.exchange?.discardFiles()
+            context.exchange = nil
+            socketContext.pointee = nil
+        }
+    }
+
+    /// `MHD_OPTION_URI_LOG_CALLBACK`: the raw request target, before
+    /// libmicrohttpd splits and unescapes it.
+    func uriReceived(_ uri: String, connection: OpaquePointer) {
+        ConnectionContext.of(connection)?.rawTarget = uri
+    }
+
+    /// The access handler: called once when the headers are in, once per
+    /// piece of body, and once when the body is complete.
+    func access(
+        connection: OpaquePointer, url: String, method: String, version: String,
+        uploadData: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>
+    ) -> Action {
+        guard let context = ConnectionContext.of(connection) else { return .close }
+        guard let exchange = context.exchange else {
+            let exchange = RequestExchange(
+                method: method, target: context.rawTarget ?? url, version: version,
+                headers: Self.headers(of: connection),
+                remote: Self.peer(of: connection), options: options)
+            context.exchange = exchange
+            // Answering now, before the body, skips "100 Continue" and makes
+            // libmicrohttpd close the connection instead of reading the body.
+            if let failure = exchange.failure { return respond(failure, to: exchange, on: connection) }
+            return .proceed
+        }
+        if uploadDataSize.pointee > 0 {
+            let count = uploadDataSize.pointee
+            uploadDataSize.pointee = 0
+            guard !exchange.responded else { return .proceed }
+            // libmicrohttpd refuses a response while the body is still
+            // arriving, so after a failure (413, bad multipart) the rest of
+            // the body is read and dropped, up to a bound, and the answer
+            // goes out when the body ends; beyond the bound the connection
+            // is closed without an answer.
+            return exchange.consume(UnsafeRawBufferPointer(start: uploadData, count: count)) ? .proceed : .close
+        }
+        guard !exchange.responded else { return .proceed }
+        exchange.finishBody()
+        if let failure = exchange.failure { return respond(failure, to: exchange, on: connection) }
+        guard let response = runHandler(exchange.request) else { return .close }
+        return respond(response, to: exchange, on: connection)
+    }
+
+    /// `MHD_OPTION_NOTIFY_COMPLETED`: the response went out (or the
+    /// connection broke); the request's temporary files go.
+    func requestCompleted(connection: OpaquePointer) {
+        guard let context = ConnectionContext.of(connection) else { return }
+        context.exchange?.discardFiles()
+        context.exchange = nil
+        context.rawTarget = nil
+    }
+
+    /// `MHD_OPTION_EXTERNAL_LOGGER`.
+    func log(_ line: String) {
+        lastLogLine.withLock { $0 = line }
+        options.logger?(line)
+    }
+
+    /// The last diagnostic from libmicrohttpd, for start errors.
+    var lastLog: String? { lastLogLine.withLock { $0 } }
+
+    // MARK: - Handler bridge
+
+    /// Runs the async handler and blocks this connection thread until it returns.
+    ///
+    /// - Returns: The response, or `nil` when the server is stopping.
+    private func runHandler(_ request: HTTPRequest) -> HTTPResponse? {
+        let call = HandlerCall()
+        let registered = calls.withLock { registry in
+            guard !registry.stopping else { return false }
+            registry.calls[ObjectIdentifier(call)] = call
+            return true
+        }
+        guard registered else { return nil }
+        defer { _ = calls.withLock { $0.calls.removeValue(forKey: ObjectIdentifier(call)) } }
+        let handler = self.handler
+        call.start(Task { call.complete(await handler(request)) })
+        return call.wait()
+    }
+
+    /// Wakes every sleeping connection thread and abandons every running
+    /// handler (its Task is cancelled; its result will be dropped).
+    func beginStop() {
+        stop.trigger()
+        let pending = calls.withLock { registry in
+            registry.stopping = true
+            return Array(registry.calls.values)
+        }
+        for call in pending { call.abandon() }
+    }
+
+    private func respond(_ response: HTTPResponse, to exchange: RequestExchange, on connection: OpaquePointer)
+        -> Action
+    {
+        exchange.responded = true
+        if options.latency > .zero {
+            guard stop.sleep(until: .now + options.latency) else { return .close }
+        }
+        let writer = ResponseWriter(
+            method: exchange.method, requestHeaders: exchange.headers, bytesPerSecond: options.bytesPerSecond,
+            stop: stop)
+        return writer.queue(response, on: connection) ? .proceed : .close
+    }
+
+    // MARK: - Reading the connection
+
+    private static func headers(of connection: OpaquePointer) -> HTTPHeaders {
+        var fields: [HTTPHeaders.Field] = []
+        withUnsafeMutablePointer(to: &fields) { pointer in
+            _ = MHD_get_connection_values_n(
+                connection, .HEADER_KIND,
+                { context, _, key, keySize, value, valueSize in
+                    let fields = context!.assumingMemoryBound(to: [HTTPHeaders.Field].self)
+                    let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+                    let value = String(decoding: UnsafeRawBufferPointer(start: value, count: valueSize), as: UTF8.self)
+                    fields.pointee.append(HTTPHeaders.Field(name: name, value: value))
+                    return .YES
+                }, pointer)
+        }
+        return HTTPHeaders(fields)
+    }
+
+    private static func peer(of connection: OpaquePointer) -> (host: String, port: Int)? {
+        guard let address = ferry_mhd_connection_client_address(connection) else { return nil }
+        return SocketAddress(address)?.hostAndPort
+    }
+}

@@ -1,0 +1,52 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+@testable import FerryKit
+
+@Suite struct LocalFileSystemTests {
+    let dir: TempDir
+    let fs: LocalFileSystem
+
+    init() throws {
+        dir = try TempDir(prefix: "local")
+        fs = LocalFileSystem(url: try RemoteURL(parsing: dir.path))
+    }
+
+    @Test func listsStatsAndHidesNothingItself() async throws {
+        try TestData.file(dir.file("a b#1%.bin"), size: 1234)
+        try FileManager.default.createDirectory(atPath: dir.file("sub"), withIntermediateDirectories: true)
+        try "x".write(toFile: dir.file(".hidden"), atomically: true, encoding: .utf8)
+        let entries = try await fs.list(dir.path).sorted { $0.name < $1.name }
+        #expect(entries.map(\.name) == [".hidden", "a b#1%.bin", "sub"])
+        #expect(entries[0].isHidden)
+        #expect(entries[1].size == 1234 && entries[1].kind == .file && entries[1].path == dir.file("a b#1%.bin"))
+        #expect(entries[2].kind == .directory && entries[2].size == nil)
+        await #expect { try await fs.stat(dir.file("nope")) } throws: { ($0 as? FerryError)?.code == .notFound }
+    }
+
+    @Test func copiesThroughAPartFileAndRefusesToClobber() async throws {
+        let data = try TestData.file(dir.file("src.bin"), size: 3_000_000)
+        let r = try await fs.download(dir.file("src.bin"), to: dir.file("dst.bin"), options: .init()).result
+        #expect(r.size == 3_000_000)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir.file("dst.bin"))) == data)
+        await #expect {
+            _ = try await fs.download(dir.file("src.bin"), to: dir.file("dst.bin"), options: .init()).result
+        } throws: { ($0 as? FerryError)?.code == .destinationExists }
+    }
+
+    @Test func folderOperations() async throws {
+        try await fs.makeDirectory(dir.file("x/y/z"), createParents: true)
+        await #expect { try await fs.makeDirectory(dir.file("p/q"), createParents: false) } throws: { _ in true }
+        try TestData.file(dir.file("x/y/z/f"), size: 10)
+        await #expect { try await fs.removeDirectory(dir.file("x/y/z")) } throws: {
+            ($0 as? FerryError)?.code == .directoryNotEmpty
+        }
+        try await fs.rename(dir.file("x/y/z/f"), to: dir.file("x/g"))
+        try await fs.removeDirectory(dir.file("x/y/z"))
+        try await fs.delete(dir.file("x/g"))
+        let (folders, files) = try await fs.walk(dir.file("x"))
+        #expect(folders.map(\.name) == ["y"])
+        #expect(files.isEmpty)
+    }
+}

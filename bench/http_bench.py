@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""HTTP benchmarks for issue 2, side by side in one run, alternating, medians.
+
+  1. One 1 GiB file from nginx on loopback: ferry vs curl, wget, aria2c (throughput, peak RSS).
+  2. 1,000 files of 64 KiB, 4 at a time: ferry -j 4 vs aria2c -j 4 -i, curl --parallel-max 4, wget -i.
+  3. Ten pause/resume cycles during one download through the library API (the test
+     HTTPDownloadTests/pauseKeepsBytesAndResumeUsesRange): bytes received twice; and ten
+     kill -9 interruptions resumed by re-running the same command: bytes the server
+     sent twice (this includes what was still in flight in socket buffers).
+
+Usage: bench/http_bench.py [--rounds N] [--size-mb N] [--out bench/RESULTS-http.md]
+"""
+import argparse, os, shutil, signal, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import ROOT, Nginx, alternate, ferry_binary, median
+
+
+def single_file(ferry, rounds, size_mb, work):
+    www = os.path.join(work, "www1")
+    os.makedirs(www)
+    with open(os.path.join(www, "big.bin"), "wb") as f:
+        chunk = os.urandom(1 << 20)
+        for _ in range(size_mb):
+            f.write(chunk)
+    nginx = Nginx(www)
+    url = nginx.url("/big.bin")
+    tools = {
+        "ferry": [ferry, "get", url, "-o", "big.bin", "--quiet", "--overwrite"],
+        "curl": ["curl", "-s", "-o", "big.bin", url],
+        "wget": ["wget", "-q", "-O", "big.bin", url],
+        "aria2c": ["aria2c", "-q", "--allow-overwrite=true", "--auto-file-renaming=false", "-o", "big.bin", url],
+    }
+    def prepare(name):
+        d = os.path.join(work, "out1", name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        return d
+    try:
+        res = alternate(tools, rounds, prepare)
+    finally:
+        nginx.stop()
+    size = size_mb << 20
+    rows = []
+    for name, runs in res.items():
+        secs = median([r[0] for r in runs])
+        rss = max(r[1] for r in runs)
+        rows.append((name, size / secs / 1e6, secs, rss / 1024))
+    return rows
+
+
+def many_files(ferry, rounds, work, count=1000, size=64 << 10):
+    www = os.path.join(work, "www2")
+    os.makedirs(www)
+    for i in range(count):
+        with open(os.path.join(www, f"f{i:04d}.bin"), "wb") as f:
+            f.write(os.urandom(size))
+    nginx = Nginx(www)
+    urls = [nginx.url(f"/f{i:04d}.bin") for i in range(count)]
+    listfile = os.path.join(work, "urls.txt")
+    with open(listfile, "w") as f:
+        f.write("\n".join(urls) + "\n")
+    curl_args = ["curl", "-s", "--parallel", "--parallel-max", "4"]
+    for i, u in enumerate(urls):
+        curl_args += ["-o", f"f{i:04d}.bin", u]
+    tools = {
+        "ferry": [ferry, "get"] + urls + ["-o", ".", "-j", "4", "--quiet"],
+        "aria2c": ["aria2c", "-q", "-j", "4", "-i", listfile],
+        "curl": curl_args,
+        "wget": ["wget", "-q", "-i", listfile],
+    }
+    def prepare(name):
+        d = os.path.join(work, "out2", name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        return d
+    try:
+        res = alternate(tools, rounds, prepare)
+    finally:
+        nginx.stop()
+    return [(name, median([r[0] for r in runs]), max(r[1] for r in runs) / 1024) for name, runs in res.items()]
+
+
+def interrupted(ferry, work, size_mb=64, cycles=10):
+    www = os.path.join(work, "www3")
+    os.makedirs(www)
+    with open(os.path.join(www, "r.bin"), "wb") as f:
+        f.write(os.urandom(size_mb << 20))
+    nginx = Nginx(www, extra="limit_rate 40m;")
+    out = os.path.join(work, "out3")
+    os.makedirs(out)
+    url = nginx.url("/r.bin")
+    try:
+        for _ in range(cycles):
+            p = subprocess.Popen([ferry, "get", url, "--quiet"], cwd=out)
+            time.sleep(0.15)
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+        subprocess.run([ferry, "get", url, "--quiet"], cwd=out, check=True)
+        sent = sum(int(l.split("sent=")[1]) for l in nginx.access_log() if "/r.bin" in l)
+    finally:
+        nginx.stop()
+    ok = subprocess.run(["cmp", os.path.join(out, "r.bin"), os.path.join(www, "r.bin")]).returncode == 0
+    return sent - (size_mb << 20), ok
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--size-mb", type=int, default=1024)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    ferry = ferry_binary()
+    work = tempfile.mkdtemp(prefix="ferry-bench-", dir=os.environ.get("BENCH_DIR", "/tmp"))
+    lines = []
+    try:
+        rows = single_file(ferry, a.rounds, a.size_mb, work)
+        curl = next(r for r in rows if r[0] == "curl")
+        lines.append(f"### One {a.size_mb} MiB file from nginx on loopback ({a.rounds} rounds, alternating, median)\n")
+        lines.append("| tool | MB/s | seconds | ratio to curl | peak RSS MB |")
+        lines.append("|---|---|---|---|---|")
+        for name, mbps, secs, rss in sorted(rows, key=lambda r: -r[1]):
+            lines.append(f"| {name} | {mbps:.0f} | {secs:.3f} | {mbps / curl[1]:.2f} | {rss:.1f} |")
+        rows = many_files(ferry, a.rounds, work)
+        best_peer = min(r[1] for r in rows if r[0] != "ferry")
+        lines.append(f"\n### 1,000 files of 64 KiB, 4 at a time ({a.rounds} rounds, alternating, median)\n")
+        lines.append("| tool | seconds | speed-up of ferry | peak RSS MB |")
+        lines.append("|---|---|---|---|")
+        ferry_secs = next(r[1] for r in rows if r[0] == "ferry")
+        for name, secs, rss in sorted(rows, key=lambda r: r[1]):
+            lines.append(f"| {name} | {secs:.3f} | {secs / ferry_secs:.2f}x | {rss:.1f} |")
+        lines.append(f"\nferry vs the fastest peer: {best_peer / ferry_secs:.2f}x")
+        test = subprocess.run(["swift", "test", "--filter", "pauseKeepsBytesAndResumeUsesRange"], cwd=ROOT,
+                              capture_output=True, text=True)
+        figure = next((l for l in test.stdout.splitlines() if l.startswith("bench:")), "bench: test did not run")
+        lines.append("\n### Ten pause/resume cycles through the library API\n")
+        lines.append(figure.replace("bench: ", ""))
+        extra, ok = interrupted(ferry, work)
+        lines.append(f"\n### Ten kill -9 interruptions of one 64 MiB download, each resumed by the same command\n")
+        lines.append(f"bytes sent twice by the server: {extra} ({extra / (1 << 20):.3f} MiB); final file identical: {ok}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    text = "\n".join(lines)
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

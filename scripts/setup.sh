@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what Ferry needs to build, test and benchmark on a fresh Debian machine
+# with the Swift toolchain. Safe to run again: it only installs what is missing.
+#
+#   scripts/setup.sh            build + test dependencies
+#   scripts/setup.sh --bench    also the peers the benchmarks compare against
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# C libraries Ferry links (see Package.swift), and the real servers the tests start.
+packages=(
+  pkg-config
+  libcurl4-openssl-dev   # every transfer
+  libmicrohttpd-dev      # every HTTP server (ferry card, ferry serve)
+  libsqlite3-dev         # sync history
+  libjpeg62-turbo-dev    # thumbnails
+  nginx-light            # HTTP test server (Range, limit_rate, max_ranges 0)
+  vsftpd proftpd-basic   # FTP test servers
+  openssl                # self-signed certificates for FTPS tests
+  curl
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(wget aria2 lftp hyperfine time)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Debian starts packaged servers on install where it can; tests start their own.
+  for svc in nginx vsftpd proftpd; do $SUDO pkill -x "$svc" 2>/dev/null || true; done
+fi
+
+# Python test tools (pyftpdlib, tfatool, selenium) live in a venv inside the build folder.
+venv=.build/test-venv
+if [[ ! -x $venv/bin/python ]]; then
+  python3 -m venv "$venv"
+fi
+want=(pyftpdlib pyopenssl tfatool)
+if ! "$venv/bin/python" -c "import pyftpdlib, OpenSSL, tfatool" 2>/dev/null; then
+  "$venv/bin/pip" install -q "${want[@]}"
+fi
+echo "setup: ok"

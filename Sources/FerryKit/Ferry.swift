@@ -7,7 +7,7 @@ public enum Ferry {
 
     /// Opens the remote file system a URL names.
     ///
-    /// - Throws: `FerryError.unsupportedScheme` for a scheme without a backend yet.
+    /// - Throws: nothing today (every scheme has a backend); kept so a backend may refuse a URL.
     public static func fileSystem(for url: RemoteURL, options: ConnectionOptions = .init()) throws
         -> any RemoteFileSystem
     {
@@ -21,9 +21,6 @@ public enum Ferry {
             return FlashAirFileSystem(url: url, options: options)
         case .file:
             return LocalFileSystem(url: url)
-        default:
-            throw FerryError(
-                .unsupportedScheme, target: url.redacted, detail: "\(url.scheme.rawValue):// is not supported yet")
         }
     }
 

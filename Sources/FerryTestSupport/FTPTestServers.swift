@@ -81,7 +81,7 @@ public final class FTPTestServer: Sendable {
     ///
     /// - Throws: `TestServerError.missing` when the server is not installed
     ///   (run `scripts/ftp-test-servers.sh`), `.didNotStart` when it did not listen.
-    public init(_ kind: FTPServerKind, options: FTPTestServerOptions = .init()) throws {
+    public init(_ kind: FTPServerKind, options: FTPTestServerOptions = .init()) async throws {
         self.kind = kind
         self.options = options
         dir = try TempDir(prefix: "ftp-\(kind)")
@@ -113,8 +113,8 @@ public final class FTPTestServer: Sendable {
             case .proftpd: started = try Self.startProftpd(dir: dir, root: root, port: port, options: options)
             }
             let (process, logPath) = started
-            if process.waitForPort(port) {
-                usleep(100_000)
+            if await process.waitForPort(port) {
+                try await Task.sleep(for: .milliseconds(100))
                 if process.isRunning {
                     self.port = port
                     self.process = process
@@ -196,6 +196,14 @@ public final class FTPTestServer: Sendable {
 
     // MARK: vsftpd
 
+    /// The system user vsftpd serves anonymous sessions as. vsftpd changes into its
+    /// home first, so it must exist: `ftp` comes with Debian's FTP server packages
+    /// (which may not be installed here), `daemon` (home /usr/sbin) with every system.
+    static var anonymousUser: String {
+        if let pw = getpwnam("ftp"), access(pw.pointee.pw_dir, X_OK) == 0 { return "ftp" }
+        return "daemon"
+    }
+
     private static func startVsftpd(dir: TempDir, root: String, port: Int, options: FTPTestServerOptions) throws
         -> (SpawnedProcess, String)
     {
@@ -215,6 +223,7 @@ public final class FTPTestServer: Sendable {
             no_anon_password=YES
             local_enable=NO
             anon_root=\(root)
+            ftp_username=\(anonymousUser)
             write_enable=YES
             anon_upload_enable=YES
             anon_mkdir_write_enable=YES

@@ -77,12 +77,30 @@ public final class SpawnedProcess: Sendable {
     }
 
     /// Waits until something accepts connections on `port`, or the process ended.
-    public func waitForPort(_ port: Int, timeout: TimeInterval = 10) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+    /// Sleeps between tries without blocking a thread of the test's pool.
+    public func waitForPort(_ port: Int, timeout: Duration = .seconds(20)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
             guard isRunning else { return false }
-            if Loopback.waitForPort(port, timeout: 0.05) { return true }
+            if Self.accepts(port) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
         }
         return false
+    }
+
+    /// One connection attempt to 127.0.0.1:`port`.
+    static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        return rc == 0
     }
 }

@@ -9,7 +9,7 @@ import Testing
 struct FTPOperationsTests {
     @Test(arguments: FTPServerKind.allCases)
     func listsAwkwardNamesWithMLSDOrLIST(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         for (i, name) in FTPTest.awkwardNames.enumerated() {
             try server.write(TestData.bytes(100 + i), at: "/pub/list/" + name)
         }
@@ -32,7 +32,7 @@ struct FTPOperationsTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func statDescribesFilesAndFolders(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         let name = "/pub/ünï côdé #1 %.bin"
         try server.write(TestData.bytes(1234), at: name)
         try server.makeFolder("/pub/a folder")
@@ -51,7 +51,7 @@ struct FTPOperationsTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func missingFileKeepsTheServersReply(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         defer { withExtendedLifetime(server) {} }
         let e = try #require(await FTPTest.error { _ = try await fs.stat("/pub/nothing here.txt") })
         #expect(e.code == .notFound)
@@ -69,7 +69,7 @@ struct FTPOperationsTests {
     func percentTwoFNamesTheTrueRoot(kind: FTPServerKind) async throws {
         // These servers chroot the login, so the true root is the login folder: the
         // point is that "%2F" URLs reach the same files through every operation.
-        let (server, _) = try FTPTest.open(kind)
+        let (server, _) = try await FTPTest.open(kind)
         let data = try server.write(TestData.bytes(5000), at: "/pub/root test.bin")
         let url = try RemoteURL(parsing: server.url("/%2Fpub/root%20test.bin"))
         #expect(url.path == "//pub/root test.bin")
@@ -86,7 +86,7 @@ struct FTPOperationsTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func deletesFiles(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         for name in FTPTest.awkwardNames {
             try server.write(Data("x".utf8), at: "/pub/" + name)
             try await fs.delete("/pub/" + name)
@@ -99,7 +99,7 @@ struct FTPOperationsTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func makesAndRemovesFolders(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         try await fs.makeDirectory("/pub/new dir #1 ü", createParents: false)
         #expect(LocalFile.isDirectory(server.local("/pub/new dir #1 ü")))
         let again = try #require(
@@ -125,7 +125,7 @@ struct FTPOperationsTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func renamesFilesAndFolders(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         try server.write(Data("one".utf8), at: "/pub/old name.txt")
         try server.makeFolder("/pub/sub")
         try await fs.rename("/pub/old name.txt", to: "new ñame #%.txt")
@@ -142,7 +142,7 @@ struct FTPOperationsTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func wrongPasswordIsALoginFailureWithTheServersText(kind: FTPServerKind) async throws {
-        let server = try FTPTestServer(kind)
+        let server = try await FTPTestServer(kind)
         let url =
             kind == .vsftpd
             // vsftpd here is anonymous-only: any named login is refused with 530.
@@ -161,7 +161,7 @@ struct FTPOperationsTests {
     }
 
     @Test func permissionDeniedKeepsTheServersText() async throws {
-        let (server, fs) = try FTPTest.open(.pyftpdlib, options: .init(readOnlyFolders: ["/pub/ro"]))
+        let (server, fs) = try await FTPTest.open(.pyftpdlib, options: .init(readOnlyFolders: ["/pub/ro"]))
         try server.write(Data("keep".utf8), at: "/pub/ro/keep.txt")
         let delete = try #require(await FTPTest.error { try await fs.delete("/pub/ro/keep.txt") })
         #expect(delete.code == .permissionDenied)
@@ -180,7 +180,7 @@ struct FTPOperationsTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func oneLoginServesManyOperations(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         try server.write(TestData.bytes(50_000), at: "/pub/a.bin")
         let local = try TempDir(prefix: "reuse")
         try TestData.file(local.file("up.bin"), size: 40_000)

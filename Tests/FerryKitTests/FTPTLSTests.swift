@@ -10,7 +10,7 @@ import Testing
 struct FTPTLSTests {
     @Test(arguments: FTPServerKind.allCases, [FTPTestTLS.explicit, .implicit])
     func selfSignedCertificateNeedsInsecure(kind: FTPServerKind, tls: FTPTestTLS) async throws {
-        let server = try FTPTestServer(kind, options: .init(tls: tls))
+        let server = try await FTPTestServer(kind, options: .init(tls: tls))
         try server.write(Data("over tls".utf8), at: "/pub/t.txt")
 
         let strict = try FTPTest.fileSystem(server, verifyTLS: true)

@@ -13,8 +13,8 @@ enum FTPTest {
     /// from an earlier server that had the same port.
     static func open(
         _ kind: FTPServerKind, options: FTPTestServerOptions = .init(), verifyTLS: Bool = false
-    ) throws -> (FTPTestServer, FTPFileSystem) {
-        let server = try FTPTestServer(kind, options: options)
+    ) async throws -> (FTPTestServer, FTPFileSystem) {
+        let server = try await FTPTestServer(kind, options: options)
         let fs = try fileSystem(server, verifyTLS: verifyTLS)
         return (server, fs)
     }

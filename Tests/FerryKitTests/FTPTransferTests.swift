@@ -12,7 +12,7 @@ struct FTPTransferTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func downloadsByteIdentical(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         let out = try TempDir(prefix: "ftp-dl")
         let remote = "/pub/dl ünï #1 %.bin"
         let data = try server.write(TestData.bytes(3_000_000), at: remote)
@@ -47,7 +47,7 @@ struct FTPTransferTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func resumesAPartLeftByAnEarlierRunWithREST(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         let out = try TempDir(prefix: "ftp-dl")
         let data = try server.write(TestData.bytes(2_000_000), at: "/pub/r.bin")
         let mdtm = try #require(await fs.stat("/pub/r.bin").modified)
@@ -64,7 +64,7 @@ struct FTPTransferTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func restartsWhenTheFileChangedSinceThePart(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         let out = try TempDir(prefix: "ftp-dl")
         let data = try server.write(TestData.bytes(1_000_000, seed: 2), at: "/pub/c.bin")
         // Bytes of an older version, with that version's MDTM in the journal.
@@ -84,7 +84,7 @@ struct FTPTransferTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func missingFileFailsAtOnceWithTheServersReply(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         defer { withExtendedLifetime(server) {} }
         let out = try TempDir(prefix: "ftp-dl")
         let e = try #require(
@@ -100,7 +100,7 @@ struct FTPTransferTests {
     }
 
     @Test func pauseAndResumeOnAThrottledServer() async throws {
-        let (server, fs) = try FTPTest.open(.pyftpdlib, options: .init(throttle: 1_000_000))
+        let (server, fs) = try await FTPTest.open(.pyftpdlib, options: .init(throttle: 1_000_000))
         let out = try TempDir(prefix: "ftp-dl")
         // pyftpdlib throttles in bursts (1 MB at once, then a pause) and every new
         // data connection starts with a burst: the file is large enough for cycles.
@@ -128,7 +128,7 @@ struct FTPTransferTests {
     }
 
     @Test func cancelMidDownloadLeavesNoFinalFileAndTheNextRunResumes() async throws {
-        let (server, fs) = try FTPTest.open(.pyftpdlib, options: .init(throttle: 1_000_000))
+        let (server, fs) = try await FTPTest.open(.pyftpdlib, options: .init(throttle: 1_000_000))
         let out = try TempDir(prefix: "ftp-dl")
         // pyftpdlib throttles in bursts: 1 MB at once, then a pause of up to 2 s.
         let data = try server.write(TestData.bytes(5_000_000), at: "/pub/c.bin")
@@ -152,7 +152,7 @@ struct FTPTransferTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func uploadsThroughATemporaryName(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         let local = try TempDir(prefix: "ftp-up")
         let data = try TestData.file(local.file("src.bin"), size: 2_000_000)
         for name in FTPTest.awkwardNames + ["up lo ad ü #%.bin"] {
@@ -176,7 +176,7 @@ struct FTPTransferTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func overwritePolicyFailSkipOverwrite(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         let local = try TempDir(prefix: "ftp-up")
         let data = try TestData.file(local.file("new.bin"), size: 10_000)
         try server.write(Data("old".utf8), at: "/pub/there.txt")
@@ -199,7 +199,7 @@ struct FTPTransferTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func resumesAnInterruptedUploadWithAPPE(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         let local = try TempDir(prefix: "ftp-up")
         let data = try TestData.file(local.file("big.bin"), size: 3_000_000)
         // What an earlier, interrupted run left on the server.
@@ -218,7 +218,7 @@ struct FTPTransferTests {
     }
 
     @Test func serverRefusingRenameGetsTheFileUnderItsName() async throws {
-        let (server, fs) = try FTPTest.open(.pyftpdlib, options: .init(refuseRename: true))
+        let (server, fs) = try await FTPTest.open(.pyftpdlib, options: .init(refuseRename: true))
         let local = try TempDir(prefix: "ftp-up")
         let data = try TestData.file(local.file("a.bin"), size: 100_000)
         _ = try await fs.upload(local.file("a.bin"), to: "/pub/a.bin", options: .init()).result
@@ -231,7 +231,7 @@ struct FTPTransferTests {
     }
 
     @Test func pauseAndResumeAThrottledUpload() async throws {
-        let (server, fs) = try FTPTest.open(.pyftpdlib, options: .init(throttle: 1_000_000))
+        let (server, fs) = try await FTPTest.open(.pyftpdlib, options: .init(throttle: 1_000_000))
         let local = try TempDir(prefix: "ftp-up")
         let data = try TestData.file(local.file("u.bin"), size: 3_000_000)
         let t = fs.upload(local.file("u.bin"), to: "/pub/u.bin", options: .init())
@@ -252,7 +252,7 @@ struct FTPTransferTests {
     }
 
     @Test func cancelMidUploadLeavesNoFinalFile() async throws {
-        let (server, fs) = try FTPTest.open(.pyftpdlib, options: .init(throttle: 1_000_000))
+        let (server, fs) = try await FTPTest.open(.pyftpdlib, options: .init(throttle: 1_000_000))
         let local = try TempDir(prefix: "ftp-up")
         try TestData.file(local.file("u.bin"), size: 3_000_000)
         let t = fs.upload(local.file("u.bin"), to: "/pub/u.bin", options: .init())
@@ -270,7 +270,7 @@ struct FTPTransferTests {
 
     @Test(arguments: FTPServerKind.allCases)
     func uploadOfAMissingLocalFileFailsClearly(kind: FTPServerKind) async throws {
-        let (server, fs) = try FTPTest.open(kind)
+        let (server, fs) = try await FTPTest.open(kind)
         defer { withExtendedLifetime(server) {} }
         let e = try #require(
             await FTPTest.error {

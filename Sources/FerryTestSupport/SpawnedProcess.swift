@@ -11,7 +11,8 @@ import Synchronization
 /// Not Foundation's `Process`: vsftpd and proftpd close the descriptors they
 /// inherit, which makes corelibs-foundation reap them early with a blocking
 /// `wait4` on its monitor thread; every other `Process` in the test run then
-/// hangs. Plain `posix_spawn` + `waitpid` has no such coupling.
+/// hangs. Plain `posix_spawn` + `waitpid` has no such coupling, and the child
+/// inherits no descriptor beyond stdin, stdout and stderr.
 public final class SpawnedProcess: Sendable {
     /// The process id, which is also its process group id.
     public let pid: pid_t
@@ -30,6 +31,10 @@ public final class SpawnedProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Inherit nothing else. An inherited descriptor keeps another child's end
+        // of a pipe or socket open: Foundation's Process watches a socket to see
+        // its own children exit, and would wait forever while this server lives.
+        Self.closeInheritedDescriptors(&actions)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -47,6 +52,20 @@ public final class SpawnedProcess: Sendable {
     }
 
     deinit { stop() }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+) is declared only
+    /// under `_GNU_SOURCE`, which Swift's Glibc module does not set: look it up.
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private static let closeFrom: CloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np")
+        .map { unsafeBitCast($0, to: CloseFrom.self) }
+
+    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        if let closeFrom, closeFrom(&actions, 3) == 0 { return }
+        // Older glibc: close what is open now.
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+            if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
+        }
+    }
 
     /// Whether the process is still running (reaps it when it has ended).
     public var isRunning: Bool {

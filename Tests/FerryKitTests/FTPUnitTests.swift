@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Testing
 
@@ -84,5 +85,22 @@ struct FTPUnitTests {
         #expect(ftp.endpoint.credentials == Credentials(user: "ann", password: "pw x"))
         #expect(ftp.endpoint.display("/x") == "ftpes://ann@host:2121/x")
         #expect(!ftp.endpoint.display("/x").contains("pw"))
+    }
+}
+
+/// The test servers' process launcher.
+struct SpawnedProcessTests {
+    @Test func childInheritsOnlyStandardDescriptors() throws {
+        let dir = try TempDir(prefix: "spawn")
+        // An open descriptor without close-on-exec, as Foundation's Process leaves some.
+        let fd = open(dir.file("held"), O_CREAT | O_WRONLY, 0o644)
+        defer { close(fd) }
+        let p = try SpawnedProcess("/bin/sleep", ["5"], logPath: dir.file("log"))
+        defer { p.stop() }
+        let fds = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(p.pid)/fd")
+        #expect(Set(fds) == ["0", "1", "2"])
+        #expect(p.isRunning)
+        p.stop()
+        #expect(!p.isRunning)
     }
 }

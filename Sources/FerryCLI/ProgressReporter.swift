@@ -82,6 +82,15 @@ final class ProgressReporter: Sendable {
         }
     }
 
+    /// Stops showing a transfer without reporting its end (the caller reports it).
+    func remove(_ transfer: Transfer) {
+        state.withLock {
+            $0.rows[transfer.id] = nil
+            $0.order.removeAll { $0 == transfer.id }
+            $0.lastJSON[transfer.id] = nil
+        }
+    }
+
     /// Erases the bars and stops the ticker.
     func close() {
         ticker.withLock {

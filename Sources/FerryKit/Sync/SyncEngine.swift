@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Imports new files from a card or server into a local folder, once each, and
 /// remembers what it imported (``SyncHistory``, in the folder).
 ///
@@ -162,7 +166,8 @@ public final class SyncEngine: Sendable {
             throw FerryError.wrap(error, operation: "list", target: url.redacted)
         }
         summary.listed = files.count
-        let wanted = files.filter(accepts)
+        // In path order, so that names given out in one pass are the same in the next.
+        let wanted = files.filter(accepts).sorted { $0.path < $1.path }
         summary.filtered = files.count - wanted.count
 
         // One transaction for every lookup (and the records of files found locally).
@@ -240,9 +245,8 @@ public final class SyncEngine: Sendable {
                     plan.deferred += 1
                     continue
                 }
-                if known == .new, let base, let size = e.size, !plan.claimed.contains(base),
-                    LocalFile.size(atPath: base) == size, !LocalFile.isDirectory(base),
-                    try !(tx?.isClaimed(localPath: self.relative(base)) ?? false)
+                if known == .new, let base, !plan.claimed.contains(base),
+                    try self.isSameFile(e, at: base, claimed: tx?.isClaimed(localPath: self.relative(base)) ?? false)
                 {
                     // First run over a folder that already has the file: record it.
                     let item = self.item(e, destination: base, action: .recordExisting)
@@ -285,6 +289,21 @@ public final class SyncEngine: Sendable {
         }
         guard let history else { return try build(nil) }
         return try history.transaction(write: !options.dryRun) { (tx) throws(FerryError) -> Plan in try build(tx) }
+    }
+
+    /// Whether the local file at `path` is the remote file `e` already: a regular
+    /// file of the same size. When another import already claimed that name (two
+    /// cameras' IMG_0001.JPG on the same day), its time must match too (sync gives
+    /// every download the remote time).
+    func isSameFile(_ e: RemoteEntry, at path: String, claimed: Bool) -> Bool {
+        var st = stat()
+        guard let size = e.size, lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int64(st.st_size) == size
+        else { return false }
+        guard claimed else { return true }
+        guard let m = e.modified else { return false }
+        let local = Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
+        // FAT times have two-second steps.
+        return abs(m.date(floatingIn: options.timeZone).timeIntervalSince1970 - local) <= 2
     }
 
     /// Where staged downloads wait for their date folder.

@@ -86,7 +86,7 @@ enum SyncCommand: Command {
             }
             options.interval = .milliseconds(Int64(s * 1000))
         }
-        if args.has("interval") && !args.has("watch") {
+        if args.value("interval") != nil && !args.has("watch") {
             throw UsageError(message: "--interval goes with --watch")
         }
         if args.has("watch") && options.dryRun {

@@ -184,7 +184,7 @@ struct SyncEngineTests {
         let card = try startCard()
         defer { card.stop() }
         let events = SyncEvents()
-        let s = try await try engine(card).runPass(events: events.handler)
+        let s = try await engine(card).runPass(events: events.handler)
         #expect(s.recorded == 2 && s.imported == 2)
         #expect(
             Set(s.items.filter { $0.action == .download }.map(\.destination)) == [
@@ -197,7 +197,7 @@ struct SyncEngineTests {
             records.filter { $0.origin == .foundLocally }.map(\.localPath).sorted() == [
                 "100__TSB/IMG_0001.JPG", "100__TSB/IMG_0002.JPG",
             ])
-        let again = try await try engine(card).runPass()
+        let again = try await engine(card).runPass()
         #expect(again.imported == 0 && again.recorded == 0 && again.alreadyImported == 4)
     }
 
@@ -206,12 +206,12 @@ struct SyncEngineTests {
         try photo("DCIM/100__TSB/new.jpg", size: 2_000, seed: 22, date: (2024, 5, 2, 12, 0, 0))
         let card = try startCard()
         defer { card.stop() }
-        let byType = try await try engine(card) { $0.extensions = SyncOptions.extensions(from: "JPG,cr2") }.runPass()
+        let byType = try await engine(card) { $0.extensions = SyncOptions.extensions(from: "JPG,cr2") }.runPass()
         #expect(byType.listed == 6 && byType.filtered == 1 && byType.imported == 5)
         #expect(!exists("101__TSB/MOV_0001.MOV") && exists("100__TSB/RAW_0001.CR2") && exists("100__TSB/new.jpg"))
 
         let other = try TempDir(prefix: "sync-since")
-        let since = try await try engine(card, into: other.path) {
+        let since = try await engine(card, into: other.path) {
             $0.since = SyncEngineTests.localDate((2024, 5, 1, 12, 0, 0))
         }.runPass()
         #expect(since.imported == 2 && since.filtered == 4)
@@ -222,17 +222,17 @@ struct SyncEngineTests {
         let card = try startCard()
         defer { card.stop() }
         let events = SyncEvents()
-        let plan = try await try engine(card) { $0.dryRun = true }.runPass(events: events.handler)
+        let plan = try await engine(card) { $0.dryRun = true }.runPass(events: events.handler)
         #expect(plan.dryRun && plan.items.count == 4 && plan.imported == 0)
         #expect(events.all.filter { if case .planned = $0 { true } else { false } }.count == 4)
         #expect(try fm.contentsOfDirectory(atPath: out.path).isEmpty)  // no history, no lock, no files
 
-        _ = try await try engine(card).runPass()
+        _ = try await engine(card).runPass()
         try fm.removeItem(atPath: out.file("100__TSB/IMG_0001.JPG"))
         try photo("DCIM/100__TSB/IMG_0002.JPG", size: 5, seed: 5, date: (2022, 1, 1, 0, 0, 0))
         try photo("DCIM/100__TSB/IMG_0009.JPG", size: 9, seed: 9, date: (2022, 1, 1, 0, 0, 0))
         let before = try snapshot()
-        let dry = try await try engine(card) {
+        let dry = try await engine(card) {
             $0.dryRun = true
             $0.deleteAfter = true
         }.runPass()
@@ -259,7 +259,7 @@ struct SyncEngineTests {
         try photo("DCIM/101__TSB/IMG_0001.JPG", size: 4_444, seed: 44, date: (2019, 7, 6, 23, 0, 0))
         let card = try startCard()
         defer { card.stop() }
-        let s = try await try engine(card, "/") { $0.layout = .date }.runPass()
+        let s = try await engine(card, "/") { $0.layout = .date }.runPass()
         #expect(s.imported == 5)
         #expect(
             localFiles() == [
@@ -268,7 +268,7 @@ struct SyncEngineTests {
             ])
         #expect(same("2019-07-06/IMG_0001.JPG", "DCIM/100__TSB/IMG_0001.JPG"))
         #expect(same("2019-07-06/IMG_0001 (2).JPG", "DCIM/101__TSB/IMG_0001.JPG"))
-        #expect(try await try engine(card, "/") { $0.layout = .date }.runPass().imported == 0)
+        #expect(try await engine(card, "/") { $0.layout = .date }.runPass().imported == 0)
     }
 
     @Test func dateLayoutWithoutRemoteDatesUsesTheDownloadedFilesTime() async throws {
@@ -293,11 +293,11 @@ struct SyncEngineTests {
         defer { card.stop() }
         // An earlier import whose local copy is gone cannot be verified: it stays.
         try photo("DCIM/101__TSB/OLD.JPG", size: 800, seed: 80, date: (2018, 1, 1, 0, 0, 0))
-        _ = try await try engine(card) { $0.extensions = ["jpg"] }.runPass()
+        _ = try await engine(card) { $0.extensions = ["jpg"] }.runPass()
         try fm.removeItem(atPath: out.file("101__TSB/OLD.JPG"))
 
         let events = SyncEvents()
-        let s = try await try engine(card) { $0.deleteAfter = true }.runPass(events: events.handler)
+        let s = try await engine(card) { $0.deleteAfter = true }.runPass(events: events.handler)
         #expect(s.imported == 1 && s.succeeded)  // the .MOV
         #expect(
             Set(s.deleted) == [
@@ -317,7 +317,7 @@ struct SyncEngineTests {
     @Test func deleteAfterNeverOnACardWithUploadsDisabled() async throws {
         let card = try startCard(["--no-upload"])
         defer { card.stop() }
-        let s = try await try engine(card) { $0.deleteAfter = true }.runPass()
+        let s = try await engine(card) { $0.deleteAfter = true }.runPass()
         #expect(s.imported == 4 && s.deleted.isEmpty && s.kept.count == 4 && s.succeeded)
         #expect(s.kept.allSatisfy { $0.reason.contains("op=118") })
         #expect(fm.fileExists(atPath: root.file("DCIM/100__TSB/IMG_0001.JPG")))
@@ -339,20 +339,20 @@ struct SyncEngineTests {
 
     @Test func theHistoryKnowsCardsByTheirCID() async throws {
         let a = try startCard(["--cid", String(repeating: "a", count: 32)])
-        let first = try await try engine(a).runPass()
+        let first = try await engine(a).runPass()
         a.stop()
         #expect(first.sourceKey == "flashair-cid:" + String(repeating: "a", count: 32))
         // Another card with the same photos at the same address: new to the history,
         // but the files are here already with the same size: recorded, not fetched.
         let b = try startCard(["--cid", String(repeating: "b", count: 32)])
         defer { b.stop() }
-        let second = try await try engine(b).runPass()
+        let second = try await engine(b).runPass()
         #expect(second.sourceKey != first.sourceKey)
         #expect(second.imported == 0 && second.recorded == 4)
         // The same card at another port is the same card.
         let c = try startCard(["--cid", String(repeating: "a", count: 32)])
         defer { c.stop() }
-        let third = try await try engine(c).runPass()
+        let third = try await engine(c).runPass()
         #expect(third.sourceKey == first.sourceKey && third.alreadyImported == 4 && third.recorded == 0)
     }
 

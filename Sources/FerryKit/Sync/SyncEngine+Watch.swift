@@ -74,11 +74,20 @@ extension SyncEngine {
         }
         let baseline = state.lastWrite
         var previous = baseline
+        var polls = 0
         while true {
             guard await SyncEngine.sleep(interval) else { return false }
+            polls += 1
             let now: Duration
             do {
                 now = try await poller.lastWriteTime()
+                // A card swapped faster than one poll (or rebooted without a write
+                // since) shows nothing in op=121: ask for the CID now and then.
+                if polls % SyncEngine.identityCheckEvery == 0, let known = state.identity?.cid,
+                    let cid = try await poller.cardID(), cid.lowercased() != known
+                {
+                    return true
+                }
             } catch {
                 if Task.isCancelled { return false }
                 markUnavailable(&state, FerryError.wrap(error), events)
@@ -98,6 +107,9 @@ extension SyncEngine {
             if let retryAfter, ContinuousClock.now - began >= retryAfter { return true }
         }
     }
+
+    /// How many op=121 polls go by between two op=120 (CID) checks.
+    static let identityCheckEvery = 10
 
     /// Sleeps; false when the task was cancelled.
     static func sleep(_ d: Duration) async -> Bool {

@@ -50,7 +50,10 @@ enum SyncCommand: Command {
 
             --delete-after deletes a file from the source only after its local copy is
             complete and its size verified; never read-only files, and on a card only
-            when uploads are enabled (op=118). A card always gets one connection.
+            when uploads are enabled (op=118). Deleting on a card sets its
+            WRITEPROTECT, which keeps the camera from writing until the card restarts
+            (it protects the card's FAT from two writers). A card always gets one
+            connection.
             Exit 1 when any file failed.
             """)
 

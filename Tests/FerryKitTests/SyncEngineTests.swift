@@ -95,7 +95,7 @@ struct SyncEngineTests {
     func localFiles() -> [String] {
         (fm.subpaths(atPath: out.path) ?? []).filter { p in
             var isDir: ObjCBool = false
-            fm.fileExists(atPath: out.file(p), isDirectory: &isDir)
+            _ = fm.fileExists(atPath: out.file(p), isDirectory: &isDir)
             return !isDir.boolValue && !p.hasPrefix(".ferry-sync")
         }.sorted()
     }
@@ -335,6 +335,23 @@ struct SyncEngineTests {
                 && s.kept.map(\.remotePath) == [root.file("DCIM/100__TSB/IMG_0002.JPG")])
         #expect(fm.fileExists(atPath: root.file("DCIM/100__TSB/IMG_0002.JPG")))
         #expect(!fm.fileExists(atPath: root.file("DCIM/100__TSB/IMG_0001.JPG")))
+    }
+
+    @Test func aFolderSyncedIntoItselfDoesNotImportItsImports() async throws {
+        let fs = LocalFileSystem(url: try RemoteURL(parsing: root.path))
+        let inside = root.file("imported")
+        let first = try await SyncEngine(fileSystem: fs, directory: inside).runPass()
+        #expect(first.imported == 4)
+        let second = try await SyncEngine(fileSystem: fs, directory: inside).runPass()
+        #expect(second.listed == 4 && second.imported == 0)
+    }
+
+    @Test func watchingAFolderThatDoesNotExistFailsAtOnce() async throws {
+        let card = try startCard()
+        defer { card.stop() }
+        await #expect(throws: FerryError.self) {
+            _ = try await engine(card, "/NOPE") { $0.interval = .milliseconds(100) }.watch()
+        }
     }
 
     @Test func theHistoryKnowsCardsByTheirCID() async throws {

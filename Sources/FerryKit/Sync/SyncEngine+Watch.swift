@@ -47,6 +47,9 @@ extension SyncEngine {
                 throw error
             } catch {
                 if Task.isCancelled { break }
+                // A source that never answered with a listing and is not merely
+                // unreachable (a folder that does not exist) is a mistake: say so.
+                if last == nil && !SyncEngine.isSourceGone(error) { throw error }
                 markUnavailable(&state, error, events)
             }
             events(.waiting)

@@ -159,11 +159,16 @@ public final class SyncEngine: Sendable {
         events(.passStarted(pass: state.pass, source: url.redacted, sourceKey: identity.key))
 
         // One walk of the source.
-        let files: [RemoteEntry]
+        var files: [RemoteEntry]
         do {
             files = try await fs.walk(url.path, includeHidden: options.includeHidden).files
         } catch {
             throw FerryError.wrap(error, operation: "list", target: url.redacted)
+        }
+        // Importing a folder into a folder inside it must not import its own imports.
+        if fs is LocalFileSystem {
+            let inside = directory + "/"
+            files.removeAll { ($0.path as NSString).standardizingPath.hasPrefix(inside) }
         }
         summary.listed = files.count
         // In path order, so that names given out in one pass are the same in the next.

@@ -3,14 +3,16 @@
 
   1. One 1 GiB file from nginx on loopback: ferry vs curl, wget, aria2c (throughput, peak RSS).
   2. 1,000 files of 64 KiB, 4 at a time: ferry -j 4 vs aria2c -j 4 -i, curl --parallel-max 4, wget -i.
-  3. Ten interruptions (kill -9) during one download, resumed each time by re-running
-     the same command: bytes the server sent twice.
+  3. Ten pause/resume cycles during one download through the library API (the test
+     HTTPDownloadTests/pauseKeepsBytesAndResumeUsesRange): bytes received twice; and ten
+     kill -9 interruptions resumed by re-running the same command: bytes the server
+     sent twice (this includes what was still in flight in socket buffers).
 
 Usage: bench/http_bench.py [--rounds N] [--size-mb N] [--out bench/RESULTS-http.md]
 """
 import argparse, os, shutil, signal, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Nginx, alternate, ferry_binary, median
+from common import ROOT, Nginx, alternate, ferry_binary, median
 
 
 def single_file(ferry, rounds, size_mb, work):
@@ -127,6 +129,11 @@ def main():
         for name, secs, rss in sorted(rows, key=lambda r: r[1]):
             lines.append(f"| {name} | {secs:.3f} | {secs / ferry_secs:.2f}x | {rss:.1f} |")
         lines.append(f"\nferry vs the fastest peer: {best_peer / ferry_secs:.2f}x")
+        test = subprocess.run(["swift", "test", "--filter", "pauseKeepsBytesAndResumeUsesRange"], cwd=ROOT,
+                              capture_output=True, text=True)
+        figure = next((l for l in test.stdout.splitlines() if l.startswith("bench:")), "bench: test did not run")
+        lines.append("\n### Ten pause/resume cycles through the library API\n")
+        lines.append(figure.replace("bench: ", ""))
         extra, ok = interrupted(ferry, work)
         lines.append(f"\n### Ten kill -9 interruptions of one 64 MiB download, each resumed by the same command\n")
         lines.append(f"bytes sent twice by the server: {extra} ({extra / (1 << 20):.3f} MiB); final file identical: {ok}")

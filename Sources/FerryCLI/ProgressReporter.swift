@@ -18,18 +18,24 @@ final class ProgressReporter: Sendable {
         var doneFiles = 0
         var doneBytes: Int64 = 0
         var lastJSON: [Int: ContinuousClock.Instant] = [:]
+        var closed = false
     }
 
     let mode: Mode
     let console: Console
     let totalFiles: Int
+    /// The command name for messages ("get", "put").
+    let command: String
     private let state = Mutex(State())
+    /// Serialises erase-print-redraw sequences, so a message is never drawn over.
+    private let drawing = Mutex(())
     private let ticker = Mutex<Task<Void, Never>?>(nil)
 
-    init(mode: Mode, console: Console, totalFiles: Int) {
+    init(mode: Mode, console: Console, totalFiles: Int, command: String) {
         self.mode = mode
         self.console = console
         self.totalFiles = totalFiles
+        self.command = command
         guard mode != .silent else { return }
         let interval: Duration = mode == .bars ? .milliseconds(100) : .milliseconds(500)
         ticker.withLock {
@@ -65,20 +71,26 @@ final class ProgressReporter: Sendable {
         case .json:
             console.json(JSONResult(transfer: transfer, result: result))
         case .bars:
-            clearBars()
-            if case .success(let r) = result {
-                let verb = r.skipped ? "skipped (exists)" : "done"
-                var line = "\(label): \(verb), \(Format.bytes(r.size))"
-                if !r.skipped {
-                    let secs = max(r.duration / .seconds(1), 0.001)
-                    line += " in \(String(format: "%.1f", secs)) s (\(Format.rate(Double(r.bytesTransferred) / secs)))"
-                    if r.resumedFrom > 0 { line += ", resumed at \(Format.bytes(r.resumedFrom))" }
+            drawing.withLock { _ in
+                clearBars()
+                switch result {
+                case .success(let r):
+                    let verb = r.skipped ? "skipped (exists)" : "done"
+                    var line = "\(label): \(verb), \(Format.bytes(r.size))"
+                    if !r.skipped {
+                        let secs = max(r.duration / .seconds(1), 0.001)
+                        line +=
+                            " in \(String(format: "%.1f", secs)) s (\(Format.rate(Double(r.bytesTransferred) / secs)))"
+                        if r.resumedFrom > 0 { line += ", resumed at \(Format.bytes(r.resumedFrom))" }
+                    }
+                    console.error(line)
+                case .failure(let e):
+                    console.error("ferry \(command): \(e)")
                 }
-                console.error(line)
+                draw()
             }
-            draw()
         case .silent:
-            break
+            if case .failure(let e) = result { console.error("ferry \(command): \(e)") }
         }
     }
 
@@ -97,12 +109,18 @@ final class ProgressReporter: Sendable {
             $0?.cancel()
             $0 = nil
         }
-        if mode == .bars { clearBars() }
+        drawing.withLock { _ in
+            state.withLock { $0.closed = true }
+            if mode == .bars { clearBars() }
+        }
     }
 
     private func tick() {
         switch mode {
-        case .bars: draw()
+        case .bars:
+            drawing.withLock { _ in
+                if !state.withLock({ $0.closed }) { draw() }
+            }
         case .json: emitJSONProgress()
         case .silent: break
         }

@@ -27,6 +27,25 @@ func remoteURL(_ text: String, for command: String) throws -> RemoteURL {
     return u
 }
 
+/// Runs `body` on every URL argument, reporting each failure and going on;
+/// 1 when any failed. Bad URLs stop everything first (exit 2).
+func forEachURL(
+    _ args: ParsedArguments, command: String, operation: String, console: Console,
+    _ body: (any RemoteFileSystem, RemoteURL) async throws -> Void
+) async throws -> Int32 {
+    let urls = try args.positionals.map { try remoteURL($0, for: command) }
+    var failed = 0
+    for url in urls {
+        do {
+            try await body(openFileSystem(url, args), url)
+        } catch {
+            console.error("ferry \(command): \(FerryError.wrap(error, operation: operation, target: url.redacted))")
+            failed += 1
+        }
+    }
+    return failed == 0 ? 0 : 1
+}
+
 /// `ferry ls URL [--json] [--all]`
 enum ListCommand: Command {
     static let spec = CommandSpec(
@@ -115,18 +134,10 @@ enum RemoveCommand: Command {
         options: connectionOptions, minPositionals: 1, maxPositionals: nil)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
-        var failed = 0
-        for text in args.positionals {
-            let url = try remoteURL(text, for: "rm")
-            do {
-                try await openFileSystem(url, args).delete(url.path)
-                if !args.has("quiet") { console.error("deleted \(url.redacted)") }
-            } catch {
-                console.error("ferry rm: \(FerryError.wrap(error, operation: "delete", target: url.redacted))")
-                failed += 1
-            }
+        try await forEachURL(args, command: "rm", operation: "delete", console: console) { fs, url in
+            try await fs.delete(url.path)
+            if !args.has("quiet") { console.error("deleted \(url.redacted)") }
         }
-        return failed == 0 ? 0 : 1
     }
 }
 
@@ -139,17 +150,9 @@ enum MakeDirectoryCommand: Command {
         minPositionals: 1, maxPositionals: nil)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
-        var failed = 0
-        for text in args.positionals {
-            let url = try remoteURL(text, for: "mkdir")
-            do {
-                try await openFileSystem(url, args).makeDirectory(url.path, createParents: args.has("parents"))
-            } catch {
-                console.error("ferry mkdir: \(FerryError.wrap(error, operation: "mkdir", target: url.redacted))")
-                failed += 1
-            }
+        try await forEachURL(args, command: "mkdir", operation: "mkdir", console: console) { fs, url in
+            try await fs.makeDirectory(url.path, createParents: args.has("parents"))
         }
-        return failed == 0 ? 0 : 1
     }
 }
 
@@ -160,17 +163,9 @@ enum RemoveDirectoryCommand: Command {
         options: connectionOptions, minPositionals: 1, maxPositionals: nil)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
-        var failed = 0
-        for text in args.positionals {
-            let url = try remoteURL(text, for: "rmdir")
-            do {
-                try await openFileSystem(url, args).removeDirectory(url.path)
-            } catch {
-                console.error("ferry rmdir: \(FerryError.wrap(error, operation: "rmdir", target: url.redacted))")
-                failed += 1
-            }
+        try await forEachURL(args, command: "rmdir", operation: "rmdir", console: console) { fs, url in
+            try await fs.removeDirectory(url.path)
         }
-        return failed == 0 ? 0 : 1
     }
 }
 

@@ -16,7 +16,7 @@ enum TransferRunner {
     {
         let mode: ProgressReporter.Mode =
             args.has("json") ? .json : (args.has("quiet") || !console.stderrIsTerminal) ? .silent : .bars
-        let reporter = ProgressReporter(mode: mode, console: console, totalFiles: items.count)
+        let reporter = ProgressReporter(mode: mode, console: console, totalFiles: items.count, command: command)
         let registry = TransferRegistry()
         let interrupt = InterruptHandler { registry.cancelAll() }
         defer { interrupt.remove() }
@@ -66,10 +66,7 @@ enum TransferRunner {
         }
         registry.remove(transfer)
         reporter.finish(transfer, label: item.label, result: outcome)
-        if case .failure(let e) = outcome {
-            if reporter.mode != .json { reporter.console.error("ferry \(command): \(e)") }
-            return false
-        }
+        if case .failure = outcome { return false }
         return true
     }
 }

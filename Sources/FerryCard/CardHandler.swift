@@ -140,33 +140,6 @@ final class CardHandler: Sendable {
         }
     }
 
-    /// Decodes `%XX` escapes without reading `+` as a space; nil for a bad escape
-    /// or bytes that are not UTF-8 (used for `thumbnail.cgi?/PATH`).
-    static func percentDecode(_ text: String) -> String? {
-        var bytes: [UInt8] = []
-        let utf8 = Array(text.utf8)
-        var i = 0
-        func hex(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: c - 0x30
-            case 0x41...0x46: c - 0x41 + 10
-            case 0x61...0x66: c - 0x61 + 10
-            default: nil
-            }
-        }
-        while i < utf8.count {
-            if utf8[i] == UInt8(ascii: "%") {
-                guard i + 2 < utf8.count, let h = hex(utf8[i + 1]), let l = hex(utf8[i + 2]) else { return nil }
-                bytes.append(h << 4 | l)
-                i += 3
-            } else {
-                bytes.append(utf8[i])
-                i += 1
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
     /// `GET /PATH`: the file, with `Range` unless the card is set to ignore it.
     func file(_ request: HTTPRequest) -> HTTPResponse {
         guard request.method == "GET" || request.method == "HEAD" else { return .status(405) }
@@ -185,7 +158,7 @@ final class CardHandler: Sendable {
 
     /// `GET /thumbnail.cgi?/PATH`: the Exif thumbnail, 404 when there is none.
     func thumbnail(_ request: HTTPRequest) -> HTTPResponse {
-        guard let raw = request.rawQuery, let cardPath = CardHandler.percentDecode(raw) else { return .status(404) }
+        guard let raw = request.rawQuery, let cardPath = RemoteURL.percentDecode(raw) else { return .status(404) }
         let local: String
         do {
             local = try root.existing(cardPath)

@@ -260,8 +260,9 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         return out
     }
 
-    /// Decodes `%XX` escapes; nil for a malformed escape or bytes that are not UTF-8.
-    static func percentDecode<S: StringProtocol>(_ text: S) -> String? {
+    /// Decodes `%XX` escapes (a `+` stays a `+`); nil for a malformed escape or
+    /// bytes that are not UTF-8.
+    public static func percentDecode<S: StringProtocol>(_ text: S) -> String? {
         let utf8 = Array(text.utf8)
         guard utf8.contains(UInt8(ascii: "%")) else { return String(text) }
         var out: [UInt8] = []

@@ -186,7 +186,7 @@ final class SyncOutput: Sendable {
         self.directory = directory
         self.watching = watching
         self.quiet = quiet
-        reporter = ProgressReporter(mode: mode, console: console, totalFiles: 0)
+        reporter = ProgressReporter(mode: mode, console: console, totalFiles: 0, command: "sync")
     }
 
     func close() { reporter.close() }
@@ -223,26 +223,30 @@ final class SyncOutput: Sendable {
         case .imported(let item, let result):
             if let t = take(item) { reporter.finish(t, label: shown(item.destination), result: .success(result)) }
         case .failed(let item, let error):
-            if let t = take(item) { reporter.finish(t, label: shown(item.destination), result: .failure(error)) }
-            console.error("ferry sync: \(error)")
+            // The reporter prints a transfer's failure itself.
+            if let t = take(item) {
+                reporter.finish(t, label: shown(item.destination), result: .failure(error))
+            } else {
+                reporter.message("ferry sync: \(error)")
+            }
         case .deletedFromSource(let item):
             if !quiet { console.out("deleted from the source: \(item.remotePath)\n") }
         case .keptOnSource(let item, let reason):
-            console.error("ferry sync: kept \(item.remotePath) on the source: \(reason)")
+            reporter.message("ferry sync: kept \(item.remotePath) on the source: \(reason)")
         case .passFinished(let s):
             if watching && s.pass > 1 && s.imported == 0 && s.failures.isEmpty && s.deleted.isEmpty && s.recorded == 0 {
                 break
             }
             console.out(SyncOutput.text(s, watching: watching))
         case .sourceUnavailable(let error):
-            console.error("ferry sync: the source is not answering (\(error)); waiting for it")
+            reporter.message("ferry sync: the source is not answering (\(error)); waiting for it")
         case .sourceAvailable:
-            console.error("ferry sync: the source answers again")
+            reporter.message("ferry sync: the source answers again")
         case .differentCard(let previous, let current):
-            console.error(
+            reporter.message(
                 "ferry sync: a different card answers (CID \(current ?? "unknown"), was \(previous ?? "unknown"))")
         case .cardRestarted:
-            console.error("ferry sync: the card restarted; looking again")
+            reporter.message("ferry sync: the card restarted; looking again")
         }
     }
 

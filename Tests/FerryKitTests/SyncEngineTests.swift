@@ -26,6 +26,9 @@ final class SyncEvents: Sendable {
 /// `SyncEngine` against `ferry card` (a process on a free port, per test) and
 /// local folders: first import, only new files after, nothing fetched twice,
 /// changed files under new names, filters, dry run, layouts, delete-after.
+///
+/// Waits are `Task.sleep`, never `usleep`: a blocked thread of the small
+/// cooperative pool would starve the very sync being waited for.
 @Suite(.serialized)
 struct SyncEngineTests {
     let root: TempDir
@@ -381,7 +384,9 @@ struct SyncEngineTests {
         let pass = Task { try await sync.runPass() }
         let part = out.file("100__TSB/BIG.RAW.part")
         let deadline = Date().addingTimeInterval(20)
-        while (LocalFileSizes.of(part) ?? 0) < 600_000 && Date() < deadline { usleep(20_000) }
+        while (LocalFileSizes.of(part) ?? 0) < 600_000 && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         pass.cancel()
         let interrupted = try await pass.value
         #expect(interrupted.interrupted && !interrupted.succeeded && interrupted.imported == 0)
@@ -408,11 +413,11 @@ struct SyncEngineTests {
         let watch = Task { try await engine.watch(events: events.handler) }
         defer { watch.cancel() }
         let deadline = Date().addingTimeInterval(10)
-        while events.imported.count < 4 && Date() < deadline { usleep(20_000) }
+        while events.imported.count < 4 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(events.imported.count == 4)
         let added = Date()
         try photo("DCIM/101__TSB/NEW.JPG", size: 30_000, seed: 60, date: (2023, 1, 1, 0, 0, 0))
-        while events.imported.count < 5 && Date() < deadline { usleep(20_000) }
+        while events.imported.count < 5 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(Date().timeIntervalSince(added) < 5)
         #expect(fm.contentsEqual(atPath: out.file("101__TSB/NEW.JPG"), andPath: root.file("DCIM/101__TSB/NEW.JPG")))
         // Seen once, then again unchanged: one pass deferred it.

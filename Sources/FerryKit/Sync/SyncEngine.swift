@@ -250,7 +250,7 @@ public final class SyncEngine: Sendable {
                     plan.deferred += 1
                     continue
                 }
-                if known == .new, let base, !plan.claimed.contains(base),
+                if known == .new, let base, !plan.claimed.contains(base), LocalFile.exists(base),
                     try self.isSameFile(e, at: base, claimed: tx?.isClaimed(localPath: self.relative(base)) ?? false)
                 {
                     // First run over a folder that already has the file: record it.

@@ -91,9 +91,13 @@ public final class SyncHistory: Sendable {
         let file = directory.hasSuffix("/") ? directory + fileName : directory + "/" + fileName
         if !create && !LocalFile.exists(file) { return nil }
         let database = try SQLiteDatabase(path: file, create: create)
-        if create {
+        try database.execute("PRAGMA synchronous=NORMAL")
+        // The schema is written once; a re-sync that finds nothing new writes nothing.
+        let version = try database.statement("PRAGMA user_version")
+        let current = try version.step() ? version.int64(0) ?? 0 : 0
+        version.reset()
+        if create && current == 0 {
             try database.execute("PRAGMA journal_mode=WAL")
-            try database.execute("PRAGMA synchronous=NORMAL")
             try database.transaction(immediate: true) { () throws(FerryError) in
                 try database.execute(
                     """
@@ -112,8 +116,10 @@ public final class SyncHistory: Sendable {
                     PRAGMA user_version=\(schemaVersion);
                     """)
             }
-        } else {
-            try database.execute("PRAGMA synchronous=NORMAL")
+        } else if current > schemaVersion {
+            throw FerryError(
+                .localIO, operation: "history", target: file,
+                detail: "written by a newer Ferry (history version \(current)); update Ferry")
         }
         return SyncHistory(path: file, db: database)
     }

@@ -42,6 +42,15 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // libjpeg-turbo (libjpeg62-turbo-dev): server-side thumbnails and the demo's sample photos.
+        // Its DCT-scaled decoding (1/2..1/8) makes a thumbnail of a 12 MP photo cost a fraction of
+        // a full decode. The shim header does each decode/encode in C behind setjmp, because
+        // libjpeg's error_exit would otherwise end the process on a corrupt file.
+        .systemLibrary(
+            name: "CJPEG",
+            pkgConfig: "libjpeg",
+            providers: [.apt(["libjpeg62-turbo-dev"])]
+        ),
         // The HTTP server under `ferry card` (FlashAir emulator) and `ferry serve` (browser UI).
         .target(
             name: "FerryServer",
@@ -49,6 +58,13 @@ let package = Package(
         ),
         // Linux calls Glibc's overlay hides behind _GNU_SOURCE (renameat2, utimensat's UTIME_OMIT).
         .target(name: "CFerryOS"),
+        // `ferry serve`: the browser UI (static HTML/CSS/JS shipped as resources, no build step)
+        // and its JSON API over FerryKit, thumbnails, and the demo's sample photos.
+        .target(
+            name: "FerryWeb",
+            dependencies: ["FerryKit", "FerryServer", "CJPEG"],
+            resources: [.copy("Web")]
+        ),
         .target(
             name: "FerryKit",
             dependencies: ["CCurl", "CFerryOS", "CSQLite"]
@@ -61,7 +77,7 @@ let package = Package(
         // The command line's logic, as a library so its argument parser is unit-tested.
         .target(
             name: "FerryCLI",
-            dependencies: ["FerryKit", "FerryCard"]
+            dependencies: ["FerryKit", "FerryCard", "FerryWeb"]
         ),
         .executableTarget(
             name: "ferry",
@@ -79,6 +95,10 @@ let package = Package(
         .testTarget(
             name: "FerryServerTests",
             dependencies: ["FerryServer"]
+        ),
+        .testTarget(
+            name: "FerryWebTests",
+            dependencies: ["FerryWeb", "FerryKit", "FerryServer", "FerryTestSupport"]
         ),
         .testTarget(
             name: "FerryCLITests",

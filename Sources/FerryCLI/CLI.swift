@@ -9,6 +9,7 @@ public enum CLI {
         [
             ListCommand.self, GetCommand.self, PutCommand.self, RemoveCommand.self, MakeDirectoryCommand.self,
             RemoveDirectoryCommand.self, MoveCommand.self, InfoCommand.self, SyncCommand.self, CardCommand.self,
+            ServeCommand.self, DemoCommand.self,
         ]
     }
 

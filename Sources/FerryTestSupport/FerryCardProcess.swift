@@ -50,6 +50,17 @@ public final class FerryCardProcess: Sendable {
     /// What the card printed.
     public var log: String { process.log }
 
+    /// The card process's peak resident memory so far (VmHWM), in bytes.
+    public var peakResidentBytes: Int {
+        let status =
+            (try? String(contentsOfFile: "/proc/\(process.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let kb = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+            return kb * 1024
+        }
+        return 0
+    }
+
     /// Stops the card.
     public func stop() { process.stop() }
 

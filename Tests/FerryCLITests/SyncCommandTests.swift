@@ -2,6 +2,8 @@ import FerryTestSupport
 import Foundation
 import Testing
 
+@testable import FerryCLI
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -258,6 +260,20 @@ struct SyncCommandTests {
         #expect(SyncCommandTests.jsonLines(again.stdout).allSatisfy { $0["type"] as? String != "progress" })
         #expect(seconds < 2, "re-sync took \(seconds) s")
         print("re-sync of 5,000 files with nothing new: \(String(format: "%.3f", seconds)) s (whole ferry process)")
+    }
+
+    @Test func sinceDates() throws {
+        let utc = TimeZone(identifier: "UTC")!
+        let day = try #require(SyncCommand.parseDate("2024-05-01", zone: utc))
+        #expect(day.timeIntervalSince1970 == 1_714_521_600)
+        #expect(SyncCommand.parseDate("2024-05-01T13:45", zone: utc) == day.addingTimeInterval(13 * 3600 + 45 * 60))
+        #expect(SyncCommand.parseDate("2024-05-01 13:45:10", zone: utc) == day.addingTimeInterval(49_510))
+        let tokyo = TimeZone(identifier: "Asia/Tokyo")!
+        #expect(SyncCommand.parseDate("2024-05-01", zone: tokyo) == day.addingTimeInterval(-9 * 3600))
+        #expect(SyncCommand.parseDate("2024-05-01T00:00:00Z", zone: tokyo) == day)
+        for bad in ["May 1", "2024-13-01", "2024-02-30", "2024-05", "yesterday", ""] {
+            #expect(SyncCommand.parseDate(bad) == nil, "\(bad)")
+        }
     }
 
     static func size(_ path: String) -> Int64? {

@@ -340,7 +340,8 @@ public final class SyncEngine: Sendable {
 
     /// The source a download's journal names (to recognise our own `.part` files).
     func transferSource(_ path: String) -> String {
-        fs is LocalFileSystem ? path : url.with(path: path).redacted
+        if let factory = fs as? any DownloadSourceFactory { return factory.downloadSource(for: path).displayName }
+        return fs is LocalFileSystem ? path : url.with(path: path).redacted
     }
 
     /// Errors that mean the source itself is gone (camera off, server down), not one file.

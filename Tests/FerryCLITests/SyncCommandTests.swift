@@ -164,6 +164,11 @@ struct SyncCommandTests {
         print("watch: an uploaded file was imported \(String(format: "%.2f", elapsed)) s after the upload")
         #expect(fm.contentsEqual(atPath: work.file("photos/100__TSB/NEW_0001.JPG"), andPath: local))
 
+        // A second sync into the same folder is refused while this one runs.
+        let second = try run(["sync", card.url("/DCIM"), "photos"])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("another ferry sync is importing into this folder"), "\(second.stderr)")
+
         // Ctrl-C while idle: a clean stop, exit 0.
         let stopAsked = Date()
         watch.signal(SIGINT)

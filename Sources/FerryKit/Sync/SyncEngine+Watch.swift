@@ -17,7 +17,7 @@ extension SyncEngine {
     public func watch(events: @escaping @Sendable (SyncEvent) -> Void = { _ in }) async throws(FerryError)
         -> SyncPassSummary?
     {
-        let lock = try prepareDirectory()
+        let lock = try await prepareDirectory()
         defer { withExtendedLifetime(lock) {} }
         let interval = options.interval ?? (card == nil ? .seconds(10) : .seconds(1))
         var poller = card?.forPolling(interval: interval)

@@ -77,7 +77,7 @@ public final class SyncEngine: Sendable {
     public func runPass(events: @escaping @Sendable (SyncEvent) -> Void = { _ in }) async throws(FerryError)
         -> SyncPassSummary
     {
-        let lock = try prepareDirectory()
+        let lock = try await prepareDirectory()
         defer { withExtendedLifetime(lock) {} }
         var state = PassState()
         return try await pass(&state, watching: false, events: events)
@@ -128,7 +128,7 @@ public final class SyncEngine: Sendable {
     }
 
     /// Creates the folder and takes its lock; nil for a dry run (which writes nothing).
-    func prepareDirectory() throws(FerryError) -> SyncLock? {
+    func prepareDirectory() async throws(FerryError) -> SyncLock? {
         guard !options.dryRun else { return nil }
         if !LocalFile.isDirectory(directory) {
             do {
@@ -137,7 +137,7 @@ public final class SyncEngine: Sendable {
                 throw FerryError(.localIO, operation: "sync", target: directory, detail: error.localizedDescription)
             }
         }
-        return try SyncLock(directory: directory)
+        return try await SyncLock.acquire(directory: directory)
     }
 
     func pass(_ state: inout PassState, watching: Bool, events: @escaping @Sendable (SyncEvent) -> Void)

@@ -96,6 +96,11 @@ let package = Package(
             name: "FerryServerTests",
             dependencies: ["FerryServer"]
         ),
+        // Fuzz corpus replay, regressions from fuzzing, hostile clients, secrets (docs/RELIABILITY.md).
+        .testTarget(
+            name: "FerryHardeningTests",
+            dependencies: ["FerryKit", "FerryServer", "FerryCard", "FerryWeb", "FerryTestSupport"]
+        ),
         .testTarget(
             name: "FerryWebTests",
             dependencies: ["FerryWeb", "FerryKit", "FerryServer", "FerryTestSupport"]

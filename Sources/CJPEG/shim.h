@@ -21,6 +21,12 @@
 #define FERRY_JPEG_MEMORY (-3)    // out of memory
 #define FERRY_JPEG_ARGUMENT (-4)  // a bad size or pointer
 
+// Bounds on what one decode may take, whatever the file claims: libjpeg's own
+// working memory, and the decoded pixels (50 MP, 150 MB of RGB; a thumbnail
+// decode at 1/8 reaches that only for a source of 3 gigapixels).
+#define FERRY_JPEG_MAX_MEMORY 1073741824L  // 1 GiB
+#define FERRY_JPEG_MAX_OUTPUT_PIXELS 50000000ULL
+
 /// Pixels decoded by ferry_jpeg_decode: RGB, 3 bytes a pixel, rows packed.
 /// `pixels` is malloc'd; release it with ferry_jpeg_free.
 typedef struct {
@@ -85,6 +91,11 @@ static inline int ferry_jpeg_decode(const char *path, const unsigned char *data,
         return FERRY_JPEG_ERROR;
     }
     jpeg_create_decompress(&info);
+    // A few hundred bytes can declare a 65500 x 65500 image; a progressive one would
+    // make libjpeg zero ~13 GB of coefficients before reading any data. Past this
+    // budget libjpeg stops with "Insufficient memory" instead (a 200 MP progressive
+    // photo needs about 600 MB).
+    info.mem->max_memory_to_use = FERRY_JPEG_MAX_MEMORY;
     if (file) {
         jpeg_stdio_src(&info, file);
     } else {
@@ -105,6 +116,11 @@ static inline int ferry_jpeg_decode(const char *path, const unsigned char *data,
     info.do_fancy_upsampling = FALSE;
     info.do_block_smoothing = FALSE;
     jpeg_start_decompress(&info);
+    if ((unsigned long long)info.output_width * info.output_height > FERRY_JPEG_MAX_OUTPUT_PIXELS) {
+        jpeg_destroy_decompress(&info);
+        if (file) fclose(file);
+        return FERRY_JPEG_MEMORY;
+    }
     size_t stride = (size_t)info.output_width * 3;
     pixels = (unsigned char *)malloc(stride * info.output_height);
     if (!pixels) {

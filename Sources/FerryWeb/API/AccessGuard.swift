@@ -31,7 +31,16 @@ struct AccessGuard: Sendable {
     func tokenRedirect(_ request: HTTPRequest) -> HTTPResponse? {
         guard let token, let offered = request.query("token"), request.method == "GET" else { return nil }
         guard Self.equal(offered, token) else { return Self.refuse(401, "wrong access token") }
+        // A path on this site only: `//host/...`, `/\host/...` or an absolute-form
+        // `http://host/...` target would send the browser elsewhere.
         var location = request.rawPath
+        // Bytes, not Characters: `"/\u{301}".hasPrefix("/")` is false in Swift.
+        let head = Array(location.utf8.prefix(2))
+        if head.first != UInt8(ascii: "/")
+            || head.count == 2 && (head[1] == UInt8(ascii: "/") || head[1] == UInt8(ascii: "\\"))
+        {
+            location = "/"
+        }
         let rest = request.queryItems.filter { $0.name != "token" }
         if !rest.isEmpty {
             location +=

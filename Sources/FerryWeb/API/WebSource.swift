@@ -63,7 +63,11 @@ struct WebSource: Sendable {
         while true {
             if let real = WebSource.realPath(probe) {
                 let resolved = real + rest
-                let inside = realRoot == "/" || resolved == realRoot || resolved.hasPrefix(realRoot + "/")
+                // Bytes, as the file system compares them: Swift's `==`/`hasPrefix` take
+                // `cafe\u{301}` (a sibling folder) for `caf\u{E9}` (the root).
+                let bytes = resolved.utf8
+                let inside =
+                    realRoot == "/" || bytes.elementsEqual(realRoot.utf8) || bytes.starts(with: (realRoot + "/").utf8)
                 guard inside else {
                     throw FerryError(
                         .permissionDenied, operation: "open", target: path,

@@ -32,6 +32,16 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // SQLite (libsqlite3-dev): the import history of `ferry sync` (what was fetched
+        // from which card or server). It needs keyed lookups over thousands of rows in
+        // one transaction, crash safety without an fsync per file (WAL), and safe use by
+        // two processes at once; a hand-rolled file format would have to reinvent all
+        // three. Debian's library, like libcurl: no package to fetch.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // libjpeg-turbo (libjpeg62-turbo-dev): server-side thumbnails and the demo's sample photos.
         // Its DCT-scaled decoding (1/2..1/8) makes a thumbnail of a 12 MP photo cost a fraction of
         // a full decode. The shim header does each decode/encode in C behind setjmp, because
@@ -46,7 +56,7 @@ let package = Package(
             name: "FerryServer",
             dependencies: ["CMicroHTTPD"]
         ),
-        // Linux calls Glibc's overlay hides behind _GNU_SOURCE (renameat2, utimensat's UTIME_OMIT).
+        // Linux calls Glibc's overlay hides behind _GNU_SOURCE (renameat2, syncfs, utimensat's UTIME_OMIT).
         .target(name: "CFerryOS"),
         // `ferry serve`: the browser UI (static HTML/CSS/JS shipped as resources, no build step)
         // and its JSON API over FerryKit, thumbnails, and the demo's sample photos.
@@ -57,7 +67,7 @@ let package = Package(
         ),
         .target(
             name: "FerryKit",
-            dependencies: ["CCurl", "CFerryOS"]
+            dependencies: ["CCurl", "CFerryOS", "CSQLite"]
         ),
         // `ferry card`: a FlashAir card emulator on the HTTP server.
         .target(

@@ -64,6 +64,23 @@ static inline CURLMcode ferry_curl_multi_setopt_long(CURLM *m, CURLMoption o, lo
     return curl_multi_setopt(m, o, v);
 }
 
+// --- curl_share_setopt (FTPS shares TLS sessions between easy handles) -----
+typedef void (*ferry_curl_lock_cb)(CURL *h, curl_lock_data data, curl_lock_access access, void *userptr);
+typedef void (*ferry_curl_unlock_cb)(CURL *h, curl_lock_data data, void *userptr);
+
+static inline CURLSHcode ferry_curl_share_setopt_long(CURLSH *s, CURLSHoption o, long v) {
+    return curl_share_setopt(s, o, v);
+}
+static inline CURLSHcode ferry_curl_share_setopt_pointer(CURLSH *s, CURLSHoption o, void *v) {
+    return curl_share_setopt(s, o, v);
+}
+static inline CURLSHcode ferry_curl_share_setopt_lock_cb(CURLSH *s, ferry_curl_lock_cb cb) {
+    return curl_share_setopt(s, CURLSHOPT_LOCKFUNC, cb);
+}
+static inline CURLSHcode ferry_curl_share_setopt_unlock_cb(CURLSH *s, ferry_curl_unlock_cb cb) {
+    return curl_share_setopt(s, CURLSHOPT_UNLOCKFUNC, cb);
+}
+
 // --- macros Swift cannot import --------------------------------------------
 static const size_t FERRY_CURL_WRITEFUNC_PAUSE = CURL_WRITEFUNC_PAUSE;
 static const size_t FERRY_CURL_READFUNC_ABORT = CURL_READFUNC_ABORT;

@@ -7,7 +7,7 @@ public enum Ferry {
 
     /// Opens the remote file system a URL names.
     ///
-    /// - Throws: `FerryError.unsupportedScheme` for a scheme without a backend yet.
+    /// - Throws: nothing today (every scheme has a backend); kept so a backend may refuse a URL.
     public static func fileSystem(for url: RemoteURL, options: ConnectionOptions = .init()) throws
         -> any RemoteFileSystem
     {
@@ -15,13 +15,12 @@ public enum Ferry {
         switch url.scheme {
         case .http, .https:
             return HTTPFileSystem(url: url, verifyTLS: options.verifyTLS)
+        case .ftp, .ftps, .ftpes:
+            return FTPFileSystem(url: url, options: options)
         case .flashair:
             return FlashAirFileSystem(url: url, options: options)
         case .file:
             return LocalFileSystem(url: url)
-        default:
-            throw FerryError(
-                .unsupportedScheme, target: url.redacted, detail: "\(url.scheme.rawValue):// is not supported yet")
         }
     }
 

@@ -1,0 +1,87 @@
+import CCurl
+import Foundation
+
+/// One FTP request whose reply fits in memory: a listing, a `stat`, the `FEAT`
+/// probe, or a list of quote commands. It records every server reply so errors
+/// can carry the server's own code and text.
+///
+/// Engine-thread confined while running (see `CurlJob`); the awaiting task reads
+/// the results after `perform` returned.
+final class FTPCommandJob: CurlJob, @unchecked Sendable {
+    var log = FTPReplyLog()
+    /// The body (a listing). Control-only requests get libcurl's synthesized
+    /// header text here too, which is why the default cap is not 0.
+    private(set) var body: [UInt8] = []
+    let maxBody: Int
+    private(set) var tooLarge = false
+    /// `PWD` after login (`CURLINFO_FTP_ENTRY_PATH`), read when the job completed.
+    private(set) var entryPath: String?
+    /// `MDTM` as Unix time (`CURLINFO_FILETIME`), -1 when unknown.
+    private(set) var fileTime: Int = -1
+    /// `SIZE` (`CURLINFO_CONTENT_LENGTH_DOWNLOAD_T`), -1 when unknown.
+    private(set) var contentLength: Int64 = -1
+
+    init(endpoint: FTPEndpoint, path: String, maxBody: Int = 64 << 10) {
+        self.maxBody = maxBody
+        super.init(hostKey: endpoint.hostKey)
+        endpoint.configure(easy, path: path)
+        enableDebug()
+    }
+
+    /// Makes this a control-only request: `commands` as quote commands, each
+    /// prefixed `*` so a refusal neither aborts the request nor makes libcurl
+    /// drop the connection; the caller judges each reply itself.
+    func quote(_ commands: [String]) {
+        easy.set(CURLOPT_NOBODY, 1)
+        easy.set(CURLOPT_QUOTE, list: commands.map { "*" + $0 })
+    }
+
+    override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard body.count + bytes.count <= maxBody else {
+            tooLarge = true
+            return false
+        }
+        body.append(contentsOf: bytes)
+        return true
+    }
+
+    override func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer) {
+        if type == CURLINFO_HEADER_IN {
+            log.consumeIncoming(text)
+        } else if type == CURLINFO_HEADER_OUT {
+            log.consumeOutgoing(String(decoding: text, as: UTF8.self))
+        }
+    }
+
+    override func didComplete(_ completion: CurlCompletion) {
+        entryPath = easy.info(string: CURLINFO_FTP_ENTRY_PATH)
+        fileTime = easy.info(CURLINFO_FILETIME)
+        contentLength = easy.info(large: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
+    }
+
+    /// The body as text (UTF-8; invalid bytes replaced).
+    var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+extension FTPEndpoint {
+    /// Runs a job; throws the server's error (or libcurl's) when it failed.
+    @discardableResult
+    func run(_ job: FTPCommandJob, operation: String, path: String) async throws(FerryError) -> FTPCommandJob {
+        let completion = await engine.perform(job)
+        if completion.interrupted || completion.code != .ok {
+            throw FerryError.ftp(completion, log: job.log, operation: operation, target: display(path))
+        }
+        return job
+    }
+
+    /// Sends quote commands on a control connection and returns the reply to each
+    /// (nil for a command the server never answered). Connection and login errors throw.
+    func quote(_ commands: [String], operation: String, path: String) async throws(FerryError) -> [FTPReply?] {
+        // The server root URL: libcurl then sends no CWD of its own after the commands
+        // (only a CWD back to the login folder on a reused connection).
+        let job = FTPCommandJob(endpoint: self, path: "/", maxBody: 64 << 10)
+        job.quote(commands)
+        try await run(job, operation: operation, path: path)
+        return commands.map { job.log.reply(to: $0) }
+    }
+}

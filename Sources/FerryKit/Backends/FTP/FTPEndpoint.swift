@@ -1,0 +1,117 @@
+import CCurl
+import Foundation
+
+/// One FTP server as Ferry talks to it: scheme and TLS mode, credentials, and
+/// how Ferry's absolute paths become URLs and command arguments.
+///
+/// ## Paths
+///
+/// Ferry paths are relative to the login folder, as in curl and browsers:
+/// `ftp://host/pub/a.txt` is `pub/a.txt` inside the folder the login lands in,
+/// which a chrooted or virtual-root server (vsftpd anonymous, pyftpdlib,
+/// proftpd with `DefaultRoot ~`) also calls `/pub/a.txt`. A path starting with
+/// `//` (the URL spelled `ftp://host/%2Fetc/x`) names the server's true root.
+///
+/// - Listings, `stat` by SIZE/MDTM, downloads and uploads put the path in the URL
+///   (percent-encoded; libcurl decodes it and CWDs into each folder).
+/// - Commands sent as `CURLOPT_QUOTE` (DELE, MKD, RMD, RNFR/RNTO, MLST) carry the
+///   path as the server spells it, made absolute with the login folder from `PWD`.
+///   libcurl sends quote commands before any CWD but on a reused connection the
+///   current folder is wherever the previous transfer left it, so only an absolute
+///   path means the same thing every time.
+struct FTPEndpoint: Sendable {
+    /// The server (scheme, host, port); the path is ignored.
+    let url: RemoteURL
+    let credentials: Credentials?
+    let verifyTLS: Bool
+    let engine: CurlEngine
+
+    var hostKey: String { url.hostKey }
+    /// The server-info cache key: the login folder differs per user.
+    var serverKey: String {
+        "\(url.hostKey)|\(credentials?.user ?? "anonymous")"
+    }
+
+    /// The redacted URL of a path, for messages.
+    func display(_ path: String) -> String { url.with(path: path).redacted }
+
+    /// Sets the URL and every connection option on a handle. Every FTP handle gets
+    /// the same options, so libcurl can reuse one control connection for all of them.
+    func configure(_ easy: EasyHandle, path: String, stallTimeout: Duration = .seconds(30)) {
+        // ftpes:// is explicit TLS: an ftp:// URL that must upgrade with AUTH TLS.
+        let wireScheme = url.scheme == .ftpes ? "ftp" : url.scheme.rawValue
+        easy.set(CURLOPT_URL, url.with(path: path).wireURL(scheme: wireScheme))
+        if url.scheme == .ftpes {
+            easy.set(CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue))
+        }
+        if url.scheme != .ftp {
+            FTPSessionShare.shared.attach(easy)
+            // TLS 1.2 at most: over TLS 1.3, libcurl 7.88 replaces the control
+            // connection's session with each data connection's new ticket, and
+            // servers that require session reuse on data connections (vsftpd's
+            // default) then refuse the next transfer ("522 SSL connection failed:
+            // session reuse required", or a truncated file). TLS 1.2 session IDs
+            // do not change that way.
+            easy.set(CURLOPT_SSLVERSION, CURL_SSLVERSION_MAX_TLSv1_2)
+        }
+        // Never in the URL string: libcurl would echo it in its own messages.
+        if let credentials {
+            easy.set(CURLOPT_USERNAME, credentials.user)
+            easy.set(CURLOPT_PASSWORD, credentials.password ?? "")
+        }
+        if !verifyTLS {
+            easy.set(CURLOPT_SSL_VERIFYPEER, 0)
+            easy.set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        easy.set(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
+        easy.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, 60)
+        // A connection that moves under 1 byte/s for the stall time is dead.
+        easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(stallTimeout / .seconds(1))))
+        easy.set(CURLOPT_TCP_KEEPALIVE, 1)
+        easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
+        easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)
+    }
+
+    // MARK: Paths
+
+    /// A path in Ferry's form: leading `/`, no trailing `/` (except the root).
+    static func normalize(_ path: String) -> String {
+        var p = path.hasPrefix("/") ? path : "/" + path
+        while p.count > 1 && p.hasSuffix("/") && p != "//" { p.removeLast() }
+        return p
+    }
+
+    /// The folder holding `path` ("/" for a top-level name).
+    static func parent(of path: String) -> String {
+        let p = normalize(path)
+        guard let slash = p.lastIndex(of: "/") else { return "/" }
+        let head = String(p[..<slash])
+        return head.isEmpty ? "/" : head
+    }
+
+    /// The last component of `path`.
+    static func name(of path: String) -> String {
+        let p = normalize(path)
+        return p.split(separator: "/").last.map(String.init) ?? "/"
+    }
+
+    /// The path as a command argument: absolute, as the server names it.
+    static func serverPath(_ path: String, entryPath: String) -> String {
+        let p = normalize(path)
+        if p.hasPrefix("//") { return String(p.dropFirst()) }
+        let relative = p.dropFirst()
+        if relative.isEmpty { return entryPath }
+        return entryPath.hasSuffix("/") ? entryPath + relative : entryPath + "/" + relative
+    }
+
+    /// Refuses paths an FTP command line cannot carry: a CR or LF would end the
+    /// command early and smuggle in another one.
+    static func validate(_ path: String, operation: String, display: String) throws(FerryError) {
+        if path.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\r\n" || $0 == "\0" }) {
+            throw FerryError(
+                .invalidURL, operation: operation, target: display,
+                detail: "FTP cannot name a file with a line break or NUL in it")
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import CCurl
+import Foundation
+
+/// One complete FTP server reply ("550 No such file or directory."), with the
+/// command it answered.
+struct FTPReply: Sendable, Hashable {
+    /// The three-digit reply code.
+    var code: Int
+    /// The text of the final line, after the code.
+    var text: String
+    /// Every line of the reply, multi-line replies included (`211-Features:` ...).
+    var lines: [String]
+    /// The command this reply answered ("FEAT", "DELE /pub/a"), or nil for the
+    /// greeting. `PASS` is recorded without its argument.
+    var command: String?
+
+    /// The command's verb, uppercased ("DELE").
+    var verb: String? {
+        command.map { String($0.prefix { $0 != " " }).uppercased() }
+    }
+
+    var isFailure: Bool { code >= 400 }
+}
+
+/// Collects the replies and commands of one libcurl FTP job from its debug
+/// callback (`CURLINFO_HEADER_IN` carries server replies, `CURLINFO_HEADER_OUT`
+/// the commands libcurl sent).
+///
+/// Used only on the engine thread while the job runs, and read by the awaiting
+/// task after the job completed.
+struct FTPReplyLog: Sendable {
+    /// Complete replies, in order.
+    private(set) var replies: [FTPReply] = []
+    private var pending: [String] = []
+    private var partialLine: [UInt8] = []
+    private var lastCommand: String?
+
+    /// Feeds server text: one or more lines, possibly ending in a partial line.
+    mutating func consumeIncoming(_ bytes: UnsafeRawBufferPointer) {
+        for b in bytes {
+            if b == UInt8(ascii: "\n") {
+                var line = partialLine
+                partialLine.removeAll(keepingCapacity: true)
+                if line.last == UInt8(ascii: "\r") { line.removeLast() }
+                if !line.isEmpty { consumeLine(String(decoding: line, as: UTF8.self)) }
+            } else {
+                partialLine.append(b)
+            }
+        }
+    }
+
+    /// Feeds server text as a string (tests).
+    mutating func consumeIncoming(_ text: String) {
+        var t = text
+        t.withUTF8 { consumeIncoming(UnsafeRawBufferPointer($0)) }
+    }
+
+    private mutating func consumeLine(_ line: String) {
+        pending.append(line)
+        guard let code = FTPReplyLog.finalCode(line) else { return }
+        let text = line.count > 4 ? String(line.dropFirst(4)) : ""
+        replies.append(
+            FTPReply(
+                code: code, text: text.trimmingCharacters(in: .whitespaces), lines: pending, command: lastCommand))
+        pending = []
+    }
+
+    /// Feeds a command libcurl sent.
+    mutating func consumeOutgoing(_ text: String) {
+        let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !line.isEmpty else { return }
+        // Never keep a password, not even in memory longer than needed.
+        if line.uppercased().hasPrefix("PASS") {
+            lastCommand = "PASS"
+        } else {
+            lastCommand = line
+        }
+    }
+
+    /// The code of a reply's final line: three digits then a space (or nothing).
+    static func finalCode(_ line: String) -> Int? {
+        let u = Array(line.utf8.prefix(4))
+        guard u.count >= 3, u[0...2].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        if u.count == 4 && u[3] != UInt8(ascii: " ") { return nil }
+        return Int(String(decoding: u[0...2], as: UTF8.self))
+    }
+
+    /// The first reply to a command (matched exactly, without a leading `*`).
+    func reply(to command: String) -> FTPReply? {
+        let c = command.hasPrefix("*") ? String(command.dropFirst()) : command
+        return replies.first { $0.command == c }
+    }
+
+    /// The last reply whose command starts with `verb`.
+    func lastReply(verb: String) -> FTPReply? {
+        replies.last { $0.verb == verb }
+    }
+
+    /// The reply that best explains a failed job: the last error reply, except
+    /// ones libcurl recovers from by itself (EPSV refused falls back to PASV) and
+    /// the goodbye of a closing connection.
+    var failure: FTPReply? {
+        replies.last { r in
+            guard r.isFailure else { return false }
+            switch r.verb {
+            case "EPSV", "EPRT", "QUIT", "FEAT", "OPTS": return false
+            default: return true
+            }
+        }
+    }
+}
+
+extension FerryError {
+    /// Maps an FTP error reply (4xx, 5xx) to a Ferry error that keeps the server's
+    /// code and text.
+    static func ftp(_ reply: FTPReply, operation: String, target: String) -> FerryError {
+        let text = reply.text
+        let lower = text.lowercased()
+        var code: Code = .serverError
+        var transient = false
+        var detail: String?
+        switch reply.code {
+        case 530:
+            code = .authenticationFailed
+            detail = "check the user and password"
+        case 421, 425, 426, 450, 451, 452:
+            // Service closing, data connection trouble, file busy, local error,
+            // no room right now: RFC 959 calls these transient.
+            code = reply.code == 425 || reply.code == 426 || reply.code == 421 ? .connectionFailed : .serverError
+            transient = true
+        case 550, 553:
+            code = classify550(lower)
+        case 552:
+            code = .serverError
+            detail = "the server has no room for the file"
+        case 500, 501, 502, 504:
+            code = reply.code == 502 || reply.code == 504 ? .unsupportedOperation : .protocolError
+        case 532:
+            code = .authenticationFailed
+        default:
+            code = .serverError
+        }
+        return FerryError(
+            code, operation: operation, target: target, serverCode: reply.code, serverText: text, detail: detail,
+            isTransient: transient)
+    }
+
+    /// A 550 ("requested action not taken") means many things; the text tells which.
+    static func classify550(_ lower: String) -> Code {
+        let denied = [
+            "denied", "permission", "not allowed", "privilege", "forbidden", "refused", "read-only",
+            "read only", "not permitted",
+        ]
+        if denied.contains(where: lower.contains) { return .permissionDenied }
+        if lower.contains("not empty") { return .directoryNotEmpty }
+        if lower.contains("file exists") || lower.contains("already exists") { return .destinationExists }
+        return .notFound
+    }
+
+    /// The error for a finished FTP job: cancelled, the server's own reply, or
+    /// libcurl's view when the server said nothing useful (TLS, timeouts, resets).
+    static func ftp(
+        _ completion: CurlCompletion, log: FTPReplyLog, operation: String, target: String
+    ) -> FerryError {
+        if completion.interrupted { return FerryError(.cancelled, operation: operation, target: target) }
+        switch completion.code {
+        case .peerFailedVerification, .sslConnectError, .useSSLFailed, .couldntConnect, .couldntResolveHost:
+            return .curl(completion, operation: operation, target: target)
+        default:
+            break
+        }
+        if let reply = log.failure { return .ftp(reply, operation: operation, target: target) }
+        return .curl(completion, operation: operation, target: target)
+    }
+}

@@ -1,0 +1,211 @@
+import CCurl
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Drives one FTP upload (DESIGN.md, "Transfers: the contract"):
+///
+/// 1. The overwrite policy decides first (`stat` of the destination).
+/// 2. The bytes go to `.NAME.ferry-part` beside the destination, so the final
+///    name never shows a half-written file, then `RNFR`/`RNTO` puts it in place.
+///    A server that refuses the rename gets the file straight under its name
+///    (remembered for the rest of the process).
+/// 3. An interrupted upload (pause, dropped connection, an earlier run) goes on
+///    with `APPE` from the size the server reports, after checking that the last
+///    bytes it holds are the local file's.
+struct FTPUploader: Sendable {
+    let fs: FTPFileSystem
+    let source: String
+    /// The destination, normalized.
+    let path: String
+    let options: UploadOptions
+    let transfer: Transfer
+
+    /// How many bytes at the end of a leftover temporary file are compared with
+    /// the local file before appending to it.
+    static let tailCheckLength: Int64 = 64 << 10
+
+    private var endpoint: FTPEndpoint { fs.endpoint }
+    private var display: String { endpoint.display(path) }
+
+    /// The temporary name an upload to `path` is written under.
+    static func temporaryPath(for path: String) -> String {
+        let parent = FTPEndpoint.parent(of: path)
+        let name = "." + FTPEndpoint.name(of: path) + ".ferry-part"
+        return parent == "/" ? "/" + name : parent + "/" + name
+    }
+
+    private struct Tally {
+        var sent: Int64 = 0
+        var retries = 0
+    }
+
+    func run() async throws(FerryError) -> TransferResult {
+        let started = ContinuousClock.now
+        if LocalFile.isDirectory(source) {
+            throw FerryError(.localIO, operation: "upload", target: source, detail: "is a folder; name a file")
+        }
+        let fd = try LocalFile.openForReading(source)
+        defer { Glibc.close(fd) }
+        let size = LocalFile.size(fd)
+        transfer.report(bytesDone: 0, totalBytes: size, force: true)
+
+        if let existing = try await existingEntry(path) {
+            if existing.isDirectory {
+                throw FerryError(
+                    .destinationExists, operation: "upload", target: display, detail: "a folder has that name")
+            }
+            switch options.overwrite {
+            case .fail:
+                throw FerryError(
+                    .destinationExists, operation: "upload", target: display,
+                    detail: "use --overwrite to replace it or --skip-existing to keep it")
+            case .skip:
+                return TransferResult(
+                    source: source, destination: display, size: existing.size ?? 0, bytesTransferred: 0,
+                    skipped: true, duration: .now - started)
+            case .overwrite:
+                break
+            }
+        }
+
+        let info = try await fs.serverInfo(for: "upload", path)
+        var tally = Tally()
+        var resumedFrom: Int64 = 0
+        if info.renameRefused {
+            try await send(to: path, from: 0, fd: fd, size: size, tally: &tally)
+        } else {
+            let temporary = Self.temporaryPath(for: path)
+            if options.resume {
+                resumedFrom = try await resumableLength(of: temporary, fd: fd, size: size)
+            }
+            if resumedFrom > 0 {
+                transfer.report(bytesDone: resumedFrom, totalBytes: size, resumedFrom: resumedFrom, force: true)
+            }
+            try await send(to: temporary, from: resumedFrom, fd: fd, size: size, tally: &tally)
+            do {
+                try await fs.rename(temporary, path, operation: "upload")
+            } catch  where error.serverCode != nil && !error.isTransient {
+                // The server will not rename (no permission for it, or it does not
+                // replace an existing file that way): store under the final name.
+                FTPServerInfoCache.shared.update(endpoint.serverKey) { $0.renameRefused = true }
+                let temp = FTPEndpoint.serverPath(temporary, entryPath: info.entryPath)
+                _ = try? await endpoint.quote(["DELE " + temp], operation: "upload", path: temporary)
+                resumedFrom = 0
+                try await send(to: path, from: 0, fd: fd, size: size, tally: &tally)
+            }
+        }
+        return TransferResult(
+            source: source, destination: display, size: size, bytesTransferred: tally.sent,
+            resumedFrom: resumedFrom, retries: tally.retries, duration: .now - started)
+    }
+
+    /// The destination's entry, or nil when there is none.
+    private func existingEntry(_ p: String) async throws(FerryError) -> RemoteEntry? {
+        do {
+            return try await fs.entry(p)
+        } catch  where error.code == .notFound {
+            return nil
+        }
+    }
+
+    /// Bytes the server holds of `remote` (0 when it does not exist), nil when it
+    /// cannot tell.
+    private func remoteLength(_ remote: String) async throws(FerryError) -> Int64? {
+        guard let entry = try await existingEntry(remote) else { return 0 }
+        return entry.size
+    }
+
+    /// How much of a temporary file left by an earlier upload can be kept: its size,
+    /// when that is no more than the local file's and its last bytes match.
+    private func resumableLength(of temporary: String, fd: Int32, size: Int64) async throws(FerryError) -> Int64 {
+        guard let have = try await remoteLength(temporary), have > 0, have <= size else { return 0 }
+        let n = min(have, Self.tailCheckLength)
+        let job = FTPCommandJob(endpoint: endpoint, path: temporary, maxBody: Int(n))
+        job.easy.set(CURLOPT_RANGE, "\(have - n)-\(have - 1)")
+        let completion = await endpoint.engine.perform(job)
+        guard completion.code == .ok, !completion.interrupted, Int64(job.body.count) == n else { return 0 }
+        var local = [UInt8](repeating: 0, count: Int(n))
+        let got = local.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, Int(n), off_t(have - n)) }
+        guard got == n, local == job.body else { return 0 }
+        return have
+    }
+
+    /// Sends the local file from `offset` to `remote`, retrying transient failures
+    /// and continuing after a pause from what the server holds.
+    private func send(to remote: String, from start: Int64, fd: Int32, size: Int64, tally: inout Tally)
+        async throws(FerryError)
+    {
+        let display = endpoint.display(remote)
+        var offset = start
+        var failuresInRow = 0
+        var delay = options.retryDelay
+        while true {
+            try await transfer.waitWhilePaused()
+            if offset == size && size > 0 {
+                // Everything is already there (a leftover that was complete).
+                return
+            }
+            let job = FTPUploadJob(
+                endpoint: endpoint, path: remote, fd: fd, sourcePath: source, offset: offset, size: size,
+                createParents: options.createParents, stallTimeout: options.stallTimeout, transfer: transfer)
+            let engine = endpoint.engine
+            transfer.setInterrupter { engine.interrupt(job) }
+            let completion = await engine.perform(job)
+            transfer.setInterrupter(nil)
+            tally.sent += job.bytesSent
+            if let readError = job.readError { throw readError }
+
+            if completion.interrupted {
+                if transfer.isCancelled {
+                    throw FerryError(.cancelled, operation: "upload", target: self.display)
+                }
+                // Paused: once resumed, go on from what the server kept.
+                try await transfer.waitWhilePaused()
+                offset = try await continuation(of: remote, size: size)
+                continue
+            }
+            var failure: FerryError
+            if completion.code == .ok {
+                // Check what arrived: a dropped data connection can look like success
+                // (and libcurl 7.88 + vsftpd over TLS 1.3 has stored 0 bytes that way).
+                let stored = try await remoteLength(remote)
+                guard let stored, stored != size else { return }
+                if stored > size {
+                    throw FerryError(
+                        .verificationFailed, operation: "upload", target: display,
+                        detail: "the server holds \(stored) bytes, the file has \(size)")
+                }
+                failure = FerryError(
+                    .verificationFailed, operation: "upload", target: display,
+                    detail: "the server holds \(stored) of \(size) bytes", isTransient: true)
+            } else {
+                failure = FerryError.ftp(completion, log: job.log, operation: "upload", target: display)
+            }
+            guard failure.isTransient else { throw failure }
+            if job.bytesSent > 0 {
+                failuresInRow = 0
+                delay = options.retryDelay
+            }
+            failuresInRow += 1
+            tally.retries += 1
+            if failuresInRow > options.maxRetries {
+                failure.detail = [failure.detail, "gave up after \(failuresInRow) tries"]
+                    .compactMap { $0 }.joined(separator: "; ")
+                throw failure
+            }
+            try await transfer.backOff(delay)
+            delay = min(delay * 2, .seconds(30))
+            offset = try await continuation(of: remote, size: size)
+        }
+    }
+
+    /// Where to go on after an interruption: the server's size of `remote` when
+    /// it can be continued, else 0 (STOR from the start replaces it).
+    private func continuation(of remote: String, size: Int64) async throws(FerryError) -> Int64 {
+        guard options.resume, let have = try await remoteLength(remote), have <= size else { return 0 }
+        return have
+    }
+}

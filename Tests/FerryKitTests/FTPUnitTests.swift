@@ -1,0 +1,106 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+@testable import FerryKit
+
+/// The FTP backend's pure parts: reply parsing, error mapping, path mapping.
+struct FTPUnitTests {
+    @Test func replyLogPairsRepliesWithCommandsAndHidesThePassword() {
+        var log = FTPReplyLog()
+        log.consumeIncoming("220 Welcome\r\n")
+        log.consumeOutgoing("USER ann\r\n")
+        log.consumeIncoming("331 Password please\r\n")
+        log.consumeOutgoing("PASS secret\r\n")
+        log.consumeIncoming("230 Logged in\r\n")
+        log.consumeOutgoing("FEAT\r\n")
+        // A multi-line reply, split at odd places.
+        log.consumeIncoming("211-Features:\r\n MLST type*;size*;modify*;\r\n SI")
+        log.consumeIncoming("ZE\r\n UTF8\r\n211 End\r\n")
+        log.consumeOutgoing("DELE /pub/a b.txt\r\n")
+        log.consumeIncoming("550 No such file or directory.\r\n")
+        #expect(log.replies.map(\.code) == [220, 331, 230, 211, 550])
+        #expect(log.replies[2].command == "PASS")
+        #expect(!log.replies.contains { $0.command?.contains("secret") == true })
+        #expect(log.reply(to: "*DELE /pub/a b.txt")?.text == "No such file or directory.")
+        #expect(FTPServerInfo.features(fromFEAT: log.reply(to: "FEAT")) == ["MLST", "SIZE", "UTF8"])
+        #expect(log.failure?.code == 550)
+    }
+
+    @Test func failureIgnoresRepliesLibcurlRecoversFrom() {
+        var log = FTPReplyLog()
+        log.consumeOutgoing("EPSV")
+        log.consumeIncoming("500 EPSV not understood\r\n")
+        log.consumeOutgoing("PASV")
+        log.consumeIncoming("227 Entering Passive Mode (127,0,0,1,4,1)\r\n")
+        #expect(log.failure == nil)
+        log.consumeOutgoing("RETR x")
+        log.consumeIncoming("550 Failed to open file.\r\n")
+        log.consumeOutgoing("QUIT")
+        log.consumeIncoming("421 Bye\r\n")
+        #expect(log.failure?.code == 550)
+    }
+
+    @Test func repliesMapToErrorCodes() {
+        func map(_ code: Int, _ text: String) -> FerryError {
+            .ftp(FTPReply(code: code, text: text, lines: [], command: "X"), operation: "op", target: "ftp://h/x")
+        }
+        #expect(map(530, "Login incorrect.").code == .authenticationFailed)
+        #expect(map(550, "No such file or directory").code == .notFound)
+        #expect(map(550, "Permission denied.").code == .permissionDenied)
+        #expect(map(550, "Not enough privileges.").code == .permissionDenied)
+        #expect(map(550, "Directory not empty.").code == .directoryNotEmpty)
+        #expect(map(550, "File exists").code == .destinationExists)
+        for transient in [421, 425, 426, 450, 451] { #expect(map(transient, "x").isTransient) }
+        #expect(!map(550, "x").isTransient)
+        let e = map(550, "No such file or directory")
+        #expect(e.serverCode == 550 && e.serverText == "No such file or directory")
+        #expect(e.description == "op ftp://h/x: 550 No such file or directory")
+    }
+
+    @Test func pathsAreRelativeToTheLoginFolder() {
+        #expect(FTPEndpoint.serverPath("/pub/a b.txt", entryPath: "/") == "/pub/a b.txt")
+        #expect(FTPEndpoint.serverPath("/pub/a", entryPath: "/home/ann") == "/home/ann/pub/a")
+        #expect(FTPEndpoint.serverPath("/", entryPath: "/home/ann") == "/home/ann")
+        // %2F in a URL decodes to a leading "//": the server's true root.
+        #expect(FTPEndpoint.serverPath("//etc/motd", entryPath: "/home/ann") == "/etc/motd")
+        #expect(FTPEndpoint.normalize("pub/dir/") == "/pub/dir")
+        #expect(FTPEndpoint.parent(of: "/pub/a") == "/pub")
+        #expect(FTPEndpoint.parent(of: "/a") == "/")
+        #expect(FTPUploader.temporaryPath(for: "/pub/a b.txt") == "/pub/.a b.txt.ferry-part")
+        #expect(FTPUploader.temporaryPath(for: "/a") == "/.a.ferry-part")
+    }
+
+    @Test func lineBreaksInPathsAreRefused() {
+        #expect(throws: FerryError.self) {
+            try FTPEndpoint.validate("/a\r\nDELE /b", operation: "delete", display: "ftp://h/")
+        }
+    }
+
+    @Test func theWireURLCarriesNoCredentials() throws {
+        let fs = try Ferry.fileSystem(for: RemoteURL(parsing: "ftpes://ann:pw%20x@host:2121/a%23b/"))
+        let ftp = try #require(fs as? FTPFileSystem)
+        let easy = EasyHandle()
+        ftp.endpoint.configure(easy, path: "/a#b/c d")
+        #expect(ftp.endpoint.credentials == Credentials(user: "ann", password: "pw x"))
+        #expect(ftp.endpoint.display("/x") == "ftpes://ann@host:2121/x")
+        #expect(!ftp.endpoint.display("/x").contains("pw"))
+    }
+}
+
+/// The test servers' process launcher.
+struct SpawnedProcessTests {
+    @Test func childInheritsOnlyStandardDescriptors() throws {
+        let dir = try TempDir(prefix: "spawn")
+        // An open descriptor without close-on-exec, as Foundation's Process leaves some.
+        let fd = open(dir.file("held"), O_CREAT | O_WRONLY, 0o644)
+        defer { close(fd) }
+        let p = try SpawnedProcess("/bin/sleep", ["5"], logPath: dir.file("log"))
+        defer { p.stop() }
+        let fds = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(p.pid)/fd")
+        #expect(Set(fds) == ["0", "1", "2"])
+        #expect(p.isRunning)
+        p.stop()
+        #expect(!p.isRunning)
+    }
+}

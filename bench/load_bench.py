@@ -5,7 +5,8 @@ nginx serving the same files in the same run (docs/RELIABILITY.md).
 Each endpoint gets `wrk -t2 -c64 -d30s`. Reported: requests/s and bytes/s as a
 ratio to nginx (files against nginx's file, listings against nginx's autoindex),
 socket errors and non-2xx answers, and each Ferry server's resident memory and
-open descriptors before, right after, and two seconds after the load.
+open descriptors before, two seconds after the load, and two seconds after a
+second identical round on the same process (growth that repeats is a leak).
 
 `ferry card` runs twice: with --max-connections 64 (the comparison) and with its
 default 8 (connections past the limit are refused at once: wrk counts them as
@@ -120,9 +121,13 @@ def main():
             before = process_stats(server.proc.pid) if server else None
             result = wrk(url, a.seconds, a.connections)
             if server:
-                result["during"] = process_stats(server.proc.pid)
                 time.sleep(2)
                 result["after"] = process_stats(server.proc.pid)
+                # A second round on the same process: memory that keeps growing is a leak.
+                again = wrk(url, a.seconds, a.connections)
+                time.sleep(2)
+                result["again"] = process_stats(server.proc.pid)
+                result["again_rps"] = again["rps"]
                 result["before"] = before
                 result["alive"] = server.proc.poll() is None
             results[name] = result
@@ -135,19 +140,19 @@ def main():
 
     print(f"wrk -t2 -c{a.connections} -d{a.seconds}s, 20 files of 1 MB, {time.strftime('%Y-%m-%d %H:%M')}")
     print(f"{'endpoint':36} {'req/s':>9} {'MB/s':>8} {'vs nginx':>9} {'p99':>8} {'non-2xx':>8} "
-          f"{'sock err c/r/w/t':>17} {'RSS KiB before/after':>22} {'fds b/a':>8}")
+          f"{'sock err c/r/w/t':>17} {'RSS KiB before/1st/2nd':>24} {'fds b/1st/2nd':>14}")
     for name, server, _, peer in runs:
         r = results[name]
         ratio = f"{r['rps'] / results[peer]['rps']:.2f}x" if peer else ""
         mem = fds = ""
         if server:
-            mem = f"{r['before']['rss_kib']}/{r['after']['rss_kib']}"
-            fds = f"{r['before']['fds']}/{r['after']['fds']}"
+            mem = f"{r['before']['rss_kib']}/{r['after']['rss_kib']}/{r['again']['rss_kib']}"
+            fds = f"{r['before']['fds']}/{r['after']['fds']}/{r['again']['fds']}"
             if not r["alive"]:
                 mem += " DIED"
         errors = "/".join(str(x) for x in r["socket_errors"])
         print(f"{name:36} {r['rps']:9.0f} {r['bytes_per_s'] / 1e6:8.1f} {ratio:>9} {r['p99']:>8} {r['non2xx']:8d} "
-              f"{errors:>17} {mem:>22} {fds:>8}")
+              f"{errors:>17} {mem:>24} {fds:>14}")
 
 
 if __name__ == "__main__":

@@ -32,16 +32,42 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // SQLite (libsqlite3-dev): the import history of `ferry sync` (what was fetched
+        // from which card or server). It needs keyed lookups over thousands of rows in
+        // one transaction, crash safety without an fsync per file (WAL), and safe use by
+        // two processes at once; a hand-rolled file format would have to reinvent all
+        // three. Debian's library, like libcurl: no package to fetch.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        // libjpeg-turbo (libjpeg62-turbo-dev): server-side thumbnails and the demo's sample photos.
+        // Its DCT-scaled decoding (1/2..1/8) makes a thumbnail of a 12 MP photo cost a fraction of
+        // a full decode. The shim header does each decode/encode in C behind setjmp, because
+        // libjpeg's error_exit would otherwise end the process on a corrupt file.
+        .systemLibrary(
+            name: "CJPEG",
+            pkgConfig: "libjpeg",
+            providers: [.apt(["libjpeg62-turbo-dev"])]
+        ),
         // The HTTP server under `ferry card` (FlashAir emulator) and `ferry serve` (browser UI).
         .target(
             name: "FerryServer",
             dependencies: ["CMicroHTTPD"]
         ),
-        // Linux calls Glibc's overlay hides behind _GNU_SOURCE (renameat2, utimensat's UTIME_OMIT).
+        // Linux calls Glibc's overlay hides behind _GNU_SOURCE (renameat2, syncfs, utimensat's UTIME_OMIT).
         .target(name: "CFerryOS"),
+        // `ferry serve`: the browser UI (static HTML/CSS/JS shipped as resources, no build step)
+        // and its JSON API over FerryKit, thumbnails, and the demo's sample photos.
+        .target(
+            name: "FerryWeb",
+            dependencies: ["FerryKit", "FerryServer", "CJPEG"],
+            resources: [.copy("Web")]
+        ),
         .target(
             name: "FerryKit",
-            dependencies: ["CCurl", "CFerryOS"]
+            dependencies: ["CCurl", "CFerryOS", "CSQLite"]
         ),
         // `ferry card`: a FlashAir card emulator on the HTTP server.
         .target(
@@ -51,7 +77,7 @@ let package = Package(
         // The command line's logic, as a library so its argument parser is unit-tested.
         .target(
             name: "FerryCLI",
-            dependencies: ["FerryKit", "FerryCard"]
+            dependencies: ["FerryKit", "FerryCard", "FerryWeb"]
         ),
         .executableTarget(
             name: "ferry",
@@ -69,6 +95,15 @@ let package = Package(
         .testTarget(
             name: "FerryServerTests",
             dependencies: ["FerryServer"]
+        ),
+        // Fuzz corpus replay, regressions from fuzzing, hostile clients, secrets (docs/RELIABILITY.md).
+        .testTarget(
+            name: "FerryHardeningTests",
+            dependencies: ["FerryKit", "FerryServer", "FerryCard", "FerryWeb", "FerryTestSupport"]
+        ),
+        .testTarget(
+            name: "FerryWebTests",
+            dependencies: ["FerryWeb", "FerryKit", "FerryServer", "FerryTestSupport"]
         ),
         .testTarget(
             name: "FerryCLITests",

@@ -18,9 +18,10 @@ packages=(
   vsftpd proftpd-basic   # FTP test servers
   openssl                # self-signed certificates for FTPS tests
   curl
+  chromium chromium-driver  # browser tests of ferry serve (selenium drives headless Chromium)
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(wget aria2 lftp hyperfine time)
+  packages+=(wget aria2 lftp hyperfine time imagemagick)
 fi
 
 missing=()
@@ -33,8 +34,9 @@ if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # Debian starts packaged servers on install where it can; tests start their own.
-  for svc in nginx vsftpd proftpd; do $SUDO pkill -x "$svc" 2>/dev/null || true; done
+  # Debian starts packaged servers on install where it can; tests start their own,
+  # so stop the system-wide instances (by their init scripts, never other copies).
+  for svc in nginx vsftpd proftpd; do $SUDO service "$svc" stop >/dev/null 2>&1 || true; done
 fi
 
 # Python test tools (pyftpdlib, tfatool, selenium) live in a venv inside the build folder.
@@ -42,8 +44,8 @@ venv=.build/test-venv
 if [[ ! -x $venv/bin/python ]]; then
   python3 -m venv "$venv"
 fi
-want=(pyftpdlib pyopenssl tfatool)
-if ! "$venv/bin/python" -c "import pyftpdlib, OpenSSL, tfatool" 2>/dev/null; then
+want=(pyftpdlib pyopenssl tfatool selenium)
+if ! "$venv/bin/python" -c "import pyftpdlib, OpenSSL, tfatool, selenium" 2>/dev/null; then
   "$venv/bin/pip" install -q "${want[@]}"
 fi
 echo "setup: ok"

@@ -7,4 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 swift format lint --strict -r Sources Tests Package.swift
 swift build --build-tests
-swift test --skip-build "$@"
+# One test at a time: many tests time real servers (rate limits, latency, a
+# stale-image guard) and start processes; on a 2-core machine, suites running in
+# parallel starve each other's servers and make those timings flaky. About 2 min.
+swift test --skip-build --no-parallel "$@"

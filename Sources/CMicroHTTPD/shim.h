@@ -47,7 +47,8 @@ typedef struct ferry_mhd_daemon_config {
     /// Address to bind, port included (`MHD_OPTION_SOCK_ADDR`). Required.
     const struct sockaddr *bind_address;
     /// `MHD_OPTION_CONNECTION_LIMIT`: connections beyond it are accepted and
-    /// closed at once.
+    /// closed at once. Ferry passes its slot count plus room for connections
+    /// waiting for a slot (the slots themselves are counted in Swift).
     unsigned int connection_limit;
     /// `MHD_OPTION_PER_IP_CONNECTION_LIMIT`; 0 = unlimited.
     unsigned int per_ip_connection_limit;

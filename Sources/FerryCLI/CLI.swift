@@ -8,7 +8,8 @@ public enum CLI {
     static var commands: [any Command.Type] {
         [
             ListCommand.self, GetCommand.self, PutCommand.self, RemoveCommand.self, MakeDirectoryCommand.self,
-            RemoveDirectoryCommand.self, MoveCommand.self, InfoCommand.self, CardCommand.self,
+            RemoveDirectoryCommand.self, MoveCommand.self, InfoCommand.self, SyncCommand.self, CardCommand.self,
+            ServeCommand.self, DemoCommand.self,
         ]
     }
 

@@ -19,7 +19,8 @@ enum CardCommand: Command {
                 valueName: "N"),
             .init(
                 long: "max-connections", short: nil, takesValue: true,
-                help: "connections at once, more are closed (default 8; 1 is the harshest card)", valueName: "N"),
+                help: "connections at once; more wait 2 s, then are closed (default 8; 1 is the harshest card)",
+                valueName: "N"),
             .init(long: "latency", short: nil, takesValue: true, help: "delay before every answer", valueName: "MS"),
             .init(
                 long: "rate", short: nil, takesValue: true, help: "send at most this many bytes per second",

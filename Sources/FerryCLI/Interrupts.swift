@@ -35,7 +35,12 @@ final class InterruptHandler: @unchecked Sendable {
                 if self.count.add(1, ordering: .sequentiallyConsistent).newValue > 1 { exit(1) }
                 onInterrupt()
             }
+            // A signal arriving between SIG_IGN above and the source's registration
+            // would be lost: wait until the source is registered.
+            let registered = DispatchSemaphore(value: 0)
+            s.setRegistrationHandler { registered.signal() }
             s.resume()
+            registered.wait()
             sources.append(s)
         }
     }

@@ -94,6 +94,28 @@ final class ProgressReporter: Sendable {
         }
     }
 
+    /// Prints one line on stderr, never under or over the bars.
+    func message(_ text: String) {
+        guard mode == .bars else {
+            console.error(text)
+            return
+        }
+        drawing.withLock { _ in
+            clearBars()
+            console.error(text)
+            if !state.withLock({ $0.closed }) { draw() }
+        }
+    }
+
+    /// Stops showing a transfer without reporting its end (the caller reports it).
+    func remove(_ transfer: Transfer) {
+        state.withLock {
+            $0.rows[transfer.id] = nil
+            $0.order.removeAll { $0 == transfer.id }
+            $0.lastJSON[transfer.id] = nil
+        }
+    }
+
     /// Erases the bars and stops the ticker.
     func close() {
         ticker.withLock {

@@ -123,7 +123,9 @@ extension CardHandler {
     private func sharedRange(_ request: HTTPRequest) -> (Int, Int)? {
         guard let addr = request.query("ADDR").flatMap({ Int($0) }),
             let len = request.query("LEN").flatMap({ Int($0) }),
-            addr >= 0, len >= 0, addr + len <= 512
+            // `len <= 512 - addr`, not `addr + len <= 512`: a huge ADDR plus LEN
+            // overflowed and trapped, taking the whole card down.
+            (0...512).contains(addr), (0...(512 - addr)).contains(len)
         else { return nil }
         return (addr, len)
     }

@@ -92,8 +92,14 @@ struct CardRoot: Sendable {
     }
 
     /// Whether a resolved local path is the root or inside it.
+    ///
+    /// Compares bytes, as the file system does: Swift's `==` and `hasPrefix` treat
+    /// canonically equivalent text as equal, so a link to a sibling `cafe\u{301}`
+    /// looked inside a root named `caf\u{E9}` (NFC) and was served.
     func contains(_ real: String) -> Bool {
-        real == path || real == "/" && path.isEmpty || real.hasPrefix(path + "/")
+        let bytes = real.utf8
+        if path.isEmpty { return bytes.first == UInt8(ascii: "/") }
+        return bytes.elementsEqual(path.utf8) || bytes.starts(with: (path + "/").utf8)
     }
 
     /// realpath(3); nil when the path does not resolve.

@@ -3,9 +3,13 @@ import CMicroHTTPD
 /// Per-connection state, created when a connection opens and released when it closes.
 ///
 /// Lifetime: the `NOTIFY_CONNECTION` callback stores a +1 reference in
-/// libmicrohttpd's socket context and releases it on close. Confined to the
-/// connection's thread (see ``ServerCore``).
+/// libmicrohttpd's socket context and releases it on close. Used by one
+/// thread at a time: the accepting thread when the connection opens and
+/// closes, the connection's own thread in between (see ``ServerCore``).
 final class ConnectionContext {
+    /// Whether this connection holds one of the server's connection slots
+    /// (taken at its first request, given back when it closes).
+    var holdsSlot = false
     /// The raw request target of the request being read.
     var rawTarget: String?
     /// The request being read or answered.

@@ -5,11 +5,28 @@ extension HTTPServer {
     /// the card emulator sets connection limit, latency and rate to feel like
     /// a real FlashAir card.
     public struct Options: Sendable {
-        /// Most simultaneous connections; more are accepted and closed at
-        /// once (libmicrohttpd's `MHD_OPTION_CONNECTION_LIMIT`). Each
-        /// connection has its own thread. 1 emulates a FlashAir card.
+        /// Most connections served at once. A connection takes one of these
+        /// slots when its first request arrives and keeps it until it
+        /// closes (an idle keep-alive connection keeps its slot). A
+        /// connection that finds them all taken waits for one up to
+        /// ``slotWait``, and is then closed without an answer. 1 emulates a
+        /// FlashAir card.
         public var maxConnections: Int
-        /// Most simultaneous connections from one IP address; 0 = no limit.
+        /// How long a connection beyond ``maxConnections`` waits for a slot
+        /// before it is closed without an answer; `.zero` closes it at once.
+        /// Long enough for a client that closes one connection and opens
+        /// the next to get in, since the closed one is only counted out once
+        /// the server has cleaned it up.
+        public var slotWait: Duration
+        /// How many connections may be open beyond ``maxConnections``:
+        /// those waiting for a slot and those that have not sent a request
+        /// yet. Past `maxConnections + maxWaitingConnections` open
+        /// connections, a new one is accepted and closed at once
+        /// (libmicrohttpd's `MHD_OPTION_CONNECTION_LIMIT`). Each open
+        /// connection has its own thread.
+        public var maxWaitingConnections: Int
+        /// Most simultaneous connections from one IP address, waiting ones
+        /// included; more are accepted and closed at once; 0 = no limit.
         public var maxConnectionsPerIP: Int
         /// A connection idle for this long is closed; rounded up to whole
         /// seconds; `nil` = never. Time spent in the handler does not count.
@@ -32,14 +49,17 @@ extension HTTPServer {
         /// Response bodies are paced to this many bytes per second per
         /// response; `nil` = full speed (files then go through `sendfile`).
         public var bytesPerSecond: Int?
-        /// Receives libmicrohttpd's diagnostics, one line each ("Server
-        /// reached connection limit ..."). `nil` discards them.
+        /// Receives diagnostics, one line each: libmicrohttpd's ("Server
+        /// reached connection limit ...") and the connections closed after
+        /// ``slotWait``. `nil` discards them.
         public var logger: (@Sendable (String) -> Void)?
 
         /// Creates options.
         ///
         /// - Parameters:
-        ///   - maxConnections: Most simultaneous connections.
+        ///   - maxConnections: Most connections served at once.
+        ///   - slotWait: How long a connection beyond `maxConnections` waits.
+        ///   - maxWaitingConnections: Open connections allowed beyond `maxConnections`.
         ///   - maxConnectionsPerIP: Most connections from one address; 0 = no limit.
         ///   - connectionTimeout: Idle timeout; `nil` = never.
         ///   - maxHeaderSize: Largest request line plus headers.
@@ -49,9 +69,11 @@ extension HTTPServer {
         ///   - temporaryDirectory: Where uploads are spooled.
         ///   - latency: Delay before every response.
         ///   - bytesPerSecond: Pace of response bodies; `nil` = full speed.
-        ///   - logger: Receives libmicrohttpd's diagnostics.
+        ///   - logger: Receives diagnostics.
         public init(
             maxConnections: Int = 64,
+            slotWait: Duration = .seconds(2),
+            maxWaitingConnections: Int = 16,
             maxConnectionsPerIP: Int = 0,
             connectionTimeout: Duration? = .seconds(30),
             maxHeaderSize: Int = 16 * 1024,
@@ -64,6 +86,8 @@ extension HTTPServer {
             logger: (@Sendable (String) -> Void)? = nil
         ) {
             self.maxConnections = maxConnections
+            self.slotWait = slotWait
+            self.maxWaitingConnections = maxWaitingConnections
             self.maxConnectionsPerIP = maxConnectionsPerIP
             self.connectionTimeout = connectionTimeout
             self.maxHeaderSize = maxHeaderSize
@@ -78,6 +102,8 @@ extension HTTPServer {
 
         func validate() throws(HTTPServerError) {
             guard maxConnections >= 1 else { throw .invalidOptions("maxConnections must be at least 1") }
+            guard slotWait >= .zero else { throw .invalidOptions("slotWait must not be negative") }
+            guard maxWaitingConnections >= 0 else { throw .invalidOptions("maxWaitingConnections must be 0 or more") }
             guard maxConnectionsPerIP >= 0 else { throw .invalidOptions("maxConnectionsPerIP must be 0 or more") }
             guard maxHeaderSize >= 256 else { throw .invalidOptions("maxHeaderSize must be at least 256") }
             guard maxBodySize >= 0, memoryBodyLimit >= 0 else { throw .invalidOptions("body limits must be 0 or more") }
@@ -95,6 +121,13 @@ extension HTTPServer {
         /// limit is checked again in Swift.
         var connectionMemoryLimit: Int {
             max(32 * 1024, maxHeaderSize * 2 + 8 * 1024)
+        }
+
+        /// `MHD_OPTION_CONNECTION_LIMIT`: the hard cap on open connections,
+        /// served, waiting for a slot or not yet sending.
+        var connectionLimit: UInt32 {
+            let (sum, overflow) = maxConnections.addingReportingOverflow(maxWaitingConnections)
+            return overflow ? UInt32.max : UInt32(clamping: sum)
         }
 
         /// Seconds for `MHD_OPTION_CONNECTION_TIMEOUT`; 0 = never.

@@ -124,7 +124,12 @@ public final class HTTPServer: Sendable {
         stopped.core?.release()
     }
 
-    /// The number of open connections (0 when not running).
+    /// Slots taken and connections waiting for one (see
+    /// ``Options/maxConnections``).
+    var slotUsage: (taken: Int, waiting: Int) { core.slots.usage }
+
+    /// The number of open connections, including those waiting for a slot
+    /// (0 when not running).
     public var connectionCount: Int {
         state.withLock { state in
             guard state.phase == .running, let daemon = state.daemon else { return 0 }

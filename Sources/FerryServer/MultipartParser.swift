@@ -225,7 +225,10 @@ public final class MultipartParser {
                     position = end + Self.headerEnd.count
                     state = .body
                 } else {
-                    guard buffer.count - start <= limits.maxPartHeaderSize + 4 else {
+                    // The kept CRLF, the block, and up to 3 bytes of an unfinished
+                    // CRLFCRLF: `+ 5`, or a block of exactly the limit is refused
+                    // when a chunk happens to end inside its terminator.
+                    guard buffer.count - start <= limits.maxPartHeaderSize + 5 else {
                         throw .headersTooLarge(limits.maxPartHeaderSize)
                     }
                     headerScanned = max(0, buffer.count - start - (Self.headerEnd.count - 1))

@@ -7,11 +7,13 @@ import Synchronization
 ///
 /// Threading model: the daemon runs with `MHD_USE_INTERNAL_POLLING_THREAD |
 /// MHD_USE_THREAD_PER_CONNECTION`. One internal thread accepts; every
-/// connection then has its own thread, and every callback for a connection
-/// (URI log, access handler, content reader, request completed, connection
-/// closed) runs on that thread. So per-connection state
-/// (``ConnectionContext``, ``RequestExchange``, ``PacedBody``) is confined
-/// to one thread and has no locks, and a connection thread may block:
+/// connection then has its own thread, and every callback for a request
+/// (URI log, access handler, content reader, request completed) runs on
+/// that thread. So per-connection state (``ConnectionContext``,
+/// ``RequestExchange``, ``PacedBody``) is confined to one thread at a time
+/// and has no locks, and a connection thread may block:
+/// - waiting for one of the ``HTTPServer/Options/maxConnections`` slots
+///   (``ConnectionSlots``) when its first request arrives;
 /// - on the async handler: it starts a `Task` and waits on a semaphore
 ///   (the Task runs on Swift's cooperative pool, never on this thread, so
 ///   this cannot deadlock);
@@ -19,13 +21,20 @@ import Synchronization
 ///   only its own client;
 /// - writing uploads to disk and sending to a slow client.
 /// The price is one thread per open connection, bounded by
-/// ``HTTPServer/Options/maxConnections``. (An epoll thread pool would need
+/// ``HTTPServer/Options/maxConnections`` plus
+/// ``HTTPServer/Options/maxWaitingConnections``. (An epoll thread pool would need
 /// suspend/resume plus timers for every pause, and a sleeping pool thread
 /// would stall every connection it serves.)
 ///
-/// Only `NOTIFY_CONNECTION` (started) may run on the accepting thread,
-/// before the connection's thread exists; thread creation orders it before
-/// everything else on that connection.
+/// `NOTIFY_CONNECTION` runs on the accepting thread, never on the
+/// connection's: "started" before the connection's thread exists (thread
+/// creation orders it before everything else on that connection), "closed"
+/// in libmicrohttpd's cleanup pass after it has joined the connection's
+/// thread (the join orders it after everything else), and also when
+/// `MHD_stop_daemon` closes the connections still open. (Checked on 0.9.75
+/// with a probe logging each callback's thread.) The accepting thread must
+/// therefore never block: while it does, no connection is cleaned up and
+/// no slot frees.
 ///
 /// Stopping: ``beginStop()`` wakes every sleeper and abandons every waiting
 /// handler call, so `MHD_stop_daemon` can join the connection threads promptly.
@@ -33,6 +42,7 @@ final class ServerCore: Sendable {
     let options: HTTPServer.Options
     let handler: @Sendable (HTTPRequest) async -> HTTPResponse
     let stop = StopSignal()
+    let slots: ConnectionSlots
     private let calls = Mutex<CallRegistry>(CallRegistry())
     private let lastLogLine = Mutex<String?>(nil)
 
@@ -54,11 +64,13 @@ final class ServerCore: Sendable {
     init(options: HTTPServer.Options, handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
         self.options = options
         self.handler = handler
+        self.slots = ConnectionSlots(limit: options.maxConnections)
     }
 
     // MARK: - Callbacks (each reached from a non-capturing C closure in HTTPServer+Daemon.swift)
 
-    /// `MHD_OPTION_NOTIFY_CONNECTION`: a connection opens or closes.
+    /// `MHD_OPTION_NOTIFY_CONNECTION`: a connection opens or closes (on the
+    /// accepting thread, see above).
     func connectionNotified(socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>, started: Bool) {
         if started {
             // +1 for the connection; released below when it closes.
@@ -68,6 +80,7 @@ final class ServerCore: Sendable {
             context.exchange?.discardFiles()
             context.exchange = nil
             socketContext.pointee = nil
+            if context.holdsSlot { slots.release() }
         }
     }
 
@@ -85,6 +98,10 @@ final class ServerCore: Sendable {
     ) -> Action {
         guard let context = ConnectionContext.of(connection) else { return .close }
         guard let exchange = context.exchange else {
+            if !context.holdsSlot {
+                guard takeSlot(for: connection) else { return .close }
+                context.holdsSlot = true
+            }
             let exchange = RequestExchange(
                 method: method, target: context.rawTarget ?? url, version: version,
                 headers: Self.headers(of: connection),
@@ -111,6 +128,22 @@ final class ServerCore: Sendable {
         if let failure = exchange.failure { return respond(failure, to: exchange, on: connection) }
         guard let response = runHandler(exchange.request) else { return .close }
         return respond(response, to: exchange, on: connection)
+    }
+
+    /// A connection's first request: waits for a free slot (on the
+    /// connection's thread) up to ``HTTPServer/Options/slotWait``.
+    ///
+    /// - Returns: `false` when none freed in time; the connection is then
+    ///   closed without an answer.
+    private func takeSlot(for connection: OpaquePointer) -> Bool {
+        if slots.acquire(waitingUpTo: options.slotWait) { return true }
+        if !stop.isStopped {
+            let peer = Self.peer(of: connection).map { " from \($0.host):\($0.port)" } ?? ""
+            log(
+                "Connection\(peer) found all \(options.maxConnections) connection slots taken for "
+                    + "\(options.slotWait); closing it")
+        }
+        return false
     }
 
     /// `MHD_OPTION_NOTIFY_COMPLETED`: the response went out (or the
@@ -154,6 +187,7 @@ final class ServerCore: Sendable {
     /// handler (its Task is cancelled; its result will be dropped).
     func beginStop() {
         stop.trigger()
+        slots.stop()
         let pending = calls.withLock { registry in
             registry.stopping = true
             return Array(registry.calls.values)

@@ -264,7 +264,7 @@ public final class FTPTestServer: Sendable {
                 """
         }
         try conf.write(toFile: dir.file("vsftpd.conf"), atomically: true, encoding: .utf8)
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let process = try SpawnedProcess(binary, [dir.file("vsftpd.conf")], logPath: dir.file("stdout.log"))
         return (process, log)
     }
@@ -428,7 +428,7 @@ public final class FTPTestServer: Sendable {
                 """
         }
         try conf.write(toFile: dir.file("proftpd.conf"), atomically: true, encoding: .utf8)
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let process = try SpawnedProcess(
             binary, ["-n", "-q", "-c", dir.file("proftpd.conf")], logPath: dir.file("stdout.log"))
         return (process, log)

@@ -15,12 +15,14 @@ public final class FerryCardProcess: Sendable {
     /// - Parameters:
     ///   - folder: The folder to serve.
     ///   - arguments: Extra options (`--max-connections 1`, `--no-range` ...).
-    public init(folder: String, arguments: [String] = []) throws {
+    ///   - environment: Extra environment variables (`TMPDIR` for upload spooling ...).
+    public init(folder: String, arguments: [String] = [], environment: [String: String]? = nil) throws {
         dir = try TempDir(prefix: "card")
         self.folder = folder
         let log = dir.file("card.log")
         process = try ServerProcess(
-            TestProcess.ferryExecutable(), ["card", folder, "--port", "0"] + arguments, logPath: log)
+            TestProcess.ferryExecutable(), ["card", folder, "--port", "0"] + arguments, logPath: log,
+            environment: environment)
         let deadline = Date().addingTimeInterval(20)
         var found: Int?
         while Date() < deadline, found == nil {
@@ -47,8 +49,25 @@ public final class FerryCardProcess: Sendable {
     /// `http://127.0.0.1:PORT` + path.
     public func httpURL(_ path: String = "/") -> String { "http://127.0.0.1:\(port)\(path)" }
 
+    /// The card's process id.
+    public var pid: Int32 { process.process.processIdentifier }
+
+    /// Whether the card is still running.
+    public var isRunning: Bool { process.process.isRunning }
+
     /// What the card printed.
     public var log: String { process.log }
+
+    /// The card process's peak resident memory so far (VmHWM), in bytes.
+    public var peakResidentBytes: Int {
+        let status =
+            (try? String(contentsOfFile: "/proc/\(process.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let kb = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+            return kb * 1024
+        }
+        return 0
+    }
 
     /// Stops the card.
     public func stop() { process.stop() }

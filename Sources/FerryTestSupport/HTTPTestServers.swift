@@ -3,7 +3,8 @@ import Foundation
 /// nginx on 127.0.0.1 with a temporary config, serving `root`.
 ///
 /// Locations: `/` normal (Range, ETag), `/slow/` throttled with `limit_rate`,
-/// `/norange/` with `max_ranges 0` (ignores Range). The access log records the
+/// `/norange/` with `max_ranges 0` (ignores Range), and with `basicAuth`,
+/// `/private/` behind HTTP basic authentication. The access log records the
 /// Range and If-Range headers, the status and the bytes sent of every request.
 public final class NginxServer: Sendable {
     public let port: Int
@@ -15,7 +16,7 @@ public final class NginxServer: Sendable {
     /// Whether nginx is installed.
     public static var isAvailable: Bool { TestProcess.which("nginx") != nil }
 
-    public init(root: String, slowRate: Int = 1_000_000) throws {
+    public init(root: String, slowRate: Int = 1_000_000, basicAuth: (user: String, password: String)? = nil) throws {
         guard let nginx = TestProcess.which("nginx") else {
             throw TestServerError.missing("nginx (apt-get install nginx-light)")
         }
@@ -25,6 +26,14 @@ public final class NginxServer: Sendable {
         accessLogPath = dir.file("access.log")
         for sub in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
             try FileManager.default.createDirectory(atPath: dir.file(sub), withIntermediateDirectories: true)
+        }
+        var privateLocation = ""
+        if let basicAuth {
+            try "\(basicAuth.user):{PLAIN}\(basicAuth.password)\n".write(
+                toFile: dir.file("htpasswd"), atomically: true, encoding: .utf8)
+            privateLocation =
+                "location /private/ { alias \(root)/; auth_basic \"ferry\"; "
+                + "auth_basic_user_file \(dir.file("htpasswd")); }"
         }
         let conf = """
             worker_processes 1;
@@ -50,6 +59,7 @@ public final class NginxServer: Sendable {
                     root \(root);
                     location /slow/ { alias \(root)/; limit_rate \(slowRate); }
                     location /norange/ { alias \(root)/; max_ranges 0; }
+                    \(privateLocation)
                 }
             }
             """

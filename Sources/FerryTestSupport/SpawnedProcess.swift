@@ -24,7 +24,7 @@ public final class SpawnedProcess: Sendable {
     /// Starts `executable` with `arguments`; stdin is /dev/null.
     public init(_ executable: String, _ arguments: [String], logPath: String) throws {
         self.logPath = logPath
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

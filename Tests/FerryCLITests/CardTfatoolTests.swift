@@ -38,8 +38,8 @@ struct CardTfatoolTests {
     }
 
     /// Runs `flashair-util` with the card as its `http://flashair/`.
-    func flashairUtil(_ args: [String]) throws -> TestProcess.Output {
-        let proxy = "http://127.0.0.1:\(card.port)"
+    func flashairUtil(_ args: [String], port: Int? = nil) throws -> TestProcess.Output {
+        let proxy = "http://127.0.0.1:\(port ?? card.port)"
         return try TestProcess.run(
             TestVenv.program("flashair-util"), args, cwd: work.path,
             environment: ["HTTP_PROXY": proxy, "http_proxy": proxy, "NO_PROXY": "", "no_proxy": ""])
@@ -128,6 +128,41 @@ struct CardTfatoolTests {
         #expect(up.status == 0, "\(up.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: root.file("DCIM/100__TSB/UP_A.JPG"))) == a)
         #expect(LocalFile.size(root.file("DCIM/100__TSB/UP_B.JPG")) == 20_000)
+    }
+
+    /// tfatool keeps one kept-alive connection for command.cgi and opens a
+    /// new one per download, closing it after. On a two-connection card each
+    /// new download connection arrives while the last one is still being
+    /// cleaned up; it must wait for that slot instead of being reset.
+    @Test func syncThroughATwoConnectionCard() async throws {
+        let folder = try TempDir(prefix: "tfa-tight")
+        try FileManager.default.createDirectory(
+            atPath: folder.file("DCIM/100__TSB"), withIntermediateDirectories: true)
+        let names = (1...12).map { "IMG_\(1000 + $0).JPG" }
+        for (i, name) in names.enumerated() {
+            try TestData.file(folder.file("DCIM/100__TSB/" + name), size: 300_000, seed: UInt64(100 + i))
+        }
+        // On a thread of its own: waiting for the processes must not hold a
+        // cooperative thread, which in-process servers of other tests need.
+        let down = try await Self.onThread { [self] in
+            let tight = try FerryCardProcess(
+                folder: folder.path, arguments: ["--max-connections", "2", "--latency", "20"])
+            defer { tight.stop() }
+            return try flashairUtil(["-S", "all", "-r", "/DCIM/100__TSB", "-d", work.file("tight")], port: tight.port)
+        }
+        #expect(down.status == 0, "\(down.stderr)")
+        for name in names {
+            #expect(
+                FileManager.default.contentsEqual(
+                    atPath: work.file("tight/" + name), andPath: folder.file("DCIM/100__TSB/" + name)))
+        }
+    }
+
+    /// Runs blocking work on a thread of its own.
+    private static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
     }
 }
 

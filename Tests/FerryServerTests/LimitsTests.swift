@@ -6,6 +6,9 @@ import Testing
     @Test func connectionsBeyondTheLimitAreRefused() async throws {
         var options = HTTPServer.Options()
         options.maxConnections = 2
+        // A connection beyond the limit waits this long for a slot before it
+        // is closed (SlotTests covers the wait itself).
+        options.slotWait = .milliseconds(300)
         try await withServer(options: options, handler: okHandler) { server in
             let port = server.port
             // Two kept-alive connections fill the server.
@@ -23,11 +26,12 @@ import Testing
             let refused = try await curl(["\(server.baseURL)/third"])
             #expect(refused.exitCode == 52 || refused.exitCode == 56, "exit \(refused.exitCode): \(refused.stderr)")
 
-            // A third raw connection is closed at once without an answer.
+            // A third raw connection is closed without an answer once the wait is over.
             let closed = try await onThread {
                 let client = try RawClient(port: port)
+                let start = Date()
                 client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-                return (try? client.readResponse()) == nil
+                return (try? client.readResponse()) == nil && Date().timeIntervalSince(start) >= 0.25
             }
             #expect(closed)
 

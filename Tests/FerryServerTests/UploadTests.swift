@@ -77,8 +77,10 @@ private func formHandler(keep: String? = nil) -> @Sendable (HTTPRequest) async -
             #expect(result.exitCode == 0, "\(result.stderr)")
             #expect(result.stdoutText == "note|-|-|data:5:hello\nfile|big.bin|big.bin|file:\(20 << 20)")
             #expect(try filesEqual(source, "\(keep)/1"))
-            // Holding the upload in memory would add 20 MiB or more.
-            #expect(growth < 10 << 20, "resident memory grew by \(growth) bytes")
+            // Holding the upload in memory would add 20 MiB or more. Other suites run
+            // in this process at the same time, so this figure is only printed here;
+            // CardUploadMemoryTests bounds it on a server process of its own.
+            print("in-process upload: resident memory grew by \(growth) bytes")
         }
     }
 

@@ -35,7 +35,9 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         self.port = port
         self.user = user
         self.password = password
-        self.path = path.hasPrefix("/") ? path : "/" + path
+        // Bytes, not Characters: a name starting with a combining mark makes
+        // `"/\u{301}x".hasPrefix("/")` false, and the path would gain a second `/`.
+        self.path = path.utf8.first == UInt8(ascii: "/") ? path : "/" + path
         self.query = query
     }
 
@@ -52,7 +54,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             // A local path.
             guard !text.isEmpty else { throw invalid("empty") }
             let absolute =
-                text.hasPrefix("/")
+                text.utf8.first == UInt8(ascii: "/")
                 ? text : FileManager.default.currentDirectoryPath + "/" + text
             self.init(scheme: .file, path: absolute)
             return
@@ -128,8 +130,11 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         else { throw invalid("bad character in host") }
         var port: Int?
         if let portText {
-            guard let p = Int(portText), (1...65535).contains(p), portText.allSatisfy(\.isNumber)
-            else { throw invalid("bad port \"\(portText)\"") }
+            guard let p = Int(portText), (1...65535).contains(p), portText.allSatisfy(\.isNumber) else {
+                // `ftp://user:pa/ss@host`: what looks like a port is a piece of the password.
+                let shown = RemoteURL.redact(text) == text ? " \"\(portText)\"" : ""
+                throw invalid("bad port" + shown)
+            }
             port = p
         }
         guard let path = RemoteURL.percentDecode(rawPath.isEmpty ? "/" : rawPath) else {
@@ -157,7 +162,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The same server with another path.
     public func with(path newPath: String) -> RemoteURL {
         var u = self
-        u.path = newPath.hasPrefix("/") ? newPath : "/" + newPath
+        u.path = newPath.utf8.first == UInt8(ascii: "/") ? newPath : "/" + newPath
         u.query = nil
         return u
     }
@@ -222,11 +227,17 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Best-effort redaction of raw text that may contain `user:password@`.
+    ///
+    /// A typed password may hold an unescaped `/`, `?`, `#` or `@` (`ftp://u:pa/ss@host/`):
+    /// the user information is taken to end at the last `@` before the first `/` that
+    /// follows the first `@`. That may hide a little more than a password
+    /// (`http://host:80/a@b` shows as `http://host:***@b`), never less.
     public static func redact(_ text: String) -> String {
         guard let schemeEnd = schemeSeparator(in: text) else { return text }
         let rest = text[schemeEnd.upperBound...]
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return text }
+        guard let firstAt = rest.firstIndex(of: "@") else { return text }
+        let end = rest[firstAt...].firstIndex(of: "/") ?? rest.endIndex
+        guard let at = rest[..<end].lastIndex(of: "@") else { return text }
         let info = rest[..<at]
         guard let colon = info.firstIndex(of: ":") else { return text }
         return String(text[..<colon]) + ":***" + String(text[at...])

@@ -120,9 +120,7 @@ enum DownloadDriver {
             switch job.outcome {
             case .complete(let expected):
                 do {
-                    let size = try await blockingIO { () throws(FerryError) in
-                        try part.finish(expectedSize: expected, overwrite: options.overwrite)
-                    }
+                    let size = try await part.finish(expectedSize: expected, overwrite: options.overwrite)
                     return TransferResult(
                         source: source.displayName, destination: destination, size: size,
                         bytesTransferred: transferred, resumedFrom: resumedFrom, restarts: restarts,

@@ -169,15 +169,16 @@ final class PartFile: @unchecked Sendable {
         }
     }
 
-    /// Verifies the size, syncs, and renames the `.part` to the destination.
-    func finish(expectedSize: Int64?, overwrite: OverwritePolicy) throws(FerryError) -> Int64 {
+    /// Verifies the size, makes the data durable, and renames the `.part` to the
+    /// destination: the final name never holds bytes a power cut could lose.
+    func finish(expectedSize: Int64?, overwrite: OverwritePolicy) async throws(FerryError) -> Int64 {
         try flush()
         if let expectedSize, expectedSize != length {
             throw FerryError(
                 .verificationFailed, operation: "download", target: destination,
                 detail: "got \(length) bytes, expected \(expectedSize)", isTransient: true)
         }
-        if fsync(fd) != 0 { throw FerryError.posix(errno, operation: "sync", path: partPath) }
+        try await Durability.shared.sync(fd: fd, size: length, path: partPath)
         close()
         if overwrite == .overwrite {
             try LocalFile.rename(partPath, to: destination)

@@ -92,7 +92,7 @@ public enum FTPListingParser {
         // A trailing slash carries no name ("/pub/" is "/pub"); keep the root itself.
         while pathname.count > 1, pathname.hasSuffix("/") { pathname.removeLast() }
         let path: String
-        if pathname.hasPrefix("/") {
+        if pathname.utf8.first == slash {
             path = pathname
         } else if pathname.contains("/") {
             path = folderPrefix(folder) + pathname
@@ -208,8 +208,9 @@ extension FTPListingParser {
 
     static func folderPrefix(_ folder: String) -> String {
         var f = folder
-        if !f.hasPrefix("/") { f = "/" + f }
-        if !f.hasSuffix("/") { f += "/" }
+        // Bytes, not Characters (`"/\u{301}".hasPrefix("/")` is false in Swift).
+        if f.utf8.first != slash { f = "/" + f }
+        if f.utf8.last != slash { f += "/" }
         return f
     }
 

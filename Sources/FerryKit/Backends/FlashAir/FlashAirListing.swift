@@ -122,7 +122,7 @@ public enum FlashAirListing {
         var f = Substring(folder)
         while f.count > 1, f.hasSuffix("/") { f = f.dropLast() }
         if f.isEmpty { return "/" }
-        return f.hasPrefix("/") ? String(f) : "/" + f
+        return f.utf8.first == UInt8(ascii: "/") ? String(f) : "/" + f
     }
 
     /// `folder` joined with `name`: `/` + `a` → `/a`, `/DCIM` + `a` → `/DCIM/a`.

@@ -61,7 +61,9 @@ public struct LocalFileSystem: RemoteFileSystem {
         return RemoteEntry(
             name: name, path: path, kind: kind, size: kind == .file ? Int64(st.st_size) : nil,
             modified: RemoteTimestamp(utc: modified), symlinkTarget: target,
-            isHidden: name.hasPrefix(".") && name != "/", isReadOnly: access(path, W_OK) != 0)
+            isHidden: name.hasPrefix(".") && name != "/",
+            // The mode bits too: root passes access(W_OK) for a file nobody may write.
+            isReadOnly: st.st_mode & 0o222 == 0 || access(path, W_OK) != 0)
     }
 
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
@@ -169,9 +171,7 @@ enum LocalCopy {
                 transfer.report(bytesDone: position, totalBytes: total, resumedFrom: resumedFrom)
                 await Task.yield()
             }
-            let size = try await blockingIO { () throws(FerryError) in
-                try part.finish(expectedSize: total, overwrite: overwrite)
-            }
+            let size = try await part.finish(expectedSize: total, overwrite: overwrite)
             return TransferResult(
                 source: source, destination: destination, size: size, bytesTransferred: size - resumedFrom,
                 resumedFrom: resumedFrom, duration: .now - started)

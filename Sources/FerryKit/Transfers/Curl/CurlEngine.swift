@@ -83,7 +83,7 @@ final class CurlEngine: Sendable {
 
     /// Runs a job to completion. Cancelling the calling task interrupts it.
     func perform(_ job: CurlJob) async -> CurlCompletion {
-        await withTaskCancellationHandler {
+        let completion = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<CurlCompletion, Never>) in
                 job.continuation = c
                 inbox.withLock { $0.submitted.append(job) }
@@ -92,6 +92,9 @@ final class CurlEngine: Sendable {
         } onCancel: {
             interrupt(job)
         }
+        // Pairs with the store in EngineLoop.finish (see CurlJob.handedOver).
+        _ = job.handedOver.load(ordering: .acquiring)
+        return completion
     }
 
     /// Stops a job at once (pause, cancel): it completes with `interrupted == true`.
@@ -208,6 +211,7 @@ private final class EngineLoop: @unchecked Sendable {
         job.didComplete(completion)
         let c = job.continuation
         job.continuation = nil
+        job.handedOver.store(true, ordering: .releasing)
         c?.resume(returning: completion)
     }
 }

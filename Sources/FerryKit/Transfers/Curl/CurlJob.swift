@@ -29,6 +29,12 @@ class CurlJob: @unchecked Sendable {
     let interruptRequested = Atomic<Bool>(false)
     /// Resumed exactly once by the engine thread.
     var continuation: CheckedContinuation<CurlCompletion, Never>?
+    /// The hand-over of everything the callbacks wrote, spelled out: stored (release)
+    /// by the engine thread after the job's last callback, loaded (acquire) by the
+    /// awaiting task when `CurlEngine.perform` returns. Resuming the continuation
+    /// already orders the two, but ThreadSanitizer cannot see that ordering when the
+    /// resume wins the race with the task's suspension (docs/RELIABILITY.md).
+    let handedOver = Atomic<Bool>(false)
 
     init(hostKey: String) {
         self.hostKey = hostKey

@@ -1,0 +1,85 @@
+import FerryCard
+import FerryKit
+import FerryWeb
+import Foundation
+
+/// `ferry demo`: sample photos on a card, and the browser UI on it.
+enum DemoCommand: Command {
+    static let spec = CommandSpec(
+        name: "demo",
+        summary: "sample photos and the browser UI, to try Ferry at once",
+        usage: "ferry demo [--host 127.0.0.1] [--port N] [--photos N]",
+        options: [
+            .init(
+                long: "host", short: nil, takesValue: true, help: "address of the browser UI (default 127.0.0.1)",
+                valueName: "ADDR"),
+            .init(
+                long: "port", short: "p", takesValue: true, help: "port of the browser UI (default: a free one)",
+                valueName: "N"),
+            .init(
+                long: "photos", short: nil, takesValue: true, help: "how many photos to make (default 12)",
+                valueName: "N"),
+        ],
+        minPositionals: 0, maxPositionals: 0,
+        details: """
+            Makes a temporary card folder with generated photos (real JPEGs with Exif
+            thumbnails in DCIM/100FERRY and DCIM/101FERRY, and a text file), serves it
+            with the FlashAir card emulator (as `ferry card` does), starts the browser
+            UI on that card (as `ferry serve flashair://...` does) and prints the
+            address to open. Ctrl-C stops both and deletes the folder.
+            """)
+
+    static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
+        let host = args.value("host") ?? "127.0.0.1"
+        let port = try args.int("port", default: 0, in: 0...65535)
+        let photos = try args.int("photos", default: 12, in: 1...2000)
+        // From here on Ctrl-C stops the demo cleanly, folder included.
+        let stop = StopRequest()
+        defer { stop.remove() }
+        let folder = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var layout = SamplePhotos.Layout()
+        let first = (photos * 2 + 2) / 3
+        layout.folders = [("100FERRY", first), ("101FERRY", photos - first)].filter { $0.count > 0 }
+        if !args.has("quiet") { console.error("ferry demo: making \(photos) sample photos in \(folder)/card") }
+        try SamplePhotos.populate(folder: folder + "/card", layout: layout)
+        if stop.isRequested { return 0 }
+
+        // The card emulator on a free loopback port, and the browser UI on it.
+        let card = try FlashAirCard(folder: folder + "/card")
+        var configuration = WebConfiguration(
+            source: try RemoteURL(parsing: "flashair://127.0.0.1/"), host: host, port: port)
+        configuration.cacheDirectory = folder + "/cache"
+        do {
+            try card.start()
+            configuration.source = try RemoteURL(parsing: card.cardURL)
+        } catch {
+            throw FerryError(.connectionFailed, operation: "demo", target: "card", detail: "\(error)")
+        }
+        defer { card.stop() }
+        let server = try WebServer(configuration: configuration)
+        do {
+            try server.start()
+        } catch {
+            throw FerryError(.connectionFailed, operation: "demo", target: "\(host):\(port)", detail: "\(error)")
+        }
+        defer { server.stop() }
+        if !args.has("quiet") { console.error("ferry demo: FlashAir card emulator at \(card.httpURL)") }
+        console.out("ferry demo: open \(server.openURL)\n")
+        await stop.wait()
+        return 0
+    }
+
+    /// A new private folder under the system's temporary folder.
+    static func makeTemporaryFolder() throws -> String {
+        var base = NSTemporaryDirectory()
+        while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
+        var template = Array((base + "/ferry-demo-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw FerryError(
+                .localIO, operation: "demo", target: NSTemporaryDirectory(),
+                serverText: String(cString: strerror(errno)))
+        }
+        return String(cString: made)
+    }
+}

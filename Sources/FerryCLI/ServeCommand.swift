@@ -1,0 +1,70 @@
+import FerryKit
+import FerryWeb
+import Foundation
+
+/// `ferry serve [URL] [--host 127.0.0.1] [--port N]`: the browser UI.
+enum ServeCommand: Command {
+    static let spec = CommandSpec(
+        name: "serve",
+        summary: "browse a source in a web browser (folder list, image viewer, upload)",
+        usage: "ferry serve [URL] [--host 127.0.0.1] [--port N] [--token TEXT] [--cache DIR] [--insecure]",
+        options: [
+            .init(
+                long: "host", short: nil, takesValue: true,
+                help: "address to listen on (default 127.0.0.1; any other needs the printed token)", valueName: "ADDR"),
+            .init(
+                long: "port", short: "p", takesValue: true, help: "port (default 8000; 0 picks a free one)",
+                valueName: "N"),
+            .init(
+                long: "cache", short: nil, takesValue: true,
+                help: "folder for thumbnails and copies of remote files (default ~/.cache/ferry)", valueName: "DIR"),
+            .init(
+                long: "token", short: nil, takesValue: true,
+                help: "require this access token (default: a random one when ADDR is not loopback)", valueName: "TEXT"),
+            .init(long: "insecure", short: "k", takesValue: false, help: "do not verify TLS certificates"),
+        ],
+        minPositionals: 0, maxPositionals: 1,
+        details: """
+            Serves a folder list and image viewer for URL (a local folder, flashair://,
+            ftp://, http:// ...), or a page to type one in when URL is left out. The
+            first line on stdout is the address to open. On 127.0.0.1 (the default)
+            only this machine can connect; on any other address the printed URL
+            carries an access token, which the browser then keeps in a cookie.
+            Passwords in URL stay in this process and never reach the page.
+            Ctrl-C stops the server.
+            """)
+
+    static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
+        var configuration = WebConfiguration()
+        if let text = args.positionals.first { configuration.source = try parseURL(text) }
+        configuration.host = args.value("host") ?? "127.0.0.1"
+        configuration.port = try args.int("port", default: 8000, in: 0...65535)
+        configuration.cacheDirectory = args.value("cache").map { ($0 as NSString).standardizingPath }
+        configuration.connectionOptions.verifyTLS = !args.has("insecure")
+        if let token = args.value("token") {
+            guard token.count >= 4,
+                token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.~".contains($0)) })
+            else { throw UsageError(message: "--token wants at least 4 letters, digits, '-', '_', '.' or '~'") }
+            configuration.accessToken = token
+        }
+        let server = try WebServer(configuration: configuration)
+        // Catch SIGINT and SIGTERM before printing the address: a script may stop
+        // the server the moment it reads the line.
+        let stop = StopRequest()
+        defer { stop.remove() }
+        do {
+            try server.start()
+        } catch {
+            throw FerryError(
+                .connectionFailed, operation: "serve", target: "\(configuration.host):\(configuration.port)",
+                detail: "\(error)")
+        }
+        console.out("ferry serve: open \(server.openURL)\n")
+        if configuration.accessToken != nil && !args.has("quiet") {
+            console.error("ferry serve: listening on \(configuration.host); the URL above carries the access token")
+        }
+        await stop.wait()
+        server.stop()
+        return 0
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+
+extension SyncEngine {
+    /// How one download ended.
+    enum FetchOutcome: Sendable {
+        case imported(SyncItem, TransferResult, changed: Bool)
+        case failed(SyncItem, FerryError)
+    }
+
+    /// Downloads the plan's files, `jobs` at a time (one connection for a card),
+    /// recording each in the history as it lands. Returns the imported items with
+    /// their final names. Stops launching new downloads when the source stops
+    /// answering or the task is cancelled.
+    func download(
+        _ plan: Plan, identity: SyncSourceIdentity, history: SyncHistory, summary: inout SyncPassSummary,
+        events: @escaping @Sendable (SyncEvent) -> Void
+    ) async -> [SyncItem] {
+        let downloads = plan.downloads
+        guard !downloads.isEmpty else { return [] }
+        // One more task than connections: the engine's per-host limit holds the
+        // extra request back and starts it the moment a connection frees, while
+        // the finished file is still being fsync'd and renamed.
+        let connections = card == nil ? max(1, options.jobs) : 1
+        let width = connections + 1
+        let started = ContinuousClock.now
+        var imported: [SyncItem] = []
+        var launched = 0
+        var sourceGone = false
+        let claimed = plan.claimed
+        await withTaskGroup(of: FetchOutcome.self) { group in
+            func launch() {
+                let d = downloads[launched]
+                launched += 1
+                group.addTask {
+                    await self.fetch(d, identity: identity, history: history, claimed: claimed, events: events)
+                }
+            }
+            while launched < min(width, downloads.count) { launch() }
+            for await outcome in group {
+                switch outcome {
+                case .imported(let item, let result, let changed):
+                    summary.imported += 1
+                    if changed { summary.changed += 1 }
+                    summary.bytes += result.bytesTransferred
+                    summary.importedBytes += result.size
+                    imported.append(item)
+                case .failed(let item, let error):
+                    if error.code == .cancelled {
+                        summary.interrupted = true
+                    } else {
+                        summary.failures.append(.init(remotePath: item.remotePath, error: error))
+                        if SyncEngine.isSourceGone(error) { sourceGone = true }
+                    }
+                }
+                if launched < downloads.count && !sourceGone && !Task.isCancelled { launch() }
+            }
+        }
+        if Task.isCancelled { summary.interrupted = true }
+        summary.notAttempted = downloads.count - launched
+        summary.duration = .now - started
+        return imported
+    }
+
+    /// Downloads one file, verifies its size, gives it the remote time, moves a
+    /// staged file into its date folder, and records it.
+    func fetch(
+        _ d: PlannedDownload, identity: SyncSourceIdentity, history: SyncHistory, claimed: Set<String>,
+        events: @escaping @Sendable (SyncEvent) -> Void
+    ) async -> FetchOutcome {
+        var item = d.item
+        let changed = item.action == .downloadChanged
+        func fail(_ e: FerryError) -> FetchOutcome {
+            events(.failed(item, e))
+            return .failed(item, e)
+        }
+        if Task.isCancelled { return .failed(item, FerryError(.cancelled, target: item.remotePath)) }
+        let folder = (d.target as NSString).deletingLastPathComponent
+        if !LocalFile.isDirectory(folder) {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                return fail(
+                    FerryError(.localIO, operation: "mkdir", target: folder, detail: error.localizedDescription))
+            }
+        }
+        var opts = options.download
+        opts.overwrite = .fail
+        let transfer = fs.download(item.remotePath, to: d.target, options: opts)
+        events(.downloadStarted(item, transfer))
+        var result: TransferResult
+        do {
+            result = try await transfer.result
+        } catch {
+            return fail(error)
+        }
+        if let expected = item.size, result.size != expected {
+            // The file changed between the listing and the download: the copy is
+            // kept, but not recorded; the next pass looks again.
+            return fail(
+                FerryError(
+                    .verificationFailed, operation: "sync", target: url.with(path: item.remotePath).redacted,
+                    detail: "the source listed \(expected) bytes but sent \(result.size); it is changing, try again"))
+        }
+        if let m = item.modified {
+            LocalFile.setModificationTime(d.target, m.date(floatingIn: options.timeZone))
+        }
+        if d.staged {
+            do {
+                item.destination = try moveIntoDateFolder(d.target, claimed: claimed)
+            } catch {
+                return fail(error)
+            }
+            result.destination = item.destination
+        }
+        do {
+            try history.record([
+                SyncHistory.Record(
+                    source: identity.key, path: item.remotePath, size: result.size, modified: item.modified,
+                    localPath: relative(item.destination), origin: .downloaded)
+            ])
+        } catch {
+            return fail(error)
+        }
+        events(.imported(item, result))
+        return .imported(item, result, changed: changed)
+    }
+
+    /// Moves a staged download to `DIR/YYYY-MM-DD/NAME` (its local time decides the
+    /// day), under a name that clobbers nothing and that no planned download uses.
+    func moveIntoDateFolder(_ staged: String, claimed: Set<String>) throws(FerryError) -> String {
+        let mtime =
+            (try? FileManager.default.attributesOfItem(atPath: staged)[.modificationDate] as? Date) ?? Date()
+        let folder = directory + "/" + SyncNaming.dayFolder(mtime, zone: options.timeZone)
+        if !LocalFile.isDirectory(folder) {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                throw FerryError(.localIO, operation: "mkdir", target: folder, detail: error.localizedDescription)
+            }
+        }
+        let base = folder + "/" + (staged as NSString).lastPathComponent
+        var n = 1
+        while true {
+            let name = SyncNaming.numbered(base, n)
+            n += 1
+            if claimed.contains(name) || LocalFile.exists(name + ".part") { continue }
+            do {
+                try LocalFile.renameNoReplace(staged, to: name)
+            } catch  where error.code == .destinationExists {
+                continue
+            }
+            // The staging folder held only this file.
+            rmdir((staged as NSString).deletingLastPathComponent)
+            rmdir(directory + "/" + SyncEngine.stagingFolder)
+            return name
+        }
+    }
+
+    // MARK: Delete after
+
+    /// Deletes verified files from the source: never read-only ones, never one that
+    /// changed since it was listed, on a card only when uploads are enabled.
+    func deleteAfter(
+        _ candidates: [SyncItem], identity: SyncSourceIdentity, history: SyncHistory,
+        summary: inout SyncPassSummary, events: @escaping @Sendable (SyncEvent) -> Void
+    ) async {
+        guard !candidates.isEmpty else { return }
+        func keep(_ item: SyncItem, _ reason: String) {
+            summary.kept.append(.init(remotePath: item.remotePath, reason: reason))
+            events(.keptOnSource(item, reason: reason))
+        }
+        if let card {
+            let enabled: Bool?
+            do {
+                enabled = try await card.uploadsEnabled()
+            } catch {
+                for c in candidates { keep(c, "could not ask the card whether uploads are enabled: \(error)") }
+                return
+            }
+            if enabled != true {
+                for c in candidates {
+                    keep(
+                        c, "uploads are disabled on this card (op=118), so it cannot delete; set UPLOAD=1 in its CONFIG"
+                    )
+                }
+                return
+            }
+        }
+        // Look at each folder once more: a file rewritten since the listing (or
+        // made read-only) stays.
+        var byFolder: [String: [SyncItem]] = [:]
+        for c in candidates { byFolder[remoteParent(c.remotePath), default: []].append(c) }
+        for folder in byFolder.keys.sorted() {
+            if Task.isCancelled { return }
+            let items = byFolder[folder]!
+            let now: [String: RemoteEntry]
+            do {
+                now = Dictionary(try await fs.list(folder).map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+            } catch {
+                for item in items { keep(item, "could not list its folder again: \(FerryError.wrap(error))") }
+                continue
+            }
+            for item in items {
+                guard let current = now[item.remotePath] else { continue }
+                if current.isReadOnly || item.isReadOnly {
+                    keep(item, "read-only on the source")
+                    continue
+                }
+                guard current.size == item.size, current.modified == item.modified else {
+                    keep(item, "changed on the source since it was listed")
+                    continue
+                }
+                guard let size = item.size, LocalFile.size(atPath: item.destination) == size else {
+                    keep(item, "the local copy is missing or has another size")
+                    continue
+                }
+                do {
+                    try await fs.delete(item.remotePath)
+                } catch {
+                    keep(item, "\(FerryError.wrap(error))")
+                    continue
+                }
+                try? history.transaction(write: true) { (tx) throws(FerryError) in
+                    try tx.markDeletedFromSource(
+                        source: identity.key, path: item.remotePath, size: item.size, modified: item.modified)
+                }
+                summary.deleted.append(item.remotePath)
+                events(.deletedFromSource(item))
+            }
+        }
+    }
+}

@@ -1,0 +1,351 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Imports new files from a card or server into a local folder, once each, and
+/// remembers what it imported (``SyncHistory``, in the folder).
+///
+/// One pass lists the source (one walk), looks every file up in the history in one
+/// transaction, downloads what is new through the transfer engine (resumable
+/// `.part` files; one connection for a card), records each file as it lands, and,
+/// with ``SyncOptions/deleteAfter``, deletes verified files from the source.
+/// ``watch(events:)`` repeats passes as files appear.
+///
+/// ```swift
+/// let engine = try SyncEngine(url: try RemoteURL(parsing: "flashair://192.168.0.1/DCIM"), directory: "Photos")
+/// let summary = try await engine.runPass()
+/// print(summary.imported, summary.bytesPerSecond)
+/// ```
+public final class SyncEngine: Sendable {
+    /// The source URL (its path is the root of the import).
+    public let url: RemoteURL
+    /// The destination folder, absolute.
+    public let directory: String
+    /// What to import and how.
+    public let options: SyncOptions
+    let fs: any RemoteFileSystem
+
+    /// The card, when the source is one.
+    var card: FlashAirFileSystem? { fs as? FlashAirFileSystem }
+
+    /// Opens the source a URL names.
+    ///
+    /// - Parameters:
+    ///   - url: A folder on a card, server or local disk.
+    ///   - directory: The local folder to import into (created when missing).
+    ///   - options: Filters, layout, delete-after, parallel downloads.
+    ///   - connection: TLS and credentials. A card always gets one connection;
+    ///     a server gets `options.jobs` unless `maxConnections` says otherwise.
+    /// - Throws: `unsupportedScheme` for a source Ferry cannot list.
+    public convenience init(
+        url: RemoteURL, directory: String, options: SyncOptions = .init(), connection: ConnectionOptions = .init()
+    ) throws(FerryError) {
+        var c = connection
+        if url.scheme == .flashair {
+            c.maxConnections = 1
+        } else if c.maxConnections == nil {
+            c.maxConnections = max(1, options.jobs)
+        }
+        let fs: any RemoteFileSystem
+        do {
+            fs = try Ferry.fileSystem(for: url, options: c)
+        } catch {
+            throw FerryError.wrap(error, operation: "sync", target: url.redacted)
+        }
+        self.init(fileSystem: fs, directory: directory, options: options)
+    }
+
+    /// Syncs from an already opened file system (its `url` is the root).
+    public init(fileSystem: any RemoteFileSystem, directory: String, options: SyncOptions = .init()) {
+        self.fs = fileSystem
+        self.url = fileSystem.url
+        self.options = options
+        var d = directory.hasPrefix("/") ? directory : FileManager.default.currentDirectoryPath + "/" + directory
+        d = (d as NSString).standardizingPath
+        self.directory = d
+    }
+
+    /// Runs one pass: list, import what is new, delete after if asked.
+    ///
+    /// Cancelling the calling task stops the downloads; their `.part` files are kept
+    /// and the summary says `interrupted`.
+    ///
+    /// - Throws: when the source cannot be listed, or the folder or its history
+    ///   cannot be written. Failures of single files are in the summary instead.
+    public func runPass(events: @escaping @Sendable (SyncEvent) -> Void = { _ in }) async throws(FerryError)
+        -> SyncPassSummary
+    {
+        let lock = try await prepareDirectory()
+        defer { withExtendedLifetime(lock) {} }
+        var state = PassState()
+        return try await pass(&state, watching: false, events: events)
+    }
+
+    // MARK: One pass
+
+    /// What one pass carries over to the next in watch mode.
+    struct PassState: Sendable {
+        var pass = 0
+        var identity: SyncSourceIdentity?
+        /// The previous listing (path → size and time), to leave files that are
+        /// still being written for the next pass.
+        var previousListing: [String: Fingerprint]?
+        /// op=121 before the last listing.
+        var lastWrite: Duration?
+        /// Whether the source was found not answering (watch).
+        var unavailable = false
+    }
+
+    /// Size and time of a listed file.
+    struct Fingerprint: Sendable, Hashable {
+        var size: Int64?
+        var modified: RemoteTimestamp?
+    }
+
+    /// The files a pass will act on, decided in one history transaction.
+    struct Plan: Sendable {
+        var downloads: [PlannedDownload] = []
+        var recorded: [SyncItem] = []
+        /// Files imported earlier whose local copies are still there with the right
+        /// size: `--delete-after` may delete them from the source.
+        var verifiedEarlier: [SyncItem] = []
+        var alreadyImported = 0
+        var deferred = 0
+        /// Every local name the plan uses, so a staged file never takes one.
+        var claimed: Set<String> = []
+    }
+
+    /// One download and where it goes.
+    struct PlannedDownload: Sendable {
+        var item: SyncItem
+        /// Where the transfer writes. The final name for known places; a staging
+        /// file for a date layout without a remote date.
+        var target: String
+        /// True when `target` is a staging file to be moved into a date folder.
+        var staged: Bool
+    }
+
+    /// Creates the folder and takes its lock; nil for a dry run (which writes nothing).
+    func prepareDirectory() async throws(FerryError) -> SyncLock? {
+        guard !options.dryRun else { return nil }
+        if !LocalFile.isDirectory(directory) {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw FerryError(.localIO, operation: "sync", target: directory, detail: error.localizedDescription)
+            }
+        }
+        return try await SyncLock.acquire(directory: directory)
+    }
+
+    func pass(_ state: inout PassState, watching: Bool, events: @escaping @Sendable (SyncEvent) -> Void)
+        async throws(FerryError) -> SyncPassSummary
+    {
+        state.pass += 1
+        let identity = try await identify()
+        if state.unavailable {
+            state.unavailable = false
+            events(.sourceAvailable)
+        }
+        if let previous = state.identity, previous != identity, previous.cid != nil || identity.cid != nil {
+            events(.differentCard(previous: previous.cid, current: identity.cid))
+            state.previousListing = nil
+        }
+        state.identity = identity
+        var summary = SyncPassSummary(
+            pass: state.pass, source: url.redacted, sourceKey: identity.key, dryRun: options.dryRun)
+        events(.passStarted(pass: state.pass, source: url.redacted, sourceKey: identity.key))
+
+        // One walk of the source.
+        var files: [RemoteEntry]
+        do {
+            files = try await fs.walk(url.path, includeHidden: options.includeHidden).files
+        } catch {
+            throw FerryError.wrap(error, operation: "list", target: url.redacted)
+        }
+        // Importing a folder into a folder inside it must not import its own imports.
+        if fs is LocalFileSystem {
+            let inside = directory + "/"
+            files.removeAll { ($0.path as NSString).standardizingPath.hasPrefix(inside) }
+        }
+        summary.listed = files.count
+        // In path order, so that names given out in one pass are the same in the next.
+        let wanted = files.filter(accepts).sorted { $0.path < $1.path }
+        summary.filtered = files.count - wanted.count
+
+        // One transaction for every lookup (and the records of files found locally).
+        let history = try SyncHistory.open(directory: directory, create: !options.dryRun)
+        let deferring = watching && card == nil ? state.previousListing : nil
+        let plan = try makePlan(wanted, identity: identity, history: history, deferring: deferring)
+        state.previousListing = Dictionary(
+            wanted.map { ($0.path, Fingerprint(size: $0.size, modified: $0.modified)) }, uniquingKeysWith: { a, _ in a }
+        )
+        summary.alreadyImported = plan.alreadyImported
+        summary.deferred = plan.deferred
+        summary.recorded = plan.recorded.count
+        for item in plan.recorded { events(options.dryRun ? .planned(item) : .recorded(item)) }
+        summary.items = plan.recorded + plan.downloads.map(\.item)
+
+        if options.dryRun {
+            for d in plan.downloads { events(.planned(d.item)) }
+            events(.passFinished(summary))
+            return summary
+        }
+
+        let imported = await download(
+            plan, identity: identity, history: history!, summary: &summary, events: events)
+        if options.deleteAfter && !summary.interrupted && !Task.isCancelled {
+            await deleteAfter(
+                plan.recorded + imported + plan.verifiedEarlier, identity: identity, history: history!,
+                summary: &summary, events: events)
+        }
+        events(.passFinished(summary))
+        return summary
+    }
+
+    /// The source's identity: a card by its CID, anything else by its URL.
+    func identify() async throws(FerryError) -> SyncSourceIdentity {
+        if let card, let cid = try await card.cardID() { return SyncSourceIdentity(cid: cid) }
+        return SyncSourceIdentity(url: url)
+    }
+
+    /// Whether a listed file passes `--only` and `--since`.
+    func accepts(_ e: RemoteEntry) -> Bool {
+        guard options.accepts(name: e.name) else { return false }
+        if let since = options.since {
+            guard let m = e.modified, m.date(floatingIn: options.timeZone) >= since else { return false }
+        }
+        return true
+    }
+
+    /// Decides, for every wanted file, whether it is imported already, found
+    /// locally, or to be downloaded and where. Runs in one history transaction.
+    func makePlan(
+        _ wanted: [RemoteEntry], identity: SyncSourceIdentity, history: SyncHistory?,
+        deferring: [String: Fingerprint]?
+    ) throws(FerryError) -> Plan {
+        let build = { (tx: SyncHistory.Transaction?) throws(FerryError) -> Plan in
+            var plan = Plan()
+            for e in wanted {
+                let known =
+                    try tx?.known(source: identity.key, path: e.path, size: e.size, modified: e.modified) ?? .new
+                let base = self.placement(of: e)
+                switch known {
+                case .imported(let local):
+                    plan.alreadyImported += 1
+                    if self.options.deleteAfter {
+                        let copy = self.directory + "/" + local
+                        if let size = e.size, LocalFile.size(atPath: copy) == size {
+                            plan.verifiedEarlier.append(self.item(e, destination: copy, action: .recordExisting))
+                        }
+                    }
+                    continue
+                case .new, .changed:
+                    break
+                }
+                if let deferring, deferring[e.path] != Fingerprint(size: e.size, modified: e.modified) {
+                    // New or still changing since the last look: take it next pass.
+                    plan.deferred += 1
+                    continue
+                }
+                if known == .new, let base, !plan.claimed.contains(base), LocalFile.exists(base),
+                    try self.isSameFile(e, at: base, claimed: tx?.isClaimed(localPath: self.relative(base)) ?? false)
+                {
+                    // First run over a folder that already has the file: record it.
+                    let item = self.item(e, destination: base, action: .recordExisting)
+                    plan.claimed.insert(base)
+                    plan.recorded.append(item)
+                    if !self.options.dryRun {
+                        try tx?.insert(
+                            SyncHistory.Record(
+                                source: identity.key, path: e.path, size: e.size, modified: e.modified,
+                                localPath: self.relative(base), origin: .foundLocally))
+                    }
+                    continue
+                }
+                let action: SyncItem.Action = known == .changed ? .downloadChanged : .download
+                if let base {
+                    let source = self.transferSource(e.path)
+                    var n = 1
+                    var name = base
+                    while plan.claimed.contains(name) || !SyncNaming.isFree(name, source: source) {
+                        n += 1
+                        name = SyncNaming.numbered(base, n)
+                    }
+                    plan.claimed.insert(name)
+                    plan.downloads.append(
+                        PlannedDownload(
+                            item: self.item(e, destination: name, action: action), target: name, staged: false))
+                } else {
+                    // Date layout without a remote date: the folder is known only once
+                    // the file is here. Stage it under a stable name so a rerun resumes.
+                    let key = identity.key + "\n" + e.path + "\n" + String(e.size ?? -1)
+                    let staging =
+                        self.directory + "/" + SyncEngine.stagingFolder + "/" + SyncNaming.stableHash(key)
+                        + "/" + e.name
+                    plan.downloads.append(
+                        PlannedDownload(
+                            item: self.item(e, destination: staging, action: action), target: staging, staged: true))
+                }
+            }
+            return plan
+        }
+        guard let history else { return try build(nil) }
+        return try history.transaction(write: !options.dryRun) { (tx) throws(FerryError) -> Plan in try build(tx) }
+    }
+
+    /// Whether the local file at `path` is the remote file `e` already: a regular
+    /// file of the same size. When another import already claimed that name (two
+    /// cameras' IMG_0001.JPG on the same day), its time must match too (sync gives
+    /// every download the remote time).
+    func isSameFile(_ e: RemoteEntry, at path: String, claimed: Bool) -> Bool {
+        var st = stat()
+        guard let size = e.size, lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int64(st.st_size) == size
+        else { return false }
+        guard claimed else { return true }
+        guard let m = e.modified else { return false }
+        let local = Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
+        // FAT times have two-second steps.
+        return abs(m.date(floatingIn: options.timeZone).timeIntervalSince1970 - local) <= 2
+    }
+
+    /// Where staged downloads wait for their date folder.
+    static let stagingFolder = ".ferry-sync-incoming"
+
+    /// The local path a file goes to before any renaming; nil when it depends on
+    /// the downloaded file (date layout, no remote date).
+    func placement(of e: RemoteEntry) -> String? {
+        switch options.layout {
+        case .tree:
+            return directory + "/" + SyncNaming.relative(e.path, root: url.path)
+        case .date:
+            guard let m = e.modified else { return nil }
+            return directory + "/" + SyncNaming.dayFolder(m, zone: options.timeZone) + "/" + e.name
+        }
+    }
+
+    func item(_ e: RemoteEntry, destination: String, action: SyncItem.Action) -> SyncItem {
+        SyncItem(
+            remotePath: e.path, destination: destination, size: e.size, modified: e.modified,
+            isReadOnly: e.isReadOnly, action: action)
+    }
+
+    /// A local path relative to the destination folder, as the history stores it.
+    func relative(_ local: String) -> String {
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        return local.hasPrefix(prefix) ? String(local.dropFirst(prefix.count)) : local
+    }
+
+    /// The source a download's journal names (to recognise our own `.part` files).
+    func transferSource(_ path: String) -> String {
+        if let factory = fs as? any DownloadSourceFactory { return factory.downloadSource(for: path).displayName }
+        return fs is LocalFileSystem ? path : url.with(path: path).redacted
+    }
+
+    /// Errors that mean the source itself is gone (camera off, server down), not one file.
+    static func isSourceGone(_ e: FerryError) -> Bool {
+        e.code == .connectionFailed || e.code == .timedOut || e.code == .notAnswering || e.serverCode == 503
+    }
+}

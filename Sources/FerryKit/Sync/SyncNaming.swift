@@ -1,0 +1,60 @@
+import Foundation
+
+/// Where imported files go, and names that clobber nothing.
+enum SyncNaming {
+    /// `IMG_0001.JPG` → `IMG_0001 (2).JPG` (n ≥ 2); `README` → `README (2)`;
+    /// `.profile` → `.profile (2)`.
+    static func numbered(_ name: String, _ n: Int) -> String {
+        guard n > 1 else { return name }
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            return "\(name[..<dot]) (\(n))\(name[dot...])"
+        }
+        return "\(name) (\(n))"
+    }
+
+    /// The relative path of `remote` below the sync root `root` (`/DCIM` +
+    /// `/DCIM/100__TSB/A.JPG` → `100__TSB/A.JPG`).
+    static func relative(_ remote: String, root: String) -> String {
+        var prefix = root
+        if !prefix.hasSuffix("/") { prefix += "/" }
+        if remote.hasPrefix(prefix) { return String(remote.dropFirst(prefix.count)) }
+        var r = Substring(remote)
+        while r.hasPrefix("/") { r = r.dropFirst() }
+        return String(r)
+    }
+
+    /// `YYYY-MM-DD` of a timestamp: a floating (camera) time as written, a UTC time
+    /// in `zone`.
+    static func dayFolder(_ t: RemoteTimestamp, zone: TimeZone) -> String {
+        if t.zone == .floating { return String(format: "%04d-%02d-%02d", t.year, t.month, t.day) }
+        return dayFolder(t.date(), zone: zone)
+    }
+
+    /// `YYYY-MM-DD` of an instant in `zone`.
+    static func dayFolder(_ d: Date, zone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let c = calendar.dateComponents([.year, .month, .day], from: d)
+        return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+    }
+
+    /// Whether `path` may be used for a new download whose `.part` journal would
+    /// name `source`: nothing is there, and no other download's partial file is.
+    static func isFree(_ path: String, source: String) -> Bool {
+        if LocalFile.exists(path) { return false }
+        let part = path + ".part"
+        guard LocalFile.exists(part) else { return true }
+        // A .part of this very download is ours to resume; one of another source's
+        // is left alone. Without a journal it cannot be resumed by anyone.
+        guard let journal = DownloadJournal.load(from: DownloadJournal.path(forPart: part)) else { return true }
+        return journal.source == source
+    }
+
+    /// A short stable name for a remote file, for its staging folder.
+    static func stableHash(_ text: String) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        let s = String(h, radix: 16)
+        return String(repeating: "0", count: 16 - s.count) + s
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+/// The ``HTTPServer/Options/maxConnections`` slots. A connection takes one
+/// when its first request arrives and keeps it until it closes. A
+/// connection that finds every slot taken waits up to
+/// ``HTTPServer/Options/slotWait``, first come first served, and is closed
+/// without an answer if none frees in time.
+///
+/// Why it waits: a client that closes a connection and at once opens the
+/// next one (tfatool, curl, most clients) would otherwise find its old
+/// connection still counted for a few milliseconds, until libmicrohttpd has
+/// joined that connection's thread and cleaned it up, and be refused.
+///
+/// Threading (libmicrohttpd 0.9.75, thread per connection; checked with a
+/// probe that logs the thread of every callback):
+/// - ``acquire(waitingUpTo:)`` runs on the connection's own thread, in the
+///   first access-handler call of its first request, so a waiting
+///   connection blocks only itself.
+/// - ``release()`` runs on the daemon's accepting thread: libmicrohttpd
+///   delivers `MHD_CONNECTION_NOTIFY_CLOSED` from its cleanup pass
+///   (`MHD_cleanup_connections`) after it has joined the connection's
+///   thread, and that pass only runs when the accepting thread is not busy.
+///   That is why the wait is not in the accept policy callback (`apc` of
+///   `MHD_start_daemon`): it runs on the accepting thread too, and while it
+///   blocks no connection is cleaned up and no slot could ever free (the
+///   probe saw a closed connection's CLOSED held back until the blocking
+///   callback returned).
+/// - ``stop()`` runs on the thread that stops the server and ends every wait.
+///
+/// `@unchecked Sendable`: every stored property is only touched with
+/// `condition` locked.
+final class ConnectionSlots: @unchecked Sendable {
+    private let condition = NSCondition()
+    private let limit: Int
+    private var taken = 0
+    /// Tickets of the waiting connections, oldest first.
+    private var queue: [UInt64] = []
+    private var nextTicket: UInt64 = 0
+    private var stopped = false
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Takes a slot, waiting up to `wait` for one to free.
+    ///
+    /// - Returns: `true` with a slot taken (give it back with ``release()``),
+    ///   `false` when none freed in time or the server is stopping.
+    func acquire(waitingUpTo wait: Duration) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopped else { return false }
+        if queue.isEmpty, taken < limit {
+            taken += 1
+            return true
+        }
+        let ticket = nextTicket
+        nextTicket += 1
+        queue.append(ticket)
+        let (seconds, attoseconds) = max(wait, .zero).components
+        let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
+        var admitted = false
+        while !stopped {
+            if queue.first == ticket, taken < limit {
+                admitted = true
+                break
+            }
+            if Date() >= deadline { break }
+            _ = condition.wait(until: deadline)
+        }
+        queue.removeAll { $0 == ticket }
+        if admitted { taken += 1 }
+        // The next in line may now be first, or fit in another free slot.
+        condition.broadcast()
+        return admitted
+    }
+
+    /// Gives back a slot taken by ``acquire(waitingUpTo:)``.
+    func release() {
+        condition.lock()
+        taken -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Ends every wait, now and later: the server is stopping.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Slots taken and connections waiting for one.
+    var usage: (taken: Int, waiting: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (taken, queue.count)
+    }
+}

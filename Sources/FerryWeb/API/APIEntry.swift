@@ -1,0 +1,30 @@
+import FerryKit
+
+/// One folder item as the page receives it.
+struct APIEntry: Encodable, Sendable {
+    /// The name.
+    var name: String
+    /// The path relative to the source's root.
+    var path: String
+    /// `file`, `directory`, `symlink` or `other`.
+    var type: String
+    /// Bytes, for files.
+    var size: Int64?
+    /// ISO 8601, with `Z` when the source is UTC.
+    var modified: String?
+    /// Whether the viewer can open it.
+    var image: Bool
+    /// Whether a thumbnail can be asked for.
+    var thumbnail: Bool
+
+    init(_ entry: RemoteEntry, path: String) {
+        name = entry.name
+        self.path = path
+        type = entry.kind.rawValue
+        size = entry.size
+        modified = entry.modified?.iso8601
+        let isFile = entry.kind == .file || entry.kind == .symlink
+        image = isFile && MediaType.isViewable(entry.name)
+        thumbnail = isFile && MediaType.thumbnailable.contains(MediaType.fileExtension(entry.name))
+    }
+}

@@ -1,0 +1,32 @@
+/// Content types by file extension, and which ones the page may show inline.
+///
+/// Only images are shown inline. Anything else is sent as an attachment with
+/// a neutral type, so an HTML or SVG file from a source can never run script
+/// in the UI's origin.
+enum MediaType {
+    /// Extensions the viewer opens (the original FlashAir browser's jpg/jpeg/jpe/png, plus common web images).
+    static let viewable: Set<String> = ["jpg", "jpeg", "jpe", "png", "gif", "webp", "bmp"]
+    /// Extensions the server can make thumbnails of.
+    static let thumbnailable: Set<String> = ["jpg", "jpeg", "jpe"]
+
+    /// The lowercased extension of a name, or "".
+    static func fileExtension(_ name: String) -> String {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return name[name.index(after: dot)...].lowercased()
+    }
+
+    /// Whether the viewer can show the file.
+    static func isViewable(_ name: String) -> Bool { viewable.contains(fileExtension(name)) }
+
+    /// The `Content-Type` for an inline image, or nil for everything else.
+    static func inlineType(_ name: String) -> String? {
+        switch fileExtension(name) {
+        case "jpg", "jpeg", "jpe": "image/jpeg"
+        case "png": "image/png"
+        case "gif": "image/gif"
+        case "webp": "image/webp"
+        case "bmp": "image/bmp"
+        default: nil
+        }
+    }
+}

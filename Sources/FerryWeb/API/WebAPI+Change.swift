@@ -1,0 +1,96 @@
+import FerryKit
+import FerryServer
+import Foundation
+
+extension WebAPI {
+    private struct Uploaded: Encodable {
+        var uploaded: [APIEntry]
+    }
+
+    private struct PathBody: Decodable {
+        var path: String
+    }
+
+    private struct RenameBody: Decodable {
+        var path: String
+        var name: String
+    }
+
+    /// `POST /api/upload?path=FOLDER[&overwrite=1]`: every file part of a
+    /// multipart body into the folder, under its own name. Without
+    /// `overwrite`, an existing file is a 409.
+    func upload(_ request: HTTPRequest) async -> HTTPResponse {
+        await answer {
+            guard let source else { throw APIRefusal(409, "no source connected") }
+            let (folder, _) = try resolve(request.query("path") ?? "/", in: source)
+            guard case .multipart(let parts) = request.body else {
+                throw APIRefusal(400, "expected a multipart/form-data body with files")
+            }
+            var options = UploadOptions()
+            options.overwrite = request.query("overwrite") == "1" ? .overwrite : .fail
+            var done: [APIEntry] = []
+            for part in parts {
+                guard case .file(let temporary, _) = part.content else { continue }
+                guard let name = part.filenameLastComponent, WebPath.isValidName(name) else {
+                    throw APIRefusal(400, "bad file name: \(part.filename ?? "")")
+                }
+                let (web, backend) = try resolve(WebPath.join(folder, name), in: source)
+                _ = try await source.fs.upload(temporary, to: backend, options: options).result
+                let entry = (try? await source.fs.stat(backend)) ?? RemoteEntry(name: name, path: backend, kind: .file)
+                done.append(APIEntry(entry, path: web))
+            }
+            guard !done.isEmpty else { throw APIRefusal(400, "no files in the upload") }
+            return .json(Uploaded(uploaded: done), status: 201)
+        }
+    }
+
+    /// `POST /api/delete {"path"}`: a file, or an empty folder.
+    func delete(_ request: HTTPRequest) async -> HTTPResponse {
+        await answer {
+            guard let source else { throw APIRefusal(409, "no source connected") }
+            guard let body: PathBody = decode(request) else { throw APIRefusal(400, "expected JSON {\"path\": ...}") }
+            let (web, backend) = try resolve(body.path, in: source)
+            guard web != "/" else { throw APIRefusal(400, "the root cannot be deleted") }
+            let entry = try await source.fs.stat(backend)
+            if entry.isDirectory {
+                try await source.fs.removeDirectory(backend)
+            } else {
+                try await source.fs.delete(backend)
+            }
+            return .json(["deleted": web])
+        }
+    }
+
+    /// `POST /api/mkdir {"path"}`: one new folder (its parent must exist).
+    func makeDirectory(_ request: HTTPRequest) async -> HTTPResponse {
+        await answer {
+            guard let source else { throw APIRefusal(409, "no source connected") }
+            guard let body: PathBody = decode(request) else { throw APIRefusal(400, "expected JSON {\"path\": ...}") }
+            let (web, backend) = try resolve(body.path, in: source)
+            guard web != "/" else { throw APIRefusal(409, "the root exists") }
+            try await source.fs.makeDirectory(backend, createParents: false)
+            let entry =
+                (try? await source.fs.stat(backend))
+                ?? RemoteEntry(name: WebPath.name(web), path: backend, kind: .directory)
+            return .json(APIEntry(entry, path: web), status: 201)
+        }
+    }
+
+    /// `POST /api/rename {"path", "name"}`: a new name in the same folder.
+    func rename(_ request: HTTPRequest) async -> HTTPResponse {
+        await answer {
+            guard let source else { throw APIRefusal(409, "no source connected") }
+            guard let body: RenameBody = decode(request) else {
+                throw APIRefusal(400, "expected JSON {\"path\": ..., \"name\": ...}")
+            }
+            let (web, backend) = try resolve(body.path, in: source)
+            guard web != "/" else { throw APIRefusal(400, "the root cannot be renamed") }
+            guard WebPath.isValidName(body.name) else { throw APIRefusal(400, "bad name: \(body.name)") }
+            let (newWeb, newBackend) = try resolve(WebPath.join(WebPath.parent(web), body.name), in: source)
+            try await source.fs.rename(backend, to: newBackend)
+            let entry =
+                (try? await source.fs.stat(newBackend)) ?? RemoteEntry(name: body.name, path: newBackend, kind: .file)
+            return .json(APIEntry(entry, path: newWeb))
+        }
+    }
+}

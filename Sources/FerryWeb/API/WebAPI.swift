@@ -1,0 +1,173 @@
+import FerryKit
+import FerryServer
+import Foundation
+import Synchronization
+
+/// The JSON API under `/api/` and the page's files, over one FerryKit backend.
+///
+/// | request | answer |
+/// |---|---|
+/// | `GET /api/source` | the source (redacted URL), its capabilities |
+/// | `POST /api/connect` `{"url"}` | opens a source (only when started without one) |
+/// | `GET /api/list?path=` | `{path, count, entries}`, folders first |
+/// | `GET /api/stat?path=` | one entry |
+/// | `GET /api/file?path=[&download=1]` | the file, with `Range` |
+/// | `GET /api/thumb?path=[&v=]` | a JPEG thumbnail |
+/// | `POST /api/upload?path=FOLDER[&overwrite=1]` | multipart files into a folder |
+/// | `POST /api/delete` `{"path"}` | deletes a file or an empty folder |
+/// | `POST /api/mkdir` `{"path"}` | creates a folder |
+/// | `POST /api/rename` `{"path", "name"}` | renames within the folder |
+///
+/// Failures answer `{"error": TEXT}` with the backend's own text and a status
+/// that fits it (404, 409, 501 for an operation the backend cannot do ...).
+final class WebAPI: Sendable {
+    let configuration: WebConfiguration
+    let access: AccessGuard
+    let assets = StaticAssets()
+    let thumbnails: ThumbnailCache
+    let remoteFiles: RemoteFileCache
+    let workers = BlockingWorkers(count: ProcessInfo.processInfo.activeProcessorCount, label: "ferry.web.jpeg")
+    /// Where multipart uploads are spooled by the HTTP server.
+    let uploadSpool = NSTemporaryDirectory()
+    private let current: Mutex<WebSource?>
+    /// Whether the page may pick the source (the server was started without one).
+    let canConnect: Bool
+
+    init(configuration: WebConfiguration) throws {
+        self.configuration = configuration
+        access = AccessGuard(token: configuration.accessToken)
+        let cache = configuration.resolvedCacheDirectory
+        thumbnails = ThumbnailCache(folder: cache + "/thumbnails")
+        remoteFiles = RemoteFileCache(folder: cache + "/files-\(getpid())")
+        if let url = configuration.source {
+            current = Mutex(WebSource(fs: try Ferry.fileSystem(for: url, options: configuration.connectionOptions)))
+            canConnect = false
+        } else {
+            current = Mutex(nil)
+            canConnect = true
+        }
+    }
+
+    /// Removes this run's copies of remote files.
+    func cleanUp() {
+        try? FileManager.default.removeItem(atPath: configuration.resolvedCacheDirectory + "/files-\(getpid())")
+    }
+
+    var source: WebSource? { current.withLock { $0 } }
+
+    /// Answers one request.
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        if let redirect = access.tokenRedirect(request) { return redirect }
+        let isAPI = request.path.hasPrefix("/api/")
+        if let refusal = access.check(request, needsToken: isAPI) { return refusal }
+        guard isAPI else {
+            guard request.method == "GET" || request.method == "HEAD" else {
+                return .failure(405, "method not allowed")
+            }
+            return assets.response(for: request.path)
+        }
+        var response = await api(request)
+        response.headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        return response
+    }
+
+    private func api(_ request: HTTPRequest) async -> HTTPResponse {
+        let route = String(request.path.dropFirst("/api/".count))
+        let reading = request.method == "GET" || request.method == "HEAD"
+        switch (route, reading) {
+        case ("source", true): return sourceInfo()
+        case ("connect", false): return await connect(request)
+        case (_, _) where source == nil: return .failure(409, "no source connected")
+        case ("list", true): return await list(request)
+        case ("stat", true): return await stat(request)
+        case ("file", true): return await file(request)
+        case ("thumb", true): return await thumbnail(request)
+        case ("upload", false): return await upload(request)
+        case ("delete", false): return await delete(request)
+        case ("mkdir", false): return await makeDirectory(request)
+        case ("rename", false): return await rename(request)
+        case ("list", false), ("stat", false), ("file", false), ("thumb", false), ("source", false):
+            return .failure(405, "use GET")
+        case ("upload", true), ("delete", true), ("mkdir", true), ("rename", true), ("connect", true):
+            return .failure(405, "use POST")
+        default: return .failure(404, "no such API: /api/\(route)")
+        }
+    }
+
+    // MARK: - Source
+
+    private struct SourceInfo: Encodable {
+        var connected: Bool
+        var url: String?
+        var scheme: String?
+        var name: String?
+        var canConnect: Bool
+        var capabilities: WebSource.Capabilities?
+    }
+
+    private func sourceInfo() -> HTTPResponse {
+        guard let source else { return .json(SourceInfo(connected: false, canConnect: canConnect)) }
+        let name =
+            source.url.scheme == .file
+            ? (WebPath.name(source.root).isEmpty ? "/" : WebPath.name(source.root)) : source.url.host
+        return .json(
+            SourceInfo(
+                connected: true, url: source.url.redacted, scheme: source.url.scheme.rawValue, name: name,
+                canConnect: canConnect, capabilities: source.capabilities))
+    }
+
+    private struct ConnectBody: Decodable { var url: String }
+
+    private func connect(_ request: HTTPRequest) async -> HTTPResponse {
+        guard canConnect else { return .failure(403, "this server was started for one source") }
+        guard let body: ConnectBody = decode(request) else { return .failure(400, "expected JSON {\"url\": ...}") }
+        do {
+            let url = try RemoteURL(parsing: body.url.trimmingCharacters(in: .whitespaces))
+            if url.scheme == .file, configuration.accessToken != nil {
+                return .failure(
+                    403, "local folders can only be opened from the command line when serving beyond this machine")
+            }
+            let source = WebSource(fs: try Ferry.fileSystem(for: url, options: configuration.connectionOptions))
+            _ = try await source.fs.list(source.root.isEmpty ? "/" : source.root)
+            current.withLock { $0 = source }
+            return sourceInfo()
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Checks a page path and maps it to the backend.
+    ///
+    /// - Throws: ``APIRefusal``: 400 for a malformed or escaping path, 403
+    ///   for a local path that leaves the root through a symbolic link.
+    func resolve(_ text: String?, in source: WebSource) throws(APIRefusal) -> (web: String, backend: String) {
+        guard let web = WebPath.clean(text) else { throw APIRefusal(Self.badPath) }
+        do {
+            return (web, try source.backendPath(web))
+        } catch {
+            throw APIRefusal(.failure(error))
+        }
+    }
+
+    /// Decodes a JSON body.
+    func decode<T: Decodable>(_ request: HTTPRequest) -> T? {
+        guard let data = request.bodyData, !data.isEmpty else { return nil }
+        return try? JSONDecoder().decode(T.self, from: data)
+    }
+
+    /// Runs a handler body, turning refusals and backend errors into answers.
+    func answer(_ body: () async throws -> HTTPResponse) async -> HTTPResponse {
+        do {
+            return try await body()
+        } catch let refusal as APIRefusal {
+            return refusal.response
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    static let badPath = HTTPResponse.failure(
+        400, "bad path: it must be absolute, without '.', '..' or control characters, and stay inside the root")
+}

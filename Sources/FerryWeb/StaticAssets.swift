@@ -1,0 +1,51 @@
+import FerryServer
+import Foundation
+
+/// The page's own files (HTML, CSS, JavaScript), shipped as the target's
+/// `Web` resource folder: no build step, no third-party scripts.
+///
+/// Any path that is not one of those files gets `index.html`, so a reloaded
+/// or bookmarked address (`/?path=/DCIM`) opens the page.
+struct StaticAssets: Sendable {
+    /// The resource folder.
+    let folder: String
+    private let files: Set<String>
+
+    init() {
+        let folder = Bundle.module.resourceURL?.appendingPathComponent("Web").path ?? "Web"
+        self.folder = folder
+        files = Set((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+    }
+
+    /// The Content-Security-Policy of the page: only its own scripts and styles.
+    static let policy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
+        + "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+    /// Answers a request for a page file.
+    func response(for path: String) -> HTTPResponse {
+        let name = String(path.dropFirst())
+        let file = files.contains(name) && WebPath.isValidName(name) ? name : "index.html"
+        var response = HTTPResponse.file(folder + "/" + file, contentType: Self.contentType(file))
+        response.headers.add(name: "Cache-Control", value: "no-cache")
+        response.headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        if file.hasSuffix(".html") {
+            response.headers.add(name: "Content-Security-Policy", value: Self.policy)
+            response.headers.add(name: "X-Frame-Options", value: "DENY")
+            response.headers.add(name: "Referrer-Policy", value: "same-origin")
+        }
+        return response
+    }
+
+    private static func contentType(_ name: String) -> String {
+        switch MediaType.fileExtension(name) {
+        case "html": "text/html; charset=utf-8"
+        case "css": "text/css; charset=utf-8"
+        case "js": "text/javascript; charset=utf-8"
+        case "svg": "image/svg+xml"
+        case "png": "image/png"
+        case "ico": "image/x-icon"
+        default: "application/octet-stream"
+        }
+    }
+}

@@ -1,0 +1,388 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+@testable import FerryCard
+@testable import FerryKit
+@testable import FerryServer
+@testable import FerryWeb
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Replays every input kept in `Fuzz/corpus` (hand-made seeds, what the fuzzers
+/// found, and every input that once crashed, `crash-*`) through every parser that
+/// reads outside input, not only the one it was found for, checking the same
+/// invariants as the fuzz targets in `Fuzz/Targets`. Fast enough for every CI run;
+/// the fuzzing itself is `scripts/fuzz.sh`.
+struct FuzzCorpusReplayTests {
+    struct Input: CustomStringConvertible {
+        var target: String
+        var name: String
+        var bytes: [UInt8]
+        var text: String { String(decoding: bytes, as: UTF8.self) }
+        var description: String { "\(target)/\(name)" }
+
+        /// (before, after) the first NUL, as the fuzz targets read two inputs.
+        var split: (String?, String) {
+            guard let nul = bytes.firstIndex(of: 0) else { return (nil, text) }
+            return (
+                String(decoding: bytes[..<nul], as: UTF8.self), String(decoding: bytes[(nul + 1)...], as: UTF8.self)
+            )
+        }
+    }
+
+    static let corpusRoot = TestProcess.packageRoot() + "/Fuzz/corpus"
+
+    static let inputs: [Input] = {
+        let fm = FileManager.default
+        var out: [Input] = []
+        for target in ((try? fm.contentsOfDirectory(atPath: corpusRoot)) ?? []).sorted() {
+            let folder = corpusRoot + "/" + target
+            for name in ((try? fm.contentsOfDirectory(atPath: folder)) ?? []).sorted() {
+                guard let data = fm.contents(atPath: folder + "/" + name) else { continue }
+                out.append(Input(target: target, name: name, bytes: Array(data)))
+            }
+        }
+        return out
+    }()
+
+    static let targets = [
+        "FlashAirListing", "FlashAirReply", "FTPList", "FTPMLSD", "RemoteURL", "HTTPHeaderLines", "ContentRange",
+        "ContentDisposition", "EXIFThumbnail", "ServerQuery", "ServerRange", "ServerHeaderParameters",
+        "ServerMultipart", "CardRequest", "WebPath", "WebAccess", "WebRequest", "JPEGDecode",
+    ]
+
+    @Test func everyFuzzTargetHasACorpus() {
+        for target in Self.targets {
+            #expect(Self.inputs.contains { $0.target == target }, "no corpus for \(target)")
+        }
+        #expect(Set(Self.inputs.map(\.target)).isSubset(of: Self.targets), "a corpus folder without a target")
+    }
+
+    @Test func flashAirListingsAndReplies() {
+        for input in Self.inputs {
+            let (first, rest) = input.split
+            for (folder, body) in [(first ?? "/DCIM", rest), ("/", input.text), ("/DCIM/100__TSB/", input.text)] {
+                let (entries, skipped) = FlashAirListing.parse(body, folder: folder)
+                #expect(skipped >= 0)
+                let prefix = FlashAirListing.normalize(folder)
+                for entry in entries {
+                    #expect(!entry.name.isEmpty && !entry.name.contains("/"), "\(input): name \(entry.name)")
+                    #expect(entry.name != "." && entry.name != "..", "\(input)")
+                    #expect(entry.path == FlashAirListing.join(prefix, entry.name), "\(input): path \(entry.path)")
+                    _ = entry.modified?.iso8601
+                }
+            }
+            let text = input.text
+            if let c = FlashAirReply.capacity(text) { #expect(c.sectorSize > 0 && c.freeBytes >= 0, "\(input)") }
+            if let n = FlashAirReply.fileCount(text) { #expect(n >= 0, "\(input)") }
+            _ = FlashAirReply.updated(text)
+            _ = FlashAirReply.lastWriteMilliseconds(text)
+            if let q = FlashAirReply.timeZoneQuarterHours(text) { #expect((-56...56).contains(q), "\(input)") }
+            if let t = FATDateTime(ftime: text) { #expect(FATDateTime(ftime: t.ftime) == t, "\(input)") }
+        }
+    }
+
+    @Test func ftpListings() {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        for input in Self.inputs {
+            let (first, body) = input.split
+            let folder = first ?? "/pub"
+            let prefix = FTPListingParser.folderPrefix(folder)
+            let list = FTPListingParser.parseLIST(body, folder: folder, now: now)
+            let mlsd = FTPListingParser.parseMLSD(body, folder: folder)
+            for entry in list.entries + mlsd.entries {
+                #expect(!entry.name.isEmpty, "\(input)")
+                #expect(!entry.name.contains("/") && !entry.name.contains("\0"), "\(input): name \(entry.name)")
+                #expect(entry.name != "." && entry.name != "..", "\(input)")
+                #expect(entry.path == prefix + entry.name, "\(input): path \(entry.path)")
+                #expect(entry.size.map { $0 >= 0 } ?? true, "\(input)")
+                _ = entry.modified?.date(floatingIn: .gmt)
+            }
+            for line in body.split(separator: "\n").prefix(8) {
+                _ = FTPListingParser.parseLISTLine(line, folder: folder, now: now)
+                if let entry = FTPListingParser.parseMLSDLine(line, folder: folder) {
+                    let parts = entry.path.split(separator: "/")
+                    #expect(
+                        entry.path.utf8.first == UInt8(ascii: "/") && !parts.contains("..") && !parts.contains("."),
+                        "\(input)")
+                }
+            }
+        }
+    }
+
+    @Test func urls() {
+        for input in Self.inputs {
+            let text = input.text
+            _ = RemoteURL.redact(text)
+            guard let url = try? RemoteURL(parsing: text) else { continue }
+            #expect(url.path.utf8.first == UInt8(ascii: "/"), "\(input)")
+            if let port = url.port { #expect((1...65535).contains(port), "\(input)") }
+            if url.scheme != .file {
+                #expect(!url.host.isEmpty && !url.path.contains("\0"), "\(input)")
+                let again = try? RemoteURL(parsing: url.redacted)
+                #expect(again?.host == url.host && again?.path == url.path && again?.port == url.port, "\(input)")
+            }
+            if let password = url.password, !password.isEmpty, let user = url.user,
+                !(url.query ?? "").contains(password)
+            {
+                #expect(!url.redacted.contains(user + ":" + password + "@"), "\(input): password shown")
+            }
+        }
+    }
+
+    @Test func httpResponseHeaders() {
+        for input in Self.inputs {
+            var headers = FerryKit.HTTPHeaders()
+            for line in input.bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+                (Array(line) + [0x0A]).withUnsafeBytes { headers.consume(line: $0) }
+            }
+            for value in [input.text, headers["content-range"] ?? ""] {
+                if let range = ContentRange(value) {
+                    #expect(range.start <= range.end && range.end < (range.total ?? .max), "\(input)")
+                }
+            }
+            for value in [input.text, headers["content-disposition"] ?? ""] {
+                if let name = ContentDisposition.filename(value) {
+                    #expect(!name.isEmpty && name != "." && name != "..", "\(input)")
+                    #expect(!name.contains("/") && !name.contains("\\"), "\(input): \(name)")
+                    #expect(!name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(input)")
+                }
+            }
+        }
+    }
+
+    @Test func exifThumbnails() {
+        for input in Self.inputs {
+            guard let thumbnail = EXIFThumbnail.extract(fromJPEG: input.bytes) else { continue }
+            #expect(thumbnail.jpeg.starts(with: [0xFF, 0xD8]) && thumbnail.jpeg.count <= input.bytes.count, "\(input)")
+            if let o = thumbnail.orientation { #expect((1...8).contains(o), "\(input)") }
+        }
+    }
+
+    @Test func serverRequestParsing() {
+        let sizes: [Int64] = [0, 1, 100, .max]
+        for input in Self.inputs {
+            let text = input.text
+            let request = HTTPRequest(method: "GET", target: text)
+            #expect(request.rawPath + (request.rawQuery.map { "?" + $0 } ?? "") == text, "\(input)")
+            _ = request.query("op")
+            for size in sizes {
+                if case .partial(let lower, let upper) = ByteRange.decide(range: text, size: size) {
+                    #expect(0 <= lower && lower <= upper && upper < size, "\(input): \(lower)-\(upper)/\(size)")
+                }
+            }
+            _ = ByteRange.ifRangeMatches(text, etag: "\"1-2-3\"", lastModified: "Sun, 06 Nov 1994 08:49:37 GMT")
+            let parameters = HeaderParameters(parsing: text)
+            #expect(parameters.value == parameters.value.lowercased(), "\(input)")
+            _ = MultipartParser.boundary(fromContentType: text)
+            _ = MultipartParser.parseHeaders(input.bytes)
+        }
+    }
+
+    @Test func multipartBodiesWholeAndInPieces() throws {
+        let dir = try TempDir(prefix: "replay-multipart")
+        let limits = MultipartParser.Limits(maxPartHeaderSize: 64, maxFieldSize: 128, maxParts: 6)
+        func parse(_ body: ArraySlice<UInt8>, piece: Int) -> String {
+            guard let parser = try? MultipartParser(boundary: "b0undary", directory: dir.path, limits: limits) else {
+                return "no parser"
+            }
+            do throws(MultipartError) {
+                var offset = body.startIndex
+                while offset < body.endIndex {
+                    let end = min(offset + piece, body.endIndex)
+                    try parser.feed(Data(body[offset..<end]))
+                    offset = end
+                }
+                return try parser.finish().map { part in
+                    var bytes = Data()
+                    switch part.content {
+                    case .data(let data): bytes = data
+                    case .file(let path, _):
+                        bytes = FileManager.default.contents(atPath: path) ?? Data()
+                        unlink(path)
+                    }
+                    return "\(part.name ?? "-")|\(part.filename ?? "-")|\(Array(bytes))"
+                }.joined(separator: "\n")
+            } catch {
+                return "failed: \(error.code)"
+            }
+        }
+        for input in Self.inputs where !input.bytes.isEmpty {
+            let body = input.bytes.dropFirst()
+            let whole = parse(body, piece: .max / 2)
+            for piece in [1, 2, 3, 7, 64] {
+                #expect(parse(body, piece: piece) == whole, "\(input) in pieces of \(piece)")
+            }
+            #expect(
+                (try? FileManager.default.contentsOfDirectory(atPath: dir.path))?.isEmpty == true, "\(input) left files"
+            )
+        }
+    }
+
+    @Test func cardRequestsStayInsideTheCard() throws {
+        let base = try TempDir(prefix: "replay-card")
+        let secret = "REPLAY-OUTSIDE-SECRET"
+        let fm = FileManager.default
+        let card = base.file("card")
+        try fm.createDirectory(atPath: base.file("outside/victims"), withIntermediateDirectories: true)
+        try secret.write(toFile: base.file("outside/secret.txt"), atomically: true, encoding: .utf8)
+        func makeCard() throws {
+            try? fm.removeItem(atPath: card)
+            try fm.createDirectory(atPath: card + "/DCIM/100__TSB", withIntermediateDirectories: true)
+            try Data(SampleJPEG.withThumbnail()).write(to: URL(fileURLWithPath: card + "/DCIM/100__TSB/A.JPG"))
+            try "inside too".write(toFile: card + "/DCIM/100__TSB/B.TXT", atomically: true, encoding: .utf8)
+            symlink("../outside", card + "/link-out")
+            symlink("../outside/secret.txt", card + "/link-file")
+            symlink(base.file("outside"), card + "/DCIM/abs-out")
+            symlink("100__TSB", card + "/DCIM/inside")
+            symlink("nowhere", card + "/dangling")
+        }
+        try makeCard()
+        let realCard = CardRoot.realPath(card)!
+        for input in Self.inputs {
+            let (first, rest) = input.split
+            let target = first ?? rest
+            guard !URLTarget.split(target).path.contains("%00") else { continue }  // 400 before any handler
+            var headers: FerryServer.HTTPHeaders = [:]
+            if first != nil { headers.add(name: "Range", value: rest) }
+            let handler = CardHandler(root: try CardRoot(card), configuration: FlashAirCardConfiguration())
+            let response = handler.handle(HTTPRequest(method: "GET", target: target, headers: headers))
+            #expect((100...599).contains(response.status), "\(input)")
+            switch response.body {
+            case .file(let path, _):
+                #expect(
+                    (CardRoot.realPath(path) ?? path).utf8.starts(with: (realCard + "/").utf8),
+                    "\(input) served \(path)")
+            case .data(let data):
+                #expect(!String(decoding: data, as: UTF8.self).contains(secret), "\(input) leaked")
+            case .text(let text):
+                #expect(!text.contains(secret) && !text.contains("secret.txt") && !text.contains("victims"), "\(input)")
+            case .empty:
+                break
+            }
+            #expect(try fm.contentsOfDirectory(atPath: base.path).sorted() == ["card", "outside"], "\(input)")
+            #expect(try fm.contentsOfDirectory(atPath: base.file("outside")).sorted() == ["secret.txt", "victims"])
+            #expect(try fm.contentsOfDirectory(atPath: base.file("outside/victims")).isEmpty, "\(input)")
+            if target.contains("upload.cgi") { try makeCard() }
+        }
+    }
+
+    @Test func webPathsAndAccess() {
+        let token = "0123456789abcdef0123456789abcdef"
+        for input in Self.inputs {
+            let text = input.text
+            if let clean = WebPath.clean(text) {
+                #expect(
+                    clean.utf8.first == UInt8(ascii: "/") && !clean.contains("//") && WebPath.clean(clean) == clean,
+                    "\(input)")
+                for part in clean.split(separator: "/") {
+                    #expect(part != "." && part != ".." && WebPath.isValidName(String(part)), "\(input)")
+                }
+            }
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            let first = lines.first.map(String.init) ?? ""
+            var headers = FerryServer.HTTPHeaders()
+            for line in lines.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers.add(
+                    name: String(line[..<colon]),
+                    value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            }
+            let parts = first.split(separator: " ", maxSplits: 1)
+            let request = HTTPRequest(
+                method: parts.count == 2 ? String(parts[0]) : "GET", target: String(parts.last ?? "/"),
+                headers: headers)
+            for guardToken in [nil, token] {
+                let access = AccessGuard(token: guardToken)
+                if let redirect = access.tokenRedirect(request), redirect.status == 303 {
+                    let location = redirect.headers["Location"] ?? ""
+                    #expect(
+                        location.utf8.first == UInt8(ascii: "/") && !location.utf8.starts(with: "//".utf8),
+                        "\(input): \(location)")
+                }
+                if access.check(request, needsToken: true) == nil {
+                    if guardToken == nil {
+                        #expect(AccessGuard.isLoopbackHost(headers["Host"] ?? ""), "\(input)")
+                    } else {
+                        let offered =
+                            headers["X-Ferry-Token"] ?? AccessGuard.cookie(AccessGuard.cookieName, in: headers)
+                        #expect(offered == token, "\(input)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func jpegDecodesAreBounded() {
+        for input in Self.inputs where input.bytes.starts(with: [0xFF, 0xD8]) {
+            guard let decoded = try? JPEGCodec.decode(data: input.bytes, minSide: 256) else { continue }
+            #expect(decoded.image.pixels.count == decoded.image.width * decoded.image.height * 3, "\(input)")
+            #expect(decoded.image.width * decoded.image.height <= 50_000_000, "\(input)")
+        }
+    }
+
+    @Test func webRequestsStayInsideTheRoot() async throws {
+        let base = try TempDir(prefix: "replay-web")
+        let secret = "REPLAY-WEB-SECRET"
+        let fm = FileManager.default
+        let root = base.file("root")
+        try fm.createDirectory(atPath: base.file("outside/victims"), withIntermediateDirectories: true)
+        try secret.write(toFile: base.file("outside/secret.jpg"), atomically: true, encoding: .utf8)
+        func makeRoot() throws {
+            try? fm.removeItem(atPath: root)
+            try fm.createDirectory(atPath: root + "/DCIM/100FERRY", withIntermediateDirectories: true)
+            let jpeg = try JPEGCodec.encode(RGBImage(width: 16, height: 16, pixels: .init(repeating: 0x80, count: 768)))
+            try Data(jpeg).write(to: URL(fileURLWithPath: root + "/DCIM/100FERRY/A.JPG"))
+            try "inside".write(toFile: root + "/DCIM/100FERRY/B.TXT", atomically: true, encoding: .utf8)
+            symlink("../outside", root + "/link-out")
+            symlink("../outside/secret.jpg", root + "/link-file.jpg")
+            symlink(base.file("outside"), root + "/DCIM/abs-out")
+            symlink("100FERRY", root + "/DCIM/inside")
+            symlink("nowhere", root + "/dangling")
+        }
+        try makeRoot()
+        var configuration = WebConfiguration(source: try RemoteURL(parsing: "file://" + root))
+        configuration.cacheDirectory = base.file("cache")
+        let api = try WebAPI(configuration: configuration)
+        defer { api.cleanUp() }
+        let realRoot = try #require(WebSource.realPath(root))
+        for input in Self.inputs where input.target.hasPrefix("Web") || input.target == "CardRequest" {
+            let text = input.text
+            let firstLine = text.prefix { $0 != "\n" }
+            let body = text.dropFirst(firstLine.count + 1)
+            let parts = firstLine.split(separator: " ", maxSplits: 1)
+            let method = parts.count == 2 ? String(parts[0]) : "GET"
+            let target = String(parts.last ?? "/")
+            guard !URLTarget.split(target).path.contains("%00") else { continue }
+            let request = HTTPRequest(
+                method: method, target: target,
+                headers: ["Host": "127.0.0.1:8080", "Origin": "http://127.0.0.1:8080"],
+                body: body.isEmpty ? .none : .data(Data(body.utf8)))
+            let response = await api.handle(request)
+            switch response.body {
+            case .file(let path, _):
+                let real = WebSource.realPath(path) ?? path
+                #expect(
+                    real.utf8.starts(with: (realRoot + "/").utf8)
+                        || real.utf8.starts(with: (api.assets.folder + "/").utf8),
+                    "\(input): \(path)")
+            case .data(let data):
+                let text = String(decoding: data, as: UTF8.self)
+                #expect(!text.contains(secret), "\(input) leaked")
+                if (200..<300).contains(response.status) {
+                    #expect(!text.contains("secret.jpg") && !text.contains("victims"), "\(input): \(text)")
+                }
+            case .text(let text):
+                #expect(!text.contains(secret), "\(input) leaked")
+            case .empty:
+                break
+            }
+            #expect(try fm.contentsOfDirectory(atPath: base.file("outside")).sorted() == ["secret.jpg", "victims"])
+            #expect(try fm.contentsOfDirectory(atPath: base.file("outside/victims")).isEmpty, "\(input)")
+            if method != "GET" { try makeRoot() }
+        }
+    }
+}

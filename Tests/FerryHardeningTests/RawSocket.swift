@@ -1,0 +1,104 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A TCP connection to 127.0.0.1 that sends exactly what a hostile test chooses,
+/// as slowly as it likes, and tells whether the server closed it.
+final class RawSocket {
+    private(set) var fd: Int32
+
+    /// Connects; nil when the connection is refused.
+    init?(port: Int) {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard rc == 0 else {
+            Glibc.close(fd)
+            return nil
+        }
+    }
+
+    deinit { close() }
+
+    func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    /// Sends all bytes; false once the peer has closed or reset the connection.
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            sent += n
+        }
+        return true
+    }
+
+    @discardableResult
+    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+
+    /// Reads until the peer closes or `timeout` passes without data; the bytes and
+    /// whether the peer closed.
+    func read(timeout: Double) -> (bytes: [UInt8], closed: Bool) {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return (out, false) }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&p, 1, Int32(left * 1000))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return (out, false) }
+            let n = Glibc.read(fd, &chunk, chunk.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return (out, true) }  // EOF or reset
+            out += chunk[..<n]
+        }
+    }
+
+    /// The status code of the first response in `bytes`, 0 when there is none.
+    static func status(_ bytes: [UInt8]) -> Int {
+        let text = String(decoding: bytes.prefix(64), as: UTF8.self)
+        guard text.hasPrefix("HTTP/") else { return 0 }
+        return text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+    }
+}
+
+/// What /proc says about a process: threads, open descriptors, resident memory.
+struct ProcessStats: CustomStringConvertible {
+    var threads: Int
+    var descriptors: Int
+    var residentKiB: Int
+
+    init(pid: Int32) {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        func field(_ name: String) -> Int {
+            for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
+                return Int(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces).split(separator: " ")[0])
+                    ?? -1
+            }
+            return -1
+        }
+        threads = field("Threads")
+        residentKiB = field("VmRSS")
+        descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+    }
+
+    var description: String { "\(threads) threads, \(descriptors) fds, \(residentKiB) KiB" }
+}

@@ -1,0 +1,74 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// `ferry serve` as a process, over real HTTP with curl: the printed URL,
+/// the page, the API, Range on files, and the token cookie.
+@Suite(.serialized)
+struct ServeCommandTests {
+    static func curl(_ args: String...) async throws -> TestProcess.Output {
+        try await onThread { try TestProcess.run(TestProcess.which("curl") ?? "/usr/bin/curl", ["-sS"] + args) }
+    }
+
+    static func serve(_ arguments: [String], log: String) async throws -> (ServerProcess, String) {
+        try await onThread {
+            let server = try ServerProcess(TestProcess.ferryExecutable(), arguments, logPath: log)
+            do {
+                return (server, try ServeFixture.waitForURL(server))
+            } catch {
+                server.stop()
+                throw error
+            }
+        }
+    }
+
+    @Test func servesThePageTheAPIAndRanges() async throws {
+        let dir = try TempDir(prefix: "serve")
+        try Data((0..<1000).map { UInt8($0 % 251) }).write(to: URL(fileURLWithPath: dir.file("data.bin")))
+        let (server, url) = try await Self.serve(
+            ["serve", dir.path, "--port", "0", "--cache", dir.file(".cache")], log: dir.file("serve.log"))
+        defer { server.stop() }
+        #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/") && !url.contains("token"))
+
+        let page = try await Self.curl("-i", url)
+        #expect(page.stdout.contains("200 OK") && page.stdout.contains("data-testid=\"viewer\""))
+        #expect(page.stdout.contains("Content-Security-Policy: default-src 'none'"))
+        let script = try await Self.curl("-i", url + "app.js")
+        #expect(script.stdout.contains("text/javascript"))
+
+        let list = try await Self.curl(url + "api/list?path=/")
+        #expect(list.stdout.contains("\"name\":\"data.bin\""), "\(list.stdout)")
+        let range = try await Self.curl("-i", "-H", "Range: bytes=10-19", url + "api/file?path=/data.bin")
+        #expect(range.stdout.contains("206 Partial Content"))
+        #expect(range.stdout.contains("Content-Range: bytes 10-19/1000"))
+
+        let mkdir = try await Self.curl(
+            "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json",
+            "--data", "{\"path\":\"/made\"}", url + "api/mkdir")
+        #expect(mkdir.stdout == "403", "no Origin: \(mkdir.stdout)")
+        let upload = try await Self.curl(
+            "-o", "/dev/null", "-w", "%{http_code}", "-H", "Origin: \(url.dropLast())", "-F",
+            "file=@\(dir.file("data.bin"));filename=copy.bin", url + "api/upload?path=/")
+        #expect(upload.stdout == "201")
+        #expect(FileManager.default.contentsEqual(atPath: dir.file("copy.bin"), andPath: dir.file("data.bin")))
+    }
+
+    @Test func tokenTravelsInTheURLThenInACookie() async throws {
+        // Bound to loopback, but with a token as on any other address.
+        let dir = try TempDir(prefix: "serve-token")
+        try Data("hi".utf8).write(to: URL(fileURLWithPath: dir.file("a.txt")))
+        let (server, url) = try await Self.serve(
+            ["serve", dir.path, "--port", "0", "--cache", dir.file(".cache"), "--token", "t0ken"],
+            log: dir.file("serve.log"))
+        defer { server.stop() }
+        #expect(url.hasSuffix("/?token=t0ken"))
+        let base = String(url.prefix { $0 != "?" })
+        let denied = try await Self.curl("-o", "/dev/null", "-w", "%{http_code}", base + "api/list?path=/")
+        #expect(denied.stdout == "401")
+        let jar = dir.file(".jar")
+        let opened = try await Self.curl("-c", jar, "-o", "/dev/null", "-w", "%{http_code} %{redirect_url}", url)
+        #expect(opened.stdout.hasPrefix("303 "), "\(opened.stdout)")
+        let listed = try await Self.curl("-b", jar, base + "api/list?path=/")
+        #expect(listed.stdout.contains("a.txt"), "\(listed.stdout)")
+    }
+}

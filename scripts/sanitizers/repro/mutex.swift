@@ -1,0 +1,28 @@
+// ThreadSanitizer false positive: two accesses under the same Synchronization.Mutex.
+// Mutex on Linux locks inside the Swift runtime, which TSan does not see:
+//   swiftc -parse-as-library -sanitize=thread mutex.swift -o /tmp/mx && /tmp/mx
+import Foundation
+import Synchronization
+
+final class Box: Sendable {
+    let items = Mutex<[Int]>([])
+}
+
+let box = Box()
+
+@main struct Main {
+    static func main() {
+        let writer = Thread {
+            for i in 0..<100_000 { box.items.withLock { $0.append(i) } }
+        }
+        writer.start()
+        var seen = 0
+        while seen < 100_000 {
+            seen += box.items.withLock { items -> Int in
+                defer { items.removeAll() }
+                return items.count
+            }
+        }
+        print("done")
+    }
+}

@@ -19,6 +19,7 @@ let fuzzers: [(String, [Target.Dependency])] = [
     ("FlashAirReply", ["FerryKit"]),
     ("FTPList", ["FerryKit"]),
     ("FTPMLSD", ["FerryKit"]),
+    ("FTPReplies", ["FerryKit"]),
     ("RemoteURL", ["FerryKit"]),
     ("HTTPHeaderLines", ["FerryKit"]),
     ("ContentRange", ["FerryKit"]),
@@ -42,8 +43,9 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
         .systemLibrary(name: "CJPEG", path: "Sources/CJPEG"),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .target(name: "CFerryOS", path: "Sources/CFerryOS"),
-        .target(name: "FerryKit", dependencies: ["CCurl", "CFerryOS"], path: "Sources/FerryKit"),
+        .target(name: "FerryKit", dependencies: ["CCurl", "CFerryOS", "CSQLite"], path: "Sources/FerryKit"),
         .target(name: "FerryServer", dependencies: ["CMicroHTTPD"], path: "Sources/FerryServer"),
         .target(name: "FerryCard", dependencies: ["FerryKit", "FerryServer"], path: "Sources/FerryCard"),
         .target(

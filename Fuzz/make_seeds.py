@@ -85,6 +85,14 @@ SEEDS = {
         b" type=file;size=5; /pub/full/path.txt\r\n name without facts\r\ntype=file;size=x; bad\r\ntype=file;modify=2023; bad2\r\nnofacts\r\n",
         b"type=file;size=99999999999999999999; huge\r\ntype=file;perm=r; readonly; name with ; semicolon\r\ntype=cdir; /pub\r\ntype=file; ../escape\r\n",
     ],
+    "FTPReplies": [
+        b"\x05220 (vsFTPd 3.0.3)\r\n331 Please specify the password.\r\n230 Login successful.\r\n257 \"/home/ferry\" is the current directory\r\n",
+        b"\x09211-Features:\r\n EPRT\r\n EPSV\r\n MDTM\r\n MLST type*;size*;modify*;\r\n REST STREAM\r\n SIZE\r\n UTF8\r\n211 End\r\n",
+        b"\x03530 Login incorrect.\r\n550 /pub/a: No such file or directory\r\n552 Disk full\r\n421 Timeout.\r\n",
+        b"\x11229 Entering Extended Passive Mode (|||21042|)\r\n213 1234\r\n150 Opening BINARY mode\r\n226 Transfer complete\r\n",
+        b"\x02500-multi\nline\n500 end\n12\n1234 no\n",
+        b"\x01/pub/a\n//x\npub/../b\n/a\rb\n",
+    ],
     "RemoteURL": [
         b"flashair://192.168.0.1/DCIM/100__TSB", b"ftp://user:p%40ss@ftp.example.org:2121/pub/a%20b.txt",
         b"ftps://[::1]:990/", b"ftpes://anonymous@host/", b"http://host/a?b=c#frag", b"https://h:443/%E2%82%AC",

@@ -10,6 +10,8 @@
 # normal debug build is not rebuilt. Every process the tests start (ferry, ferry
 # card) inherits the sanitizer options, and every report goes to a file under
 # .build/sanitize-KIND/reports/, so reports from child processes are counted too.
+# Tests run one at a time, as in scripts/test.sh (timed tests would starve each
+# other on two cores, the more so under a sanitizer's slowdown).
 # Suppressions (each with its reason) are in scripts/sanitizers/. Exit status 1
 # when any report was written or a test failed.
 set -euo pipefail
@@ -44,7 +46,7 @@ for kind in "${kinds[@]}"; do
     ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1" \
     LSAN_OPTIONS="suppressions=$root/scripts/sanitizers/lsan.supp:print_suppressions=0" \
     TSAN_OPTIONS="log_path=$reports/tsan:suppressions=$root/scripts/sanitizers/tsan.supp:halt_on_error=0:second_deadlock_stack=1" \
-    nice -n 15 swift test --skip-build --sanitize="$kind" --scratch-path "$scratch" "${extra[@]}" >"$log" 2>&1 ||
+    nice -n 15 swift test --skip-build --no-parallel --sanitize="$kind" --scratch-path "$scratch" "${extra[@]}" >"$log" 2>&1 ||
     testStatus=$?
   elapsed=$(($(date +%s) - start))
   count=$(find "$reports" -type f | wc -l)

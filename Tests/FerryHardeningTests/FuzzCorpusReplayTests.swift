@@ -49,7 +49,8 @@ struct FuzzCorpusReplayTests {
     }()
 
     static let targets = [
-        "FlashAirListing", "FlashAirReply", "FTPList", "FTPMLSD", "RemoteURL", "HTTPHeaderLines", "ContentRange",
+        "FlashAirListing", "FlashAirReply", "FTPList", "FTPMLSD", "FTPReplies", "RemoteURL", "HTTPHeaderLines",
+        "ContentRange",
         "ContentDisposition", "EXIFThumbnail", "ServerQuery", "ServerRange", "ServerHeaderParameters",
         "ServerMultipart", "CardRequest", "WebPath", "WebAccess", "WebRequest", "JPEGDecode",
     ]
@@ -383,6 +384,38 @@ struct FuzzCorpusReplayTests {
             #expect(try fm.contentsOfDirectory(atPath: base.file("outside")).sorted() == ["secret.jpg", "victims"])
             #expect(try fm.contentsOfDirectory(atPath: base.file("outside/victims")).isEmpty, "\(input)")
             if method != "GET" { try makeRoot() }
+        }
+    }
+
+    @Test func ftpReplies() {
+        let password = "Replay-S3cret-Pw"
+        for input in Self.inputs {
+            for piece in [1, 7, Int.max / 2] {
+                var log = FTPReplyLog()
+                var offset = 0
+                var sent = 0
+                while offset < input.bytes.count {
+                    let end = min(input.bytes.count, offset + piece)
+                    input.bytes[offset..<end].withUnsafeBytes { log.consumeIncoming($0) }
+                    offset = end
+                    log.consumeOutgoing(sent % 2 == 0 ? "PASS " + password : "LIST /pub")
+                    sent += 1
+                }
+                for reply in log.replies {
+                    #expect((0...999).contains(reply.code), "\(input)")
+                    #expect(!(reply.command ?? "").contains(password), "\(input): PASS argument kept")
+                    _ = FerryError.ftp(reply, operation: "list", target: "/pub")
+                }
+                _ = log.failure
+            }
+            for line in input.text.split(separator: "\n").prefix(4) {
+                let path = String(line)
+                #expect(FTPEndpoint.normalize(path).utf8.first == UInt8(ascii: "/"), "\(input)")
+                if (try? FTPEndpoint.validate(path, operation: "list", display: path)) != nil {
+                    let argument = FTPEndpoint.serverPath(path, entryPath: "/home/ferry")
+                    #expect(!argument.utf8.contains(0x0D) && !argument.utf8.contains(0x0A), "\(input)")
+                }
+            }
         }
     }
 }

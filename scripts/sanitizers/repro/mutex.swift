@@ -1,5 +1,6 @@
 // ThreadSanitizer false positive: two accesses under the same Synchronization.Mutex.
-// Mutex on Linux locks inside the Swift runtime, which TSan does not see:
+// When the lock is contended, Mutex on Linux waits and wakes with futexes inside the
+// Swift runtime (_lockSlow/_unlockSlow), which TSan does not see:
 //   swiftc -parse-as-library -sanitize=thread mutex.swift -o /tmp/mx && /tmp/mx
 import Foundation
 import Synchronization

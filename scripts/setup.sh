@@ -15,7 +15,7 @@ packages=(
   libsqlite3-dev         # sync history
   libjpeg62-turbo-dev    # thumbnails
   nginx-light            # HTTP test server (Range, limit_rate, max_ranges 0)
-  vsftpd proftpd-basic   # FTP test servers
+  vsftpd                 # FTP test server (and the benchmarks' FTP peer); proftpd: below
   openssl                # self-signed certificates for FTPS tests
   curl
   chromium chromium-driver  # browser tests of ferry serve (selenium drives headless Chromium)
@@ -38,6 +38,11 @@ if ((${#missing[@]})); then
   # so stop the system-wide instances (by their init scripts, never other copies).
   for svc in nginx vsftpd proftpd; do $SUDO service "$svc" stop >/dev/null 2>&1 || true; done
 fi
+
+# proftpd-basic and vsftpd conflict as Debian packages (both Provide ftp-server:
+# apt refuses the pair, or removes one to install the other). The tests only need
+# the programs, so proftpd (and a spare vsftpd) are unpacked into .build/ftp-servers.
+scripts/ftp-test-servers.sh >/dev/null
 
 # Python test tools (pyftpdlib, tfatool, selenium) live in a venv inside the build folder.
 venv=.build/test-venv

@@ -116,12 +116,17 @@ enum SyncCommand: Command {
             mode: mode, console: console, directory: engine.directory, watching: args.has("watch"),
             quiet: args.has("quiet"))
         let watching = args.has("watch")
+        // Ctrl-C is caught before the sync starts; it cancels the sync's task, which
+        // stops the transfers and keeps their partial files.
+        let running = Mutex<Task<SyncPassSummary?, any Error>?>(nil)
+        let interrupt = InterruptHandler { running.withLock { $0?.cancel() } }
+        defer { interrupt.remove() }
         let task = Task { () async throws(FerryError) -> SyncPassSummary? in
             if watching { return try await engine.watch(events: output.handle) }
             return try await engine.runPass(events: output.handle)
         }
-        let interrupt = InterruptHandler { task.cancel() }
-        defer { interrupt.remove() }
+        running.withLock { $0 = task }
+        if interrupt.fired { task.cancel() }
         let outcome = await task.result
         output.close()
         switch outcome {

@@ -32,21 +32,8 @@ public final class FaultProxy: Sendable {
         self.faultyConnections = faultyConnections
         self.cutAfter = cutAfter
         state = Mutex(State(rng: seed | 1))
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, len) == 0 && listen(fd, 64) == 0 && getsockname(fd, $0, &len) == 0
-            }
-        }
-        guard ok else { throw TestServerError.didNotStart("proxy bind failed") }
-        port = Int(UInt16(bigEndian: addr.sin_port))
+        let (fd, boundPort) = try Loopback.listen(backlog: 64, what: "proxy")
+        port = boundPort
         listener = fd
         let t = Thread { [self] in self.acceptLoop() }
         t.start()

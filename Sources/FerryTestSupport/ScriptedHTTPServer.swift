@@ -100,24 +100,8 @@ public final class ScriptedHTTPServer: Sendable {
     ) throws {
         self.handler = handler
         self.idleTimeout = idleTimeout
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, len) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &len) == 0
-            }
-        }
-        guard ok else {
-            close(fd)
-            throw TestServerError.didNotStart("scripted server: bind failed")
-        }
-        port = Int(UInt16(bigEndian: addr.sin_port))
+        let (fd, boundPort) = try Loopback.listen(backlog: 16, what: "scripted server")
+        port = boundPort
         listener = fd
         let t = Thread { [self] in self.acceptLoop() }
         t.start()

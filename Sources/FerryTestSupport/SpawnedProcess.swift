@@ -39,8 +39,17 @@ public final class SpawnedProcess: Sendable {
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         // Its own group, so stopping it also stops the session processes it forks.
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        // A clean signal state: the test runner's threads block signals, and a
+        // server that inherits a blocked SIGTERM (or SIGCHLD) misbehaves.
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         posix_spawnattr_setpgroup(&attributes, 0)
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attributes, &all)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var child: pid_t = 0
@@ -80,12 +89,12 @@ public final class SpawnedProcess: Sendable {
     /// What the process printed.
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-    /// Stops the process group: SIGTERM, then SIGKILL after 0.5 s. Idempotent.
-    public func stop() {
+    /// Stops the process group: SIGTERM, then SIGKILL after `grace`. Idempotent.
+    public func stop(grace: TimeInterval = 0.5) {
         guard isRunning else { return }
         kill(-pid, SIGTERM)
-        let deadline = Date().addingTimeInterval(0.5)
-        while isRunning && Date() < deadline { usleep(5_000) }
+        let deadline = Date().addingTimeInterval(grace)
+        while isRunning && Date() < deadline { usleep(1_000) }
         kill(-pid, SIGKILL)
         exited.withLock { done in
             guard !done else { return }

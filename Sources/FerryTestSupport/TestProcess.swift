@@ -186,6 +186,28 @@ public enum Loopback {
         return Int(UInt16(bigEndian: addr.sin_port))
     }
 
+    /// A listening TCP socket on 127.0.0.1 with a free port: (descriptor, port).
+    public static func listen(backlog: Int32, what: String) throws -> (fd: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, len) == 0 && Glibc.listen(fd, backlog) == 0 && getsockname(fd, $0, &len) == 0
+            }
+        }
+        guard ok else {
+            close(fd)
+            throw TestServerError.didNotStart("\(what): bind failed")
+        }
+        return (fd, Int(UInt16(bigEndian: addr.sin_port)))
+    }
+
     /// Waits until something accepts connections on the port.
     public static func waitForPort(_ port: Int, timeout: TimeInterval = 10, while server: ServerProcess? = nil) -> Bool
     {

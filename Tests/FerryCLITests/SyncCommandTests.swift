@@ -267,6 +267,25 @@ struct SyncCommandTests {
         print("re-sync of 5,000 files with nothing new: \(String(format: "%.3f", seconds)) s (whole ferry process)")
     }
 
+    @Test func syncsFromAnFTPServerWithParallelDownloads() async throws {
+        let server = try await FTPTestServer(.pyftpdlib)
+        for i in 0..<12 {
+            try server.write(TestData.bytes(20_000 + i, seed: UInt64(i)), at: "/pub/cam/\(100 + i % 2)/P\(i).JPG")
+        }
+        let first = try run(["sync", server.url("/pub/cam"), "ftp-photos", "-j", "4", "--json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let summary = try #require(SyncCommandTests.summaries(first.stdout).last)
+        #expect(summary["imported"] as? Int == 12)
+        #expect((summary["sourceKey"] as? String) == "ftp://127.0.0.1:\(server.port)/pub/cam")
+        #expect(
+            !first.stdout.contains(FTPTestServer.testPassword) && !first.stderr.contains(FTPTestServer.testPassword))
+        #expect(
+            fm.contentsEqual(atPath: work.file("ftp-photos/101/P3.JPG"), andPath: server.local("/pub/cam/101/P3.JPG")))
+        let again = try run(["sync", server.url("/pub/cam"), "ftp-photos", "-j", "4"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("imported 0 files; skipped 12 (12 imported before)"), "\(again.stdout)")
+    }
+
     @Test func sinceDates() throws {
         let utc = TimeZone(identifier: "UTC")!
         let day = try #require(SyncCommand.parseDate("2024-05-01", zone: utc))

@@ -115,7 +115,7 @@ struct FTPSecretsTests {
                 process.arguments = ["get", url, "-o", "big.bin", "--json"]
                 process.currentDirectoryURL = URL(fileURLWithPath: work.path)
                 process.environment = environment
-                FileManager.default.createFile(atPath: work.file("stderr"), contents: nil)
+                _ = FileManager.default.createFile(atPath: work.file("stderr"), contents: nil)
                 process.standardOutput = FileHandle(forWritingAtPath: work.file("stderr"))
                 process.standardError = process.standardOutput
                 try process.run()

@@ -4,34 +4,36 @@ import Testing
 
 @testable import FerryKit
 
-/// FTPS with a self-signed certificate: explicit (`ftpes://`, AUTH TLS) and
-/// implicit (`ftps://`) on every server. Verification is on by default and
-/// refuses the certificate; `verifyTLS: false` (the CLI's `--insecure`) accepts it.
-struct FTPTLSTests {
-    @Test(arguments: FTPServerKind.allCases, [FTPTestTLS.explicit, .implicit])
-    func selfSignedCertificateNeedsInsecure(kind: FTPServerKind, tls: FTPTestTLS) async throws {
-        let server = try await FTPTestServer(kind, options: .init(tls: tls))
-        try server.write(Data("over tls".utf8), at: "/pub/t.txt")
+extension FTPServerTests {
+    /// FTPS with a self-signed certificate: explicit (`ftpes://`, AUTH TLS) and
+    /// implicit (`ftps://`) on every server. Verification is on by default and
+    /// refuses the certificate; `verifyTLS: false` (the CLI's `--insecure`) accepts it.
+    struct FTPTLSTests {
+        @Test(arguments: FTPServerKind.allCases, [FTPTestTLS.explicit, .implicit])
+        func selfSignedCertificateNeedsInsecure(kind: FTPServerKind, tls: FTPTestTLS) async throws {
+            let server = try await FTPTestServer(kind, options: .init(tls: tls))
+            try server.write(Data("over tls".utf8), at: "/pub/t.txt")
 
-        let strict = try FTPTest.fileSystem(server, verifyTLS: true)
-        let e = try #require(await FTPTest.error { _ = try await strict.list("/pub") })
-        #expect(e.code == .tls, "\(e)")
+            let strict = try FTPTest.fileSystem(server, verifyTLS: true)
+            let e = try #require(await FTPTest.error { _ = try await strict.list("/pub") })
+            #expect(e.code == .tls, "\(e)")
 
-        let fs = try FTPTest.fileSystem(server, verifyTLS: false)
-        #expect(try await fs.list("/pub").map(\.name).contains("t.txt"))
-        let local = try TempDir(prefix: "ftps")
-        // Upload then download: the 7.88 + vsftpd + TLS 1.3 bug stored 0-byte files.
-        for size in [0, 1, 70_000, 1_500_000] {
-            let data = try TestData.file(local.file("up\(size)"), size: size)
-            _ = try await fs.upload(local.file("up\(size)"), to: "/pub/up \(size).bin", options: .init()).result
-            #expect(FTPTest.contents(server.local("/pub/up \(size).bin")) == data, "size \(size)")
-            _ = try await fs.download("/pub/up \(size).bin", to: local.file("down\(size)"), options: .init()).result
-            #expect(FTPTest.contents(local.file("down\(size)")) == data, "size \(size)")
+            let fs = try FTPTest.fileSystem(server, verifyTLS: false)
+            #expect(try await fs.list("/pub").map(\.name).contains("t.txt"))
+            let local = try TempDir(prefix: "ftps")
+            // Upload then download: the 7.88 + vsftpd + TLS 1.3 bug stored 0-byte files.
+            for size in [0, 1, 70_000, 1_500_000] {
+                let data = try TestData.file(local.file("up\(size)"), size: size)
+                _ = try await fs.upload(local.file("up\(size)"), to: "/pub/up \(size).bin", options: .init()).result
+                #expect(FTPTest.same(server.local("/pub/up \(size).bin"), data), "size \(size)")
+                _ = try await fs.download("/pub/up \(size).bin", to: local.file("down\(size)"), options: .init()).result
+                #expect(FTPTest.same(local.file("down\(size)"), data), "size \(size)")
+            }
+            #expect(try await fs.stat("/pub/up 70000.bin").size == 70_000)
+            try await fs.delete("/pub/t.txt")
+            // One login for everything: the shared TLS session cache lets every handle's
+            // data connections resume the control connection's session.
+            #expect(server.loginCount == 1, "\(server.log)")
         }
-        #expect(try await fs.stat("/pub/up 70000.bin").size == 70_000)
-        try await fs.delete("/pub/t.txt")
-        // One login for everything: the shared TLS session cache lets every handle's
-        // data connections resume the control connection's session.
-        #expect(server.loginCount == 1, "\(server.log)")
     }
 }

@@ -4,6 +4,11 @@ import Testing
 
 @testable import FerryKit
 
+/// Every test against a real FTP server, one at a time: each starts servers and
+/// moves megabytes, and running them side by side with the timing- and
+/// memory-sensitive tests of other suites on a 2-core machine made those flaky.
+@Suite(.serialized) struct FTPServerTests {}
+
 /// Shared helpers for the FTP tests.
 enum FTPTest {
     /// Names every server must carry through list, stat, download, upload, rename.
@@ -37,5 +42,22 @@ enum FTPTest {
         }
     }
 
-    static func contents(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+    static func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    /// Whether the file at `path` holds exactly `data`, read in chunks (no second
+    /// copy of a large file in memory).
+    static func same(_ path: String, _ data: Data) -> Bool {
+        guard let h = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? h.close() }
+        var offset = 0
+        while true {
+            let chunk = (try? h.read(upToCount: 256 << 10)) ?? nil
+            guard let chunk, !chunk.isEmpty else { return offset == data.count }
+            // Data's == compares with memcmp, fast even in a debug build.
+            guard offset + chunk.count <= data.count,
+                chunk == data[data.startIndex + offset..<data.startIndex + offset + chunk.count]
+            else { return false }
+            offset += chunk.count
+        }
+    }
 }

@@ -31,6 +31,8 @@ public final class Transfer: Sendable, Identifiable {
         var progress = TransferProgress()
         var speed = SpeedMeter()
         var lastEmit: ContinuousClock.Instant?
+        /// A snapshot was held back by the rate limit and waits for `flushHeldProgress`.
+        var held = false
         var observers: [Int: AsyncStream<TransferProgress>.Continuation] = [:]
         var nextObserver = 0
         var outcome: Result<TransferResult, FerryError>?
@@ -211,8 +213,24 @@ public final class Transfer: Sendable, Identifiable {
             b.progress.bytesPerSecond = b.speed.bytesPerSecond
             if force || b.lastEmit == nil || now - b.lastEmit! >= .milliseconds(100) {
                 b.lastEmit = now
+                b.held = false
                 for o in b.observers.values { o.yield(b.progress) }
+            } else if !b.held && !b.observers.isEmpty {
+                // Held back: make sure it goes out even if no further bytes arrive
+                // (a burst followed by a stall must not hide its last snapshot).
+                b.held = true
+                ProgressFlusher.shared.schedule(self)
             }
+        }
+    }
+
+    /// Emits a snapshot that the rate limit held back.
+    func flushHeldProgress() {
+        box.withLock { b in
+            guard b.held else { return }
+            b.held = false
+            b.lastEmit = .now
+            for o in b.observers.values { o.yield(b.progress) }
         }
     }
 
@@ -243,5 +261,26 @@ public final class Transfer: Sendable, Identifiable {
         }
         for o in observers { o.finish() }
         for w in waiters { w.resume(returning: outcome) }
+    }
+}
+
+/// Delivers held-back progress snapshots 100 ms later, for every transfer, from
+/// one timer: a transfer that goes quiet after a burst still shows its last bytes.
+final class ProgressFlusher: Sendable {
+    static let shared = ProgressFlusher()
+    private let pending = Mutex<[Transfer]>([])
+    private let armed = Atomic<Bool>(false)
+
+    func schedule(_ transfer: Transfer) {
+        pending.withLock { $0.append(transfer) }
+        guard !armed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { [self] in
+            armed.store(false, ordering: .releasing)
+            let due = pending.withLock { list -> [Transfer] in
+                defer { list.removeAll() }
+                return list
+            }
+            for t in due { t.flushHeldProgress() }
+        }
     }
 }

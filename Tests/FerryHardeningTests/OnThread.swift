@@ -8,6 +8,8 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
         let thread = Thread {
             continuation.resume(with: Result { try body() })
         }
+        // Room for ThreadSanitizer's bigger frames (and multi-megabyte test bodies).
+        thread.stackSize = 16 << 20
         thread.start()
     }
 }

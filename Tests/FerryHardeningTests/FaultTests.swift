@@ -52,7 +52,7 @@ struct FaultTests {
         let handle =
             FileHandle(forWritingAtPath: path)
             ?? {
-                FileManager.default.createFile(atPath: path, contents: nil)
+                _ = FileManager.default.createFile(atPath: path, contents: nil)
                 return FileHandle(forWritingAtPath: path)!
             }()
         handle.seekToEndOfFile()

@@ -21,7 +21,7 @@ packages=(
   chromium chromium-driver  # browser tests of ferry serve (selenium drives headless Chromium)
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(wget aria2 lftp hyperfine time imagemagick)
+  packages+=(wget aria2 lftp hyperfine time imagemagick wrk)
 fi
 
 missing=()

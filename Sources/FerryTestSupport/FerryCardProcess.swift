@@ -75,7 +75,7 @@ public final class FerryCardProcess: Sendable {
     /// Sends SIGTERM and waits for the process; returns its exit status.
     public func terminate() -> Int32 {
         process.signal(SIGTERM)
-        process.process.waitUntilExit()
+        process.process.waitWithoutRunLoop()
         return process.process.terminationStatus
     }
 }

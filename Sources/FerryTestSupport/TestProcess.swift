@@ -51,7 +51,7 @@ public enum TestProcess {
             p.standardInput = FileHandle.nullDevice
         }
         try p.run()
-        p.waitUntilExit()
+        p.waitWithoutRunLoop()
         let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
         let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
         return Output(status: p.terminationStatus, stdout: out, stderr: err)
@@ -157,7 +157,7 @@ public final class ServerProcess: @unchecked Sendable {
             while process.isRunning && Date() < deadline { usleep(5_000) }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
-        process.waitUntilExit()
+        process.waitWithoutRunLoop()
     }
 
     deinit { stop() }
@@ -229,5 +229,16 @@ public enum Loopback {
             usleep(20_000)
         }
         return false
+    }
+}
+
+extension Process {
+    /// Waits for the process to end by polling, unlike `waitUntilExit()`, which
+    /// runs the calling thread's run loop and so gives the thread a CFRunLoop. A
+    /// thread holding one crashes under ThreadSanitizer when it exits
+    /// (CoreFoundation's thread-exit destructor allocates after TSan has let go of
+    /// the thread), which killed test runs under `scripts/sanitize.sh thread`.
+    public func waitWithoutRunLoop() {
+        while isRunning { usleep(2_000) }
     }
 }

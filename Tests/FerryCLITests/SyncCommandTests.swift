@@ -172,7 +172,7 @@ struct SyncCommandTests {
         // Ctrl-C while idle: a clean stop, exit 0.
         let stopAsked = Date()
         watch.signal(SIGINT)
-        watch.process.waitUntilExit()
+        watch.process.waitWithoutRunLoop()
         #expect(Date().timeIntervalSince(stopAsked) < 3)
         #expect(watch.process.terminationStatus == 0, "\(watch.log)")
     }
@@ -207,7 +207,7 @@ struct SyncCommandTests {
             wait(for: watch) { $0.contains { $0["event"] as? String == "different-card" } },
             "\(watch.log.suffix(3000))")
         watch.signal(SIGINT)
-        watch.process.waitUntilExit()
+        watch.process.waitWithoutRunLoop()
         #expect(watch.process.terminationStatus == 0, "\(watch.log)")
     }
 
@@ -222,7 +222,7 @@ struct SyncCommandTests {
         let deadline = Date().addingTimeInterval(15)
         while (Self.size(part) ?? 0) < 1_000_000 && Date() < deadline { usleep(20_000) }
         first.signal(SIGINT)  // Ctrl-C
-        first.process.waitUntilExit()
+        first.process.waitWithoutRunLoop()
         #expect(first.process.terminationStatus == 1)
         #expect(first.log.contains("partial files kept"), "\(first.log)")
         let kept = Self.size(part) ?? 0

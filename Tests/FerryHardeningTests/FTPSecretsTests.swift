@@ -121,7 +121,7 @@ struct FTPSecretsTests {
                 try process.run()
                 defer {
                     if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-                    process.waitUntilExit()
+                    process.waitWithoutRunLoop()
                 }
                 let part = work.file("big.bin.part")
                 let deadline = Date().addingTimeInterval(20)
@@ -142,7 +142,7 @@ struct FTPSecretsTests {
                 #expect(ps.stdout.contains("big.bin"), "\(ps.stdout)")
                 Self.expectNoPassword(ps.stdout, "ps (netrc: \(useNetrc))")
                 kill(process.processIdentifier, SIGINT)
-                process.waitUntilExit()
+                process.waitWithoutRunLoop()
                 for name in try FileManager.default.subpathsOfDirectory(atPath: work.path) {
                     let data = FileManager.default.contents(atPath: work.file(name)) ?? Data()
                     Self.expectNoPassword(String(decoding: data, as: UTF8.self), "file \(name)")

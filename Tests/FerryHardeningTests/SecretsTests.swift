@@ -165,7 +165,7 @@ struct SecretsTests {
         try process.run()
         defer {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            process.waitWithoutRunLoop()
         }
         // Wait until bytes are arriving.
         let part = work.file("out/slow.bin.part")
@@ -181,7 +181,7 @@ struct SecretsTests {
         let ps = try TestProcess.run("/usr/bin/ps", ["-eo", "pid,args", "ww"])
         expectNoPassword(ps.stdout, "ps -eo args")
         kill(pid, SIGKILL)
-        process.waitUntilExit()
+        process.waitWithoutRunLoop()
         try expectNoPasswordInFiles()
     }
 
@@ -209,7 +209,7 @@ struct SecretsTests {
             usleep(50_000)
         }
         kill(process.processIdentifier, SIGINT)
-        process.waitUntilExit()
+        process.waitWithoutRunLoop()
         let names = try FileManager.default.contentsOfDirectory(atPath: work.file("out"))
         #expect(names.contains { $0.hasPrefix("journal.bin.part") }, "\(names)")
         try expectNoPasswordInFiles()

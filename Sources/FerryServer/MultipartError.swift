@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Why a `multipart/form-data` body could not be taken apart.
 public struct MultipartError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure. Compare with the static members.
@@ -8,6 +12,7 @@ public struct MultipartError: Error, Sendable, Hashable, CustomStringConvertible
             case fieldTooLarge = "form field too large"
             case tooManyParts = "too many parts"
             case fileSystem = "temporary file error"
+            case noSpace = "no space left"
         }
         fileprivate let base: Base
         fileprivate init(_ base: Base) { self.base = base }
@@ -22,6 +27,8 @@ public struct MultipartError: Error, Sendable, Hashable, CustomStringConvertible
         public static let tooManyParts = Code(.tooManyParts)
         /// A temporary file could not be created or written.
         public static let fileSystem = Code(.fileSystem)
+        /// The temporary file's disk is full (or the quota is used up).
+        public static let noSpace = Code(.noSpace)
 
         public var description: String { base.rawValue }
     }
@@ -47,4 +54,8 @@ public struct MultipartError: Error, Sendable, Hashable, CustomStringConvertible
         .init(code: .tooManyParts, detail: "more than \(limit) parts")
     }
     static func fileSystem(_ detail: String) -> MultipartError { .init(code: .fileSystem, detail: detail) }
+    /// `.noSpace` for ENOSPC and EDQUOT, `.fileSystem` for every other `errno`.
+    static func fileSystem(_ detail: String, errno code: Int32) -> MultipartError {
+        .init(code: code == ENOSPC || code == EDQUOT ? .noSpace : .fileSystem, detail: detail)
+    }
 }

@@ -202,6 +202,7 @@ final class RequestExchange {
     private func response(for error: MultipartError) -> HTTPResponse {
         switch error.code {
         case .fileSystem: .text("500 Internal Server Error: \(error.detail)\n", status: 500)
+        case .noSpace: .text("507 Insufficient Storage: \(error.detail)\n", status: 507)
         case .fieldTooLarge, .tooManyParts: .text("413 Content Too Large: \(error)\n", status: 413)
         default: .text("400 Bad Request: \(error)\n", status: 400)
         }

@@ -32,7 +32,8 @@ final class TemporaryFile {
         var template = Array("\(folder)/\(prefix)-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
-            throw .fileSystem("cannot create a temporary file in \(directory): \(Sys.describe(errno))")
+            let code = errno
+            throw .fileSystem("cannot create a temporary file in \(directory): \(Sys.describe(code))", errno: code)
         }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         self.fd = fd
@@ -111,8 +112,9 @@ final class TemporaryFile {
         while offset < bytes.count {
             let written = Sys.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
-                if errno == EINTR { continue }
-                throw .fileSystem("cannot write \(path): \(Sys.describe(errno))")
+                let code = errno
+                if code == EINTR { continue }
+                throw .fileSystem("cannot write \(path): \(Sys.describe(code))", errno: code)
             }
             offset += written
         }

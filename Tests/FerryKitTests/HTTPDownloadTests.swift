@@ -151,6 +151,19 @@ struct HTTPDownloadTests {
         #expect(!FileManager.default.fileExists(atPath: dest))
     }
 
+    @Test func connectionsResetBeforeTheFirstByteAreRetried() async throws {
+        // A reset or an empty reply is not a refusal: the server is there.
+        let data = try TestData.file(files.file("reset.bin"), size: 200_000, seed: 5)
+        let proxy = try FaultProxy(upstreamPort: nginx.port, faultyConnections: 2, cutAfter: 0...0)
+        let dest = out.file("reset.bin")
+        var options = DownloadOptions()
+        options.retryDelay = .milliseconds(20)
+        let r = try await download(proxy.url("/reset.bin"), to: dest, options: options).result
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dest)) == data)
+        #expect(proxy.cutCount == 2)
+        #expect(r.retries == 2)
+    }
+
     @Test func refusedConnectionFailsWithoutRetryingForever() async throws {
         let port = Loopback.freePort()
         let start = ContinuousClock.now

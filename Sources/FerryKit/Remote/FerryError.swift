@@ -87,6 +87,10 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
     public var detail: String?
     /// Whether retrying later may succeed (connection reset, timeout, 5xx, 421).
     public var isTransient: Bool
+    /// The connection was refused outright (nothing listening), as opposed to
+    /// one that was reset, cut or answered with nothing: the download driver
+    /// gives up at once on a refusal before the first byte and retries the rest.
+    var wasRefused = false
 
     /// Creates an error.
     public init(

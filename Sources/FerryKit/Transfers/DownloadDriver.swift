@@ -150,8 +150,9 @@ enum DownloadDriver {
             case .failed(var error):
                 part.checkpoint()
                 // Refused before a single byte: the server is not there; say so at
-                // once. Refused mid-file: it is restarting; retry.
-                if error.code == .connectionFailed && transferred == 0 && resumedFrom == 0 {
+                // once. Refused mid-file: it is restarting; retry. A connection
+                // reset, cut or closed without a reply is retried from the start.
+                if error.wasRefused && transferred == 0 && resumedFrom == 0 {
                     error.isTransient = false
                 }
                 guard error.isTransient else { throw error.context(operation: "download", target: source.displayName) }

@@ -155,7 +155,11 @@ struct FlashAirUpload: Sendable {
                 detail: "upload.cgi is disabled on this card (set UPLOAD=1 in SD_WLAN/CONFIG)")
         }
         if status >= 400 {
-            throw FerryError.http(status: status, reason: job.headers.reason, operation: "upload", target: shown)
+            // Only 502/503/504 mean "try again" on a card; a 500 or a 507 (no room)
+            // would fail the same way on every retry.
+            var error = FerryError.http(status: status, reason: job.headers.reason, operation: "upload", target: shown)
+            error.isTransient = FlashAirCGI.isRetryable(status: status)
+            throw error
         }
         if job.text.uppercased().contains("ERROR") {
             throw FerryError(.serverError, operation: "upload", target: shown, serverText: String(job.text.prefix(120)))

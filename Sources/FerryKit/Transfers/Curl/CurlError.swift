@@ -11,7 +11,10 @@ extension FerryError {
         case .couldntResolveHost:
             e = FerryError(.connectionFailed, serverText: text, detail: "check the host name")
         case .couldntConnect:
-            e = FerryError(.connectionFailed, serverText: text, detail: "is the server running?", isTransient: true)
+            var refused = FerryError(
+                .connectionFailed, serverText: text, detail: "is the server running?", isTransient: true)
+            refused.wasRefused = true
+            e = refused
         case .operationTimedOut:
             e = FerryError(.timedOut, serverText: text, isTransient: true)
         case .peerFailedVerification:
@@ -43,8 +46,12 @@ extension FerryError {
         let text = reason.isEmpty ? standardReason(status) : reason
         let code: Code
         var transient = false
+        var detail: String?
         switch status {
         case 404, 410: code = .notFound
+        case 507:
+            code = .serverError
+            detail = "the server has no space left; free some there and try again"
         case 401: code = .authenticationFailed
         case 403: code = .permissionDenied
         case 408, 429, 500...599:
@@ -53,7 +60,7 @@ extension FerryError {
         default: code = .serverError
         }
         return FerryError(
-            code, operation: operation, target: target, serverCode: status, serverText: text,
+            code, operation: operation, target: target, serverCode: status, serverText: text, detail: detail,
             isTransient: transient)
     }
 
@@ -75,6 +82,7 @@ extension FerryError {
         case 502: "Bad Gateway"
         case 503: "Service Unavailable"
         case 504: "Gateway Timeout"
+        case 507: "Insufficient Storage"
         default: "HTTP error"
         }
     }

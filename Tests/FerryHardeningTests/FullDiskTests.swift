@@ -45,14 +45,16 @@ struct FullDiskTests {
             let out = disk.path + "/photos"
             let first = try Self.ferry(["sync", process.url("/"), out, "--quiet"], cwd: card.path)
             #expect(first.status == 1, "a full disk is a failure: \(first.status) \(first.stderr)")
-            #expect(first.stderr.lowercased().contains("no space") || first.stderr.lowercased().contains("full"),
+            #expect(
+                first.stderr.lowercased().contains("no space") || first.stderr.lowercased().contains("full"),
                 "\(first.stderr)")
             // Whatever has its final name is whole.
             let imported = try FileManager.default.subpathsOfDirectory(atPath: out).filter { $0.hasSuffix(".JPG") }
             #expect(!imported.isEmpty && imported.count < 6, "\(imported)")
             for path in imported {
                 let name = (path as NSString).lastPathComponent
-                #expect(FileManager.default.contents(atPath: out + "/" + path) == expected[name], "\(path) is not whole")
+                #expect(
+                    FileManager.default.contents(atPath: out + "/" + path) == expected[name], "\(path) is not whole")
             }
             // Room again (the imported files moved away): the next sync finishes the rest.
             let kept = try TempDir(prefix: "full-sync-kept")
@@ -71,7 +73,8 @@ struct FullDiskTests {
             let unrecorded = imported.filter { first.stderr.contains("\($0) was saved but not recorded") }
             for path in now {
                 let name = (path as NSString).lastPathComponent
-                #expect(FileManager.default.contents(atPath: out + "/" + path) == expected[name], "\(path) is not whole")
+                #expect(
+                    FileManager.default.contents(atPath: out + "/" + path) == expected[name], "\(path) is not whole")
                 #expect(!imported.contains(path) || unrecorded.contains(path), "\(path) was fetched twice")
             }
         }

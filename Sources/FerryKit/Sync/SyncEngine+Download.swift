@@ -122,8 +122,10 @@ extension SyncEngine {
             // The file is whole under its name, but without a record the next
             // pass fetches it again (a duplicate if it was moved away meanwhile).
             var e = error
-            e.detail = [e.detail, "\(relative(item.destination)) was saved but not recorded; the next sync fetches it again"]
-                .compactMap { $0 }.joined(separator: "; ")
+            e.detail = [
+                e.detail, "\(relative(item.destination)) was saved but not recorded; the next sync fetches it again",
+            ]
+            .compactMap { $0 }.joined(separator: "; ")
             return fail(e)
         }
         events(.imported(item, result))

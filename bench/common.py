@@ -1,6 +1,6 @@
 """Shared helpers for Ferry's side-by-side benchmarks: servers on loopback,
 timing with peak RSS, alternating runs and medians."""
-import os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+import os, random, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -67,6 +67,145 @@ http {{
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class Vsftpd:
+    """vsftpd on 127.0.0.1 (a free port), anonymous and read-only from `root`, with
+    the options of the tests' server (Sources/FerryTestSupport/FTPTestServers.swift)
+    minus writing and protocol logging, and no limit on connections (max_clients=0,
+    max_per_ip=0) for parallel clients. Runs in its own process group (vsftpd forks
+    a process per session); stop() kills that group."""
+
+    def __init__(self, root):
+        binary = shutil.which("vsftpd") or os.path.join(ROOT, ".build/ftp-servers/root/usr/sbin/vsftpd")
+        if not os.access(binary, os.X_OK):
+            raise RuntimeError("vsftpd is missing: run scripts/setup.sh --bench")
+        self.dir = tempfile.mkdtemp(prefix="bench-vsftpd-")
+        empty = os.path.join(self.dir, "empty")
+        os.makedirs(empty)
+        # vsftpd serves anonymous sessions as this user and changes into its home first.
+        try:
+            import pwd
+            user = "ftp" if os.access(pwd.getpwnam("ftp").pw_dir, os.X_OK) else "daemon"
+        except KeyError:
+            user = "daemon"
+        # The anonymous user reads the files: the root must not be writable by it
+        # (vsftpd refuses such a chroot) and everything must be world-readable
+        # (anon_world_readable_only).
+        for d, dirs, files in os.walk(root):
+            os.chmod(d, 0o755)
+            for f in files:
+                os.chmod(os.path.join(d, f), 0o644)
+        self.log = os.path.join(self.dir, "vsftpd.log")
+        failure = ""
+        for _ in range(3):
+            self.port = free_port()
+            # Passive ports below the kernel's ephemeral range (32768-60999), where
+            # free_port() hands out listening ports; wide enough that a run of many
+            # files does not cycle through ports still in TIME_WAIT.
+            pasv = random.randint(20000, 29000)
+            conf = f"""listen=YES
+listen_ipv6=NO
+listen_address=127.0.0.1
+listen_port={self.port}
+background=NO
+anonymous_enable=YES
+no_anon_password=YES
+local_enable=NO
+anon_root={root}
+ftp_username={user}
+write_enable=NO
+allow_writeable_chroot=YES
+seccomp_sandbox=NO
+isolate=NO
+isolate_network=NO
+secure_chroot_dir={empty}
+pasv_enable=YES
+pasv_min_port={pasv}
+pasv_max_port={pasv + 2000}
+xferlog_enable=YES
+vsftpd_log_file={self.log}
+log_ftp_protocol=NO
+dual_log_enable=NO
+max_clients=0
+max_per_ip=0
+idle_session_timeout=120
+data_connection_timeout=60
+"""
+            path = os.path.join(self.dir, "vsftpd.conf")
+            with open(path, "w") as f:
+                f.write(conf)
+            out = open(os.path.join(self.dir, "stdout.log"), "w")
+            self.proc = subprocess.Popen([binary, path], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                         start_new_session=True)
+            out.close()
+            try:
+                wait_port(self.port)
+                time.sleep(0.1)
+                if self.proc.poll() is None:
+                    return
+            except RuntimeError:
+                pass
+            with open(os.path.join(self.dir, "stdout.log")) as f:
+                failure = f.read()
+            self._kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        raise RuntimeError(f"vsftpd did not start: {failure[-1500:]}")
+
+    def url(self, path=""):
+        return f"ftp://127.0.0.1:{self.port}{path}"
+
+    def _kill(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+
+    def stop(self):
+        self._kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class FreshExt4:
+    """A new, empty ext4 file system on a loop device (needs root and mkfs.ext4),
+    for benchmarks that create thousands of files.
+
+    Why: right after thousands of files were deleted, ext4's inode allocator scans
+    for recently deleted inodes (`recently_deleted`, up to 5 minutes) and file
+    creation gets several times slower. Benchmarks that delete each round's output
+    measured that instead of the tools (curl went from 0.16 s to 0.5-0.8 s on
+    1,000 files). On a fresh file system where nothing is deleted during the run,
+    every tool creates its files under the same conditions.
+    Falls back to a folder under BENCH_DIR (or /tmp) when it cannot mount."""
+
+    def __init__(self, size_gb=8):
+        base = os.environ.get("BENCH_DIR", "/tmp")
+        self.image = None
+        self.path = tempfile.mkdtemp(prefix="bench-fs-", dir=base)
+        self.mounted = False
+        if os.geteuid() != 0 or shutil.which("mkfs.ext4") is None:
+            print("bench: not root or no mkfs.ext4; files go to", self.path, file=sys.stderr)
+            return
+        self.image = self.path + ".img"
+        with open(self.image, "wb") as f:
+            f.truncate(size_gb << 30)
+        ok = subprocess.run(["mkfs.ext4", "-q", "-F", self.image], capture_output=True).returncode == 0 and \
+            subprocess.run(["mount", "-o", "loop", self.image, self.path], capture_output=True).returncode == 0
+        if ok:
+            self.mounted = True
+        else:
+            print("bench: could not mount a fresh ext4; files go to", self.path, file=sys.stderr)
+
+    def describe(self):
+        return "a fresh ext4 file system on a loop device" if self.mounted else self.path
+
+    def close(self):
+        if self.mounted:
+            subprocess.run(["umount", self.path])
+        shutil.rmtree(self.path, ignore_errors=True)
+        if self.image:
+            os.unlink(self.image)
+
+
 def timed(cmd, cwd):
     """Runs cmd under /usr/bin/time; returns (seconds, peak RSS in KB)."""
     start = time.perf_counter()
@@ -79,8 +218,9 @@ def timed(cmd, cwd):
     return elapsed, rss
 
 
-def alternate(tools, rounds, prepare):
-    """Runs each tool once per round, in rotating order; returns {name: [(secs, rss)]}."""
+def alternate(tools, rounds, prepare, check=None):
+    """Runs each tool once per round, in rotating order; returns {name: [(secs, rss)]}.
+    check(name, cwd), when given, runs after each run (untimed), e.g. to verify the output."""
     results = {name: [] for name in tools}
     names = list(tools)
     for r in range(rounds):
@@ -88,6 +228,8 @@ def alternate(tools, rounds, prepare):
         for name in order:
             cwd = prepare(name)
             results[name].append(timed(tools[name], cwd))
+            if check:
+                check(name, cwd)
     return results
 
 

@@ -12,7 +12,7 @@ Usage: bench/http_bench.py [--rounds N] [--size-mb N] [--out bench/RESULTS-http.
 """
 import argparse, os, shutil, signal, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, Nginx, alternate, ferry_binary, median
+from common import ROOT, FreshExt4, Nginx, alternate, ferry_binary, median
 
 
 def single_file(ferry, rounds, size_mb, work):
@@ -48,7 +48,7 @@ def single_file(ferry, rounds, size_mb, work):
     return rows
 
 
-def many_files(ferry, rounds, work, count=1000, size=64 << 10):
+def many_files(ferry, rounds, work, count=1000, size=64 << 10, only=None):
     www = os.path.join(work, "www2")
     os.makedirs(www)
     for i in range(count):
@@ -68,16 +68,26 @@ def many_files(ferry, rounds, work, count=1000, size=64 << 10):
         "curl": curl_args,
         "wget": ["wget", "-q", "-i", listfile],
     }
+    if only:
+        tools = {k: v for k, v in tools.items() if k in only}
+    # Every run writes into a new folder of a fresh file system, nothing is deleted
+    # until the end, and each run starts with no dirty data (`sync`): otherwise
+    # one tool's flush pays for the previous tool's writes (FreshExt4 says why).
+    fs = FreshExt4()
+    runs = iter(range(1_000_000))
+
     def prepare(name):
-        d = os.path.join(work, "out2", name)
-        shutil.rmtree(d, ignore_errors=True)
+        d = os.path.join(fs.path, f"{name}-{next(runs)}")
         os.makedirs(d)
+        subprocess.run(["sync"])
         return d
     try:
         res = alternate(tools, rounds, prepare)
     finally:
         nginx.stop()
-    return [(name, median([r[0] for r in runs]), max(r[1] for r in runs) / 1024) for name, runs in res.items()]
+        fs.close()
+    rows = [(name, median([r[0] for r in runs_]), max(r[1] for r in runs_) / 1024) for name, runs_ in res.items()]
+    return rows, fs.describe()
 
 
 def interrupted(ferry, work, size_mb=64, cycles=10):
@@ -108,9 +118,21 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--size-mb", type=int, default=1024)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--many-only", default=None, metavar="TOOLS",
+                    help="only the 1,000-file case, with these tools (comma-separated, e.g. ferry,curl); "
+                         "prints the table, for quick iterations")
     a = ap.parse_args()
     ferry = ferry_binary()
     work = tempfile.mkdtemp(prefix="ferry-bench-", dir=os.environ.get("BENCH_DIR", "/tmp"))
+    if a.many_only:
+        try:
+            rows, where = many_files(ferry, a.rounds, work, only=a.many_only.split(","))
+            print(f"into {where}")
+            for name, secs, rss in sorted(rows, key=lambda r: r[1]):
+                print(f"{name:8} {secs:.3f} s  peak RSS {rss:.1f} MB")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     lines = []
     try:
         rows = single_file(ferry, a.rounds, a.size_mb, work)
@@ -120,9 +142,10 @@ def main():
         lines.append("|---|---|---|---|---|")
         for name, mbps, secs, rss in sorted(rows, key=lambda r: -r[1]):
             lines.append(f"| {name} | {mbps:.0f} | {secs:.3f} | {mbps / curl[1]:.2f} | {rss:.1f} |")
-        rows = many_files(ferry, a.rounds, work)
+        rows, where = many_files(ferry, a.rounds, work)
         best_peer = min(r[1] for r in rows if r[0] != "ferry")
         lines.append(f"\n### 1,000 files of 64 KiB, 4 at a time ({a.rounds} rounds, alternating, median)\n")
+        lines.append(f"Into {where}; each run in a new folder after `sync`.\n")
         lines.append("| tool | seconds | speed-up of ferry | peak RSS MB |")
         lines.append("|---|---|---|---|")
         ferry_secs = next(r[1] for r in rows if r[0] == "ferry")

@@ -25,3 +25,27 @@ int ferry_os_set_mtime(const char *path, int64_t seconds, int64_t nanoseconds) {
 int ferry_os_syncfs(int fd) {
     return syncfs(fd);
 }
+
+int ferry_os_open_tmpfile(const char *directory, int mode) {
+#ifdef O_TMPFILE
+    return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+#else
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+int ferry_os_link_fd(int fd, const char *path) {
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) return 0;
+    if (errno == EEXIST) return -1;
+    int first = errno;
+#ifdef AT_EMPTY_PATH
+    // No /proc: AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH.
+    if (linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH) == 0) return 0;
+    if (errno == EEXIST) return -1;
+#endif
+    errno = first;
+    return -1;
+}

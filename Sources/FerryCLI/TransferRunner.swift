@@ -31,9 +31,12 @@ enum TransferRunner {
                     await runOne(item, command: command, reporter: reporter, registry: registry, interrupt: interrupt)
                 }
             }
-            // Keep a few more started than may run: the engine's per-host limit
-            // holds them back, and admits the next one the moment one finishes.
-            for _ in 0..<min(jobs * 2 + 2, items.count) { launch() }
+            // Keep more started than may run: the engine's per-host limit holds
+            // them back and admits the next one the moment a connection is free.
+            // Finished files wait for their group commit (Durability) outside
+            // that limit; a window of only a few would leave the connections
+            // idle while a flush runs, so small files get a wide one.
+            for _ in 0..<min(TransferRunner.window(jobs: jobs), items.count) { launch() }
             for await ok in group {
                 if !ok { failures += 1 }
                 if next < items.count && !interrupt.fired { launch() }
@@ -49,6 +52,9 @@ enum TransferRunner {
         }
         return failures == 0 ? 0 : 1
     }
+
+    /// How many transfers are started at once for `jobs` connections.
+    static func window(jobs: Int) -> Int { max(jobs * 2 + 2, jobs + 64) }
 
     private static func runOne(
         _ item: TransferItem, command: String, reporter: ProgressReporter, registry: TransferRegistry,

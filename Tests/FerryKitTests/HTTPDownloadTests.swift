@@ -203,6 +203,30 @@ struct HTTPDownloadTests {
         #expect((LocalFile.size(atPath: dest + ".part") ?? 0) > 0)
     }
 
+    @Test func aSmallDownloadHasNoPartNameUntilItStopsEarly() async throws {
+        // Below one write buffer the bytes live in an unnamed file (O_TMPFILE):
+        // nothing to clean up after a crash, one link to the final name at the end.
+        // Stopping early gives them the .part name and a journal, and a resume
+        // continues from there.
+        let slow = try NginxServer(root: files.path, slowRate: 40_000)
+        let data = try TestData.file(files.file("small.bin"), size: 200_000, seed: 9)
+        let dest = out.file("small.bin")
+        let t = download(slow.url("/slow/small.bin"), to: dest)
+        while t.currentProgress.bytesDone < 20_000 && !t.state.isFinished {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty, "nothing named yet")
+        t.cancel()
+        _ = try? await t.result
+        let kept = LocalFile.size(atPath: dest + ".part") ?? 0
+        #expect(kept > 0 && kept < 200_000, "kept \(kept)")
+        #expect(FileManager.default.fileExists(atPath: DownloadJournal.path(forPart: dest + ".part")))
+        let r = try await download(slow.url("/slow/small.bin"), to: dest).result
+        #expect(r.resumedFrom == kept)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dest)) == data)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["small.bin"])
+    }
+
     @Test func cancellingTheAwaitingTaskCancelsTheTransfer() async throws {
         try TestData.file(files.file("tc.bin"), size: 4_000_000)
         let t = download(nginx.url("/slow/tc.bin"), to: out.file("tc.bin"))

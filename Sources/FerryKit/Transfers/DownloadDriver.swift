@@ -62,11 +62,12 @@ enum DownloadDriver {
         _ source: any DownloadSource, to destination: String, options: DownloadOptions, transfer: Transfer
     ) async throws(FerryError) -> TransferResult {
         let started = ContinuousClock.now
-        if LocalFile.isDirectory(destination) {
+        let existing = LocalFile.kind(destination)
+        if existing == .directory {
             throw FerryError(
                 .localIO, operation: "download", target: destination, detail: "is a folder; name a file")
         }
-        if LocalFile.exists(destination) {
+        if existing == .file {
             switch options.overwrite {
             case .fail:
                 throw FerryError(
@@ -88,8 +89,7 @@ enum DownloadDriver {
                 source, part: part, resumedFrom: resumedFrom, options: options, transfer: transfer, started: started)
         } catch {
             // Keep a .part worth resuming; an empty one is just clutter.
-            part.discardIfEmpty()
-            part.close()
+            part.settle()
             throw error
         }
     }

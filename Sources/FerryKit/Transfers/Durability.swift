@@ -49,9 +49,22 @@ final class Durability: Sendable {
         if error != 0 { throw FerryError.posix(error, operation: "sync", path: path) }
     }
 
+    /// While files keep finishing (a flush ended less than `streamGap` ago), the
+    /// flusher waits `gatherDelay` before taking the queue, so that one flush
+    /// covers more files: on a thousand 64 KiB files this cut the flushes by
+    /// a third and the run time by a quarter (bench/RESULTS-http.md). A lone
+    /// download never waits.
+    static let gatherDelay: Duration = .milliseconds(1)
+    static let streamGap: Duration = .milliseconds(10)
+
     private func run() {
+        var lastFlush = ContinuousClock.now - .seconds(1)
         while true {
             wake.wait()
+            if ContinuousClock.now - lastFlush < Durability.streamGap {
+                Thread.sleep(forTimeInterval: Durability.gatherDelay / .seconds(1))
+            }
+            defer { lastFlush = .now }
             let batch = queue.withLock { q -> [Waiter] in
                 defer { q.removeAll() }
                 return q

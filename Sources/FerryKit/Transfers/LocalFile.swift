@@ -16,6 +16,39 @@ enum LocalFile {
         return fd
     }
 
+    /// Opens an unnamed file for writing in the folder that will hold `path`
+    /// (`O_TMPFILE`); nil where the file system cannot (the caller then uses a
+    /// named file). Naming it later needs /proc/self/fd.
+    static func openUnnamed(inFolderOf path: String) throws(FerryError) -> Int32? {
+        guard unnamedFilesWork else { return nil }
+        let folder = LocalFile.folder(of: path)
+        let fd = ferry_os_open_tmpfile(folder, 0o644)
+        if fd >= 0 { return fd }
+        let e = errno
+        if e == EOPNOTSUPP || e == EISDIR || e == EINVAL || e == ENOSYS { return nil }
+        throw FerryError.posix(e, operation: "open", path: path + ".part")
+    }
+
+    private static let unnamedFilesWork = access("/proc/self/fd", X_OK) == 0
+
+    /// The folder part of a path ("." for a bare name, "/" for "/name").
+    static func folder(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        if slash == path.utf8.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// Gives an open (unnamed) file the name `path`; never replaces an existing one.
+    static func link(_ fd: Int32, to path: String) throws(FerryError) {
+        guard ferry_os_link_fd(fd, path) == 0 else {
+            let e = errno
+            if e == EEXIST {
+                throw FerryError(.destinationExists, operation: "link", target: path)
+            }
+            throw FerryError.posix(e, operation: "link", path: path)
+        }
+    }
+
     /// Opens a file for reading.
     static func openForReading(_ path: String) throws(FerryError) -> Int32 {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -42,6 +75,20 @@ enum LocalFile {
         var st = stat()
         return lstat(path, &st) == 0
     }
+
+    /// What is at `path`, in one `lstat` when nothing is (a symbolic link is
+    /// followed to tell a folder; a dangling one counts as a file).
+    static func kind(_ path: String) -> PathKind {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return .missing }
+        switch st.st_mode & S_IFMT {
+        case S_IFDIR: return .directory
+        case S_IFLNK: return isDirectory(path) ? .directory : .file
+        default: return .file
+        }
+    }
+
+    enum PathKind { case missing, file, directory }
 
     /// Whether `path` is a directory.
     static func isDirectory(_ path: String) -> Bool {

@@ -1,4 +1,6 @@
+import CFerryOS
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -13,6 +15,15 @@ import Foundation
 /// bytes) or the transfer stops early, and always after the bytes it describes
 /// were written; small files that finish in one go never need one.
 ///
+/// A new download starts in an unnamed file (`O_TMPFILE`) in the destination's
+/// folder. It gets the name `NAME.part` when its first buffer is written (a file
+/// larger than the buffer), before its first journal, and when the transfer stops
+/// without finishing. A small file that arrives in one go never has a `.part`
+/// name: it is linked under its final name once verified and durable, one
+/// directory operation instead of create + rename, and a crash before that
+/// leaves nothing behind. File systems without `O_TMPFILE` get a named `.part`
+/// from the start.
+///
 /// Used by the download driver between attempts and by the engine thread during
 /// one attempt, never by both at once (the driver awaits the attempt), which is
 /// what makes `@unchecked Sendable` safe.
@@ -26,6 +37,8 @@ final class PartFile: @unchecked Sendable {
     private(set) var journal: DownloadJournal
     /// The first write error of the current attempt (disk full ...).
     var writeError: FerryError?
+    /// Whether the bytes are under `partPath` on disk (else in an unnamed file).
+    private(set) var isNamed = false
 
     private var buffer: UnsafeMutableRawBufferPointer?
     private var buffered = 0
@@ -51,16 +64,32 @@ final class PartFile: @unchecked Sendable {
 
     deinit {
         close()
-        buffer?.deallocate()
+        if let buffer { WriteBufferPool.shared.give(buffer) }
     }
 
     /// Bytes actually in the `.part` file (the buffer flushed).
     private var written: Int64 { length - Int64(buffered) }
 
     /// Opens the `.part`, resuming from it when its journal names the same source;
-    /// returns how many bytes are already there.
+    /// returns how many bytes are already there. Without a `.part` the bytes go to
+    /// an unnamed file until they need a name.
     func open(resume: Bool) throws(FerryError) -> Int64 {
-        fd = try LocalFile.openForWriting(partPath)
+        let existing = Glibc.open(partPath, O_WRONLY | O_CLOEXEC)
+        guard existing >= 0 else {
+            let e = errno
+            guard e == ENOENT else { throw FerryError.posix(e, operation: "open", path: partPath) }
+            if let unnamed = try LocalFile.openUnnamed(inFolderOf: destination) {
+                fd = unnamed
+            } else {
+                fd = try LocalFile.openForWriting(partPath)
+                isNamed = true
+                if LocalFile.exists(journalPath) { LocalFile.remove(journalPath) }
+            }
+            length = 0
+            return 0
+        }
+        fd = existing
+        isNamed = true
         let size = LocalFile.size(fd)
         if resume, size > 0, let saved = DownloadJournal.load(from: journalPath), saved.source == journal.source {
             // Same boot: the page cache survived, every written byte is there.
@@ -80,12 +109,27 @@ final class PartFile: @unchecked Sendable {
         return 0
     }
 
+    /// Gives the unnamed file its `.part` name, once.
+    private func ensureNamed() throws(FerryError) {
+        guard !isNamed, fd >= 0 else { return }
+        // A journal left by an earlier download must not describe these bytes.
+        if !journalOnDisk { LocalFile.remove(journalPath) }
+        do {
+            try LocalFile.link(fd, to: partPath)
+        } catch  where error.code == .destinationExists {
+            // A `.part` appeared since `open` (another process): ours replaces it.
+            LocalFile.remove(partPath)
+            try LocalFile.link(fd, to: partPath)
+        }
+        isNamed = true
+    }
+
     /// Fixes what the bytes are before the first byte of an attempt is written:
     /// cuts the file to `offset` (0 = start over) and records the validators.
     /// Starting over removes the old journal before any new byte lands, so old
     /// validators can never describe new bytes.
     func begin(at offset: Int64, etag: String?, lastModified: String?, totalSize: Int64?) throws(FerryError) {
-        try flush()
+        try flush(naming: false)
         if offset == 0 && journalOnDisk {
             LocalFile.remove(journalPath)
             journalOnDisk = false
@@ -104,7 +148,7 @@ final class PartFile: @unchecked Sendable {
 
     /// Takes bytes; false (with `writeError` set) when the disk refused them.
     func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if buffer == nil { buffer = .allocate(byteCount: PartFile.bufferSize, alignment: 16) }
+        if buffer == nil { buffer = WriteBufferPool.shared.take() }
         var rest = bytes
         while !rest.isEmpty {
             let n = min(rest.count, PartFile.bufferSize - buffered)
@@ -121,6 +165,7 @@ final class PartFile: @unchecked Sendable {
         }
         if !journalOnDisk && written >= PartFile.journalThreshold {
             do throws(FerryError) {
+                try ensureNamed()
                 try journal.save(to: journalPath)
                 journalOnDisk = true
             } catch {
@@ -136,9 +181,11 @@ final class PartFile: @unchecked Sendable {
         return true
     }
 
-    /// Writes the buffer to the `.part`.
-    func flush() throws(FerryError) {
+    /// Writes the buffer to the file; with `naming`, a file that grows beyond one
+    /// buffer gets its `.part` name first, so that a long download shows.
+    func flush(naming: Bool = true) throws(FerryError) {
         guard buffered > 0, let buffer else { return }
+        if naming { try ensureNamed() }
         do {
             try LocalFile.writeAll(fd, UnsafeRawBufferPointer(rebasing: buffer[0..<buffered]), path: partPath)
         } catch {
@@ -157,6 +204,7 @@ final class PartFile: @unchecked Sendable {
         do {
             try flush()
             guard length > 0 else { return }
+            try ensureNamed()
             if length > journal.durableLength {
                 try LocalFile.syncData(fd, path: partPath)
                 journal.durableLength = length
@@ -169,16 +217,32 @@ final class PartFile: @unchecked Sendable {
         }
     }
 
-    /// Verifies the size, makes the data durable, and renames the `.part` to the
-    /// destination: the final name never holds bytes a power cut could lose.
+    /// Verifies the size, makes the data durable, and gives the file its final
+    /// name atomically: the final name never holds bytes a power cut could lose.
     func finish(expectedSize: Int64?, overwrite: OverwritePolicy) async throws(FerryError) -> Int64 {
-        try flush()
+        try flush(naming: false)
+        // Files waiting for their group commit hold no buffer.
+        if let buffer { WriteBufferPool.shared.give(buffer) }
+        buffer = nil
         if let expectedSize, expectedSize != length {
             throw FerryError(
                 .verificationFailed, operation: "download", target: destination,
                 detail: "got \(length) bytes, expected \(expectedSize)", isTransient: true)
         }
-        try await Durability.shared.sync(fd: fd, size: length, path: partPath)
+        try await Durability.shared.sync(fd: fd, size: length, path: isNamed ? partPath : destination)
+        if !isNamed && overwrite != .overwrite {
+            // One link, which fails rather than replace what appeared meanwhile.
+            do {
+                try LocalFile.link(fd, to: destination)
+            } catch  where error.code == .destinationExists {
+                throw FerryError(
+                    .destinationExists, operation: "rename", target: destination,
+                    detail: "appeared while downloading; use --overwrite to replace it")
+            }
+            close()
+            return length
+        }
+        try ensureNamed()
         close()
         if overwrite == .overwrite {
             try LocalFile.rename(partPath, to: destination)
@@ -189,12 +253,20 @@ final class PartFile: @unchecked Sendable {
         return length
     }
 
-    /// Removes an empty `.part` that has nothing worth resuming.
-    func discardIfEmpty() {
-        guard written == 0 else { return }
+    /// After a failure: bytes worth resuming stay under `NAME.part` with their
+    /// journal; an empty file is just clutter.
+    func settle() {
+        guard fd >= 0 else { return }
+        if length > 0 { checkpoint() }
+        if written > 0 && isNamed {
+            close()
+            return
+        }
         close()
-        LocalFile.remove(partPath)
-        if journalOnDisk { LocalFile.remove(journalPath) }
+        if isNamed {
+            LocalFile.remove(partPath)
+            if journalOnDisk { LocalFile.remove(journalPath) }
+        }
     }
 
     /// Closes the descriptor; the `.part` and journal stay for a later resume.
@@ -204,4 +276,32 @@ final class PartFile: @unchecked Sendable {
             fd = -1
         }
     }
+}
+
+/// Write buffers of `PartFile.bufferSize`, kept for the next file: a fresh
+/// 256 KiB allocation costs a page fault per 4 KiB touched, which dominated the
+/// memory cost of downloading many small files. Holds at most `capacity`.
+final class WriteBufferPool: Sendable {
+    static let shared = WriteBufferPool()
+    private static let capacity = 16
+    private let free = Mutex<[UnsafeMutableRawBufferPointerBox]>([])
+
+    func take() -> UnsafeMutableRawBufferPointer {
+        if let box = free.withLock({ $0.popLast() }) { return box.buffer }
+        return .allocate(byteCount: PartFile.bufferSize, alignment: 16)
+    }
+
+    func give(_ buffer: UnsafeMutableRawBufferPointer) {
+        let kept = free.withLock { list -> Bool in
+            guard list.count < WriteBufferPool.capacity else { return false }
+            list.append(UnsafeMutableRawBufferPointerBox(buffer: buffer))
+            return true
+        }
+        if !kept { buffer.deallocate() }
+    }
+}
+
+/// A buffer that only one owner uses at a time (taken from and given back to the pool).
+private struct UnsafeMutableRawBufferPointerBox: @unchecked Sendable {
+    let buffer: UnsafeMutableRawBufferPointer
 }

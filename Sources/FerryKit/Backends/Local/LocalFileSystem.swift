@@ -176,8 +176,7 @@ enum LocalCopy {
                 source: source, destination: destination, size: size, bytesTransferred: size - resumedFrom,
                 resumedFrom: resumedFrom, duration: .now - started)
         } catch {
-            part.checkpoint()
-            part.close()
+            part.settle()
             throw error
         }
     }

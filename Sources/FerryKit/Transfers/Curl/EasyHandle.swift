@@ -1,10 +1,42 @@
 import CCurl
 import Foundation
+import Synchronization
 
 /// libcurl is initialised once per process, before the first handle exists.
 let curlGlobalInit: Void = {
     curl_global_init(Int(CURL_GLOBAL_ALL))
 }()
+
+/// Raw easy handles kept for reuse (`curl_easy_reset` between uses), as libcurl
+/// advises for many transfers: a fresh handle allocates its state and receive
+/// buffer again, and the kernel then faults those pages in on every file.
+final class EasyHandlePool: Sendable {
+    static let shared = EasyHandlePool()
+    private static let capacity = 32
+    private let free = Mutex<[RawEasyHandle]>([])
+
+    func take() -> UnsafeMutableRawPointer {
+        if let h = free.withLock({ $0.popLast() }) { return h.raw }
+        guard let h = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
+        return h
+    }
+
+    /// Takes back a handle that is in no multi handle any more.
+    func give(_ raw: UnsafeMutableRawPointer) {
+        curl_easy_reset(raw)
+        let kept = free.withLock { list -> Bool in
+            guard list.count < EasyHandlePool.capacity else { return false }
+            list.append(RawEasyHandle(raw: raw))
+            return true
+        }
+        if !kept { curl_easy_cleanup(raw) }
+    }
+}
+
+/// An idle easy handle: owned by the pool alone until taken.
+private struct RawEasyHandle: @unchecked Sendable {
+    let raw: UnsafeMutableRawPointer
+}
 
 /// Owns one libcurl easy handle and the C memory its options point to.
 ///
@@ -19,8 +51,7 @@ final class EasyHandle {
 
     init() {
         _ = curlGlobalInit
-        guard let h = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
-        raw = h
+        raw = EasyHandlePool.shared.take()
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         _ = ferry_curl_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
@@ -28,7 +59,7 @@ final class EasyHandle {
     }
 
     deinit {
-        curl_easy_cleanup(raw)
+        EasyHandlePool.shared.give(raw)
         for l in lists { curl_slist_free_all(l) }
         for s in strings { free(s) }
         errorBuffer.deallocate()

@@ -111,6 +111,13 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             guard let close = authority.firstIndex(of: "]") else { throw invalid("unclosed [ in host") }
             host = authority[authority.index(after: authority.startIndex)..<close]
             let after = authority[authority.index(after: close)...]
+            // An IPv6 literal (with an optional %zone); anything else in brackets
+            // would not survive being written out and parsed again.
+            let literal = host.split(separator: "%", maxSplits: 1).first ?? ""
+            guard literal.contains(":"),
+                literal.unicodeScalars.allSatisfy({ $0.properties.isASCIIHexDigit || $0 == ":" || $0 == "." }),
+                host.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 })
+            else { throw invalid("not an IPv6 address in [ ]") }
             if after.hasPrefix(":") {
                 portText = after.dropFirst()
             } else if !after.isEmpty {
@@ -119,6 +126,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         } else if let colon = authority.lastIndex(of: ":") {
             host = authority[..<colon]
             portText = authority[authority.index(after: colon)...]
+            guard !host.contains(":") else { throw invalid("an IPv6 address needs brackets, as in ftp://[::1]:21/") }
         } else {
             host = authority
         }

@@ -147,10 +147,14 @@ struct FuzzRegressionTests {
     /// Colons belong in a host only inside brackets, and brackets hold only an
     /// IPv6 literal.
     @Test func ipv6HostsNeedBracketsAndBracketsNeedIPv6() throws {
-        for bad in ["ftp://ab::1/", "ftp://\u{659}tpsftppes-x.::1", "http://fe80::1/", "ftp://[host]/", "ftp://[a b:]/"] {
+        for bad in [
+            "ftp://ab::1/", "ftp://\u{659}tpsftppes-x.::1", "http://fe80::1/", "ftp://[host]/", "ftp://[a b:]/",
+        ] {
             #expect(throws: FerryError.self, "\(bad)") { try RemoteURL(parsing: bad) }
         }
-        for good in ["ftp://[::1]:2121/pub", "http://[fe80::1%25eth0]/", "ftp://[::ffff:127.0.0.1]/", "ftp://127.0.0.1:21/"] {
+        for good in [
+            "ftp://[::1]:2121/pub", "http://[fe80::1%25eth0]/", "ftp://[::ffff:127.0.0.1]/", "ftp://127.0.0.1:21/",
+        ] {
             let url = try RemoteURL(parsing: good)
             let again = try RemoteURL(parsing: url.redacted)
             #expect(again.host == url.host && again.port == url.port, "\(good)")

@@ -151,6 +151,20 @@ final class PartFile: @unchecked Sendable {
         if buffer == nil { buffer = WriteBufferPool.shared.take() }
         var rest = bytes
         while !rest.isEmpty {
+            if buffered == 0 && rest.count >= PartFile.bufferSize {
+                // A chunk as large as the buffer goes from libcurl's buffer to the
+                // file directly: one copy fewer for most of a large download.
+                do throws(FerryError) {
+                    try ensureNamed()
+                    try LocalFile.writeAll(fd, rest, path: partPath)
+                } catch {
+                    length = LocalFile.size(fd)
+                    writeError = error
+                    return false
+                }
+                length += Int64(rest.count)
+                break
+            }
             let n = min(rest.count, PartFile.bufferSize - buffered)
             buffer!.baseAddress!.advanced(by: buffered).copyMemory(from: rest.baseAddress!, byteCount: n)
             buffered += n

@@ -41,6 +41,10 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
         // MDTM before RETR; libcurl asks SIZE by itself for a binary download.
         easy.set(CURLOPT_FILETIME, 1)
+        // The whole path in MDTM, SIZE and RETR instead of a CWD per folder level:
+        // `get -r` moves between folders on every file, and the CWDs were three of
+        // the seven round trips per file.
+        easy.set(CURLOPT_FTP_FILEMETHOD, Int(CURLFTPMETHOD_NOCWD.rawValue))
         if offset > 0 { easy.set(CURLOPT_RESUME_FROM_LARGE, large: offset) }
         enableDebug()
     }

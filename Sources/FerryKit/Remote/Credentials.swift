@@ -42,16 +42,69 @@ public struct Credentials: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A reader for `~/.netrc`.
+/// A reader for `~/.netrc`, as curl reads it: tokens separated by blanks or line
+/// ends, `"quoted tokens"` with `\"`, `\\`, `\n`, `\r`, `\t` escapes (a password
+/// with spaces), `#` comments, and `macdef NAME` followed by a macro body that
+/// runs to the next empty line and is skipped.
 enum Netrc {
+    static func tokens(_ text: String) -> [String] {
+        var tokens: [String] = []
+        var skippingMacro = false
+        // "\r\n" is one Character in Swift: split on both line ends.
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+            let line = line.hasSuffix("\r") ? line.dropLast() : line
+            if skippingMacro {
+                if line.allSatisfy({ $0 == " " || $0 == "\t" }) { skippingMacro = false }
+                continue
+            }
+            var chars = line[...]
+            var lineTokens: [String] = []
+            while true {
+                chars = chars.drop { $0 == " " || $0 == "\t" }
+                guard let first = chars.first, first != "#" else { break }
+                var token = ""
+                if first == "\"" {
+                    chars = chars.dropFirst()
+                    var escaped = false
+                    while let c = chars.first {
+                        chars = chars.dropFirst()
+                        if escaped {
+                            switch c {
+                            case "n": token.append("\n")
+                            case "r": token.append("\r")
+                            case "t": token.append("\t")
+                            default: token.append(c)
+                            }
+                            escaped = false
+                        } else if c == "\\" {
+                            escaped = true
+                        } else if c == "\"" {
+                            break
+                        } else {
+                            token.append(c)
+                        }
+                    }
+                } else {
+                    let end = chars.firstIndex { $0 == " " || $0 == "\t" } ?? chars.endIndex
+                    token = String(chars[..<end])
+                    chars = chars[end...]
+                }
+                lineTokens.append(token)
+            }
+            if let m = lineTokens.firstIndex(of: "macdef") {
+                // The macro body starts on the next line; keep `macdef NAME` only.
+                tokens += lineTokens[...min(m + 1, lineTokens.count - 1)]
+                skippingMacro = true
+            } else {
+                tokens += lineTokens
+            }
+        }
+        return tokens
+    }
+
     /// The entry for `host` (and `user`, when given), falling back to `default`.
     static func lookup(_ text: String, host: String, user: String?) -> Credentials? {
-        var tokens: [String] = []
-        for line in text.split(whereSeparator: \.isNewline) {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.hasPrefix("#") { continue }
-            tokens += trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-        }
+        let tokens = Netrc.tokens(text)
         var entries: [(machine: String?, login: String?, password: String?)] = []
         var i = 0
         while i < tokens.count {

@@ -12,7 +12,8 @@ struct NetrcTests {
               password b0b
             default login anonymous password guest@
             """
-        #expect(Netrc.lookup(text, host: "FTP.example.com", user: nil) == Credentials(user: "alice", password: "s3cret"))
+        #expect(
+            Netrc.lookup(text, host: "FTP.example.com", user: nil) == Credentials(user: "alice", password: "s3cret"))
         #expect(Netrc.lookup(text, host: "other.example.com", user: nil) == Credentials(user: "bob", password: "b0b"))
         #expect(Netrc.lookup(text, host: "other.example.com", user: "carol") == nil)
         #expect(Netrc.lookup(text, host: "elsewhere", user: nil) == Credentials(user: "anonymous", password: "guest@"))

@@ -163,10 +163,14 @@ final class ProgressReporter: Sendable {
         }
         var activeBytes: Int64 = 0
         var speed = 0.0
-        for row in rows.prefix(8) {
-            let p = row.transfer.currentProgress
+        // Many transfers are started ahead of their turn: show the moving ones first.
+        let progress = rows.map { ($0, $0.transfer.currentProgress) }
+        let ordered = progress.filter { $0.1.bytesDone > 0 } + progress.filter { $0.1.bytesDone == 0 }
+        for (_, p) in progress {
             activeBytes += p.bytesDone
             speed += p.bytesPerSecond
+        }
+        for (row, p) in ordered.prefix(8) {
             lines.append(
                 ProgressReporter.bar(label: row.label, progress: p, paused: row.transfer.state == .paused, width: width)
             )

@@ -53,8 +53,15 @@ enum TransferRunner {
         return failures == 0 ? 0 : 1
     }
 
-    /// How many transfers are started at once for `jobs` connections.
-    static func window(jobs: Int) -> Int { max(jobs * 2 + 2, jobs + 64) }
+    /// How many transfers are started at once for `jobs` connections: enough that
+    /// finished files waiting for their group commit do not idle the connections,
+    /// within a quarter of the open-file limit (each started download holds one
+    /// descriptor).
+    static func window(jobs: Int) -> Int {
+        var limit = rlimit()
+        let files = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? Int(clamping: limit.rlim_cur) : 1024
+        return max(jobs * 2 + 2, min(jobs + 256, files / 4))
+    }
 
     private static func runOne(
         _ item: TransferItem, command: String, reporter: ProgressReporter, registry: TransferRegistry,

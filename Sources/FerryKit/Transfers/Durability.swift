@@ -51,11 +51,12 @@ final class Durability: Sendable {
 
     /// While files keep finishing (a flush ended less than `streamGap` ago), the
     /// flusher waits `gatherDelay` before taking the queue, so that one flush
-    /// covers more files: on a thousand 64 KiB files this cut the flushes by
-    /// a third and the run time by a quarter (bench/RESULTS-http.md). A lone
-    /// download never waits.
-    static let gatherDelay: Duration = .milliseconds(1)
-    static let streamGap: Duration = .milliseconds(10)
+    /// covers more files. On a thousand 64 KiB files (bench/http_bench.py
+    /// --many-only) no wait took 0.27 s, 1 ms 0.25 s and 5-10 ms about 0.21 s, with
+    /// the CLI starting enough transfers that downloading goes on meanwhile
+    /// (`TransferRunner.window`). A lone download never waits.
+    static let gatherDelay: Duration = .milliseconds(5)
+    static let streamGap: Duration = .milliseconds(20)
 
     private func run() {
         var lastFlush = ContinuousClock.now - .seconds(1)

@@ -108,6 +108,12 @@ static inline const struct sockaddr *ferry_mhd_connection_client_address(struct 
     return info != NULL ? info->client_addr : NULL;
 }
 
+/// The connection's socket, or -1.
+static inline int ferry_mhd_connection_fd(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info != NULL ? (int)info->connect_fd : -1;
+}
+
 /// The pointer stored by the MHD_OPTION_NOTIFY_CONNECTION callback, or NULL.
 static inline void *ferry_mhd_connection_socket_context(struct MHD_Connection *c) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);

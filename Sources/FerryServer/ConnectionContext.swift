@@ -14,6 +14,12 @@ final class ConnectionContext {
     var rawTarget: String?
     /// The request being read or answered.
     var exchange: RequestExchange?
+    /// The connection's socket (for ``HeaderDeadlines``).
+    let socket: Int32
+
+    init(socket: Int32) {
+        self.socket = socket
+    }
 
     /// The context of `connection` (unretained; valid until it closes).
     static func of(_ connection: OpaquePointer) -> ConnectionContext? {

@@ -69,10 +69,11 @@ extension HTTPServer {
                         connection: connection)
                 },
                 request_completed_cls: context,
-                notify_connection: { context, _, socketContext, code in
+                notify_connection: { context, connection, socketContext, code in
                     guard let context, let socketContext else { return }
                     Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue().connectionNotified(
-                        socketContext: socketContext, started: code == .CONNECTION_NOTIFY_STARTED)
+                        socketContext: socketContext, socket: connection.map { ferry_mhd_connection_fd($0) } ?? -1,
+                        started: code == .CONNECTION_NOTIFY_STARTED)
                 },
                 notify_connection_cls: context,
                 uri_log: { context, uri, connection in

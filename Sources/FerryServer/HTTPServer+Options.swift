@@ -31,6 +31,12 @@ extension HTTPServer {
         /// A connection idle for this long is closed; rounded up to whole
         /// seconds; `nil` = never. Time spent in the handler does not count.
         public var connectionTimeout: Duration?
+        /// The most time a connection gets to deliver a whole request head
+        /// (request line and headers), counted from when it opened or its last
+        /// response went out; then it is closed. The idle timeout alone lets a
+        /// client that sends one byte every few seconds (slowloris) keep its
+        /// connection and thread for ever. `nil` = no deadline.
+        public var headerDeadline: Duration?
         /// Largest request line plus headers, in bytes; larger requests get 431.
         public var maxHeaderSize: Int
         /// Largest request body, in bytes; larger ones get 413.
@@ -62,6 +68,7 @@ extension HTTPServer {
         ///   - maxWaitingConnections: Open connections allowed beyond `maxConnections`.
         ///   - maxConnectionsPerIP: Most connections from one address; 0 = no limit.
         ///   - connectionTimeout: Idle timeout; `nil` = never.
+        ///   - headerDeadline: Most time for a whole request head; `nil` = none.
         ///   - maxHeaderSize: Largest request line plus headers.
         ///   - maxBodySize: Largest request body.
         ///   - memoryBodyLimit: Largest body kept in memory.
@@ -76,6 +83,7 @@ extension HTTPServer {
             maxWaitingConnections: Int = 16,
             maxConnectionsPerIP: Int = 0,
             connectionTimeout: Duration? = .seconds(30),
+            headerDeadline: Duration? = .seconds(60),
             maxHeaderSize: Int = 16 * 1024,
             maxBodySize: Int64 = 4 << 30,
             memoryBodyLimit: Int = 1 << 20,
@@ -90,6 +98,7 @@ extension HTTPServer {
             self.maxWaitingConnections = maxWaitingConnections
             self.maxConnectionsPerIP = maxConnectionsPerIP
             self.connectionTimeout = connectionTimeout
+            self.headerDeadline = headerDeadline
             self.maxHeaderSize = maxHeaderSize
             self.maxBodySize = maxBodySize
             self.memoryBodyLimit = memoryBodyLimit
@@ -111,6 +120,9 @@ extension HTTPServer {
             if let bytesPerSecond, bytesPerSecond < 1 { throw .invalidOptions("bytesPerSecond must be at least 1") }
             if let connectionTimeout, connectionTimeout <= .zero {
                 throw .invalidOptions("connectionTimeout must be positive (nil = never)")
+            }
+            if let headerDeadline, headerDeadline <= .zero {
+                throw .invalidOptions("headerDeadline must be positive (nil = none)")
             }
         }
 

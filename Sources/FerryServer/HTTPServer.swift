@@ -99,6 +99,7 @@ public final class HTTPServer: Sendable {
             state.port = Int(ferry_mhd_daemon_bound_port(started.daemon))
             state.phase = .running
         }
+        core.startDeadlineWatch()
     }
 
     /// Stops listening, cancels running handlers, closes every connection

@@ -43,6 +43,7 @@ final class ServerCore: Sendable {
     let handler: @Sendable (HTTPRequest) async -> HTTPResponse
     let stop = StopSignal()
     let slots: ConnectionSlots
+    let deadlines = HeaderDeadlines()
     private let calls = Mutex<CallRegistry>(CallRegistry())
     private let lastLogLine = Mutex<String?>(nil)
 
@@ -67,16 +68,41 @@ final class ServerCore: Sendable {
         self.slots = ConnectionSlots(limit: options.maxConnections)
     }
 
+    /// Closes connections that took longer than ``HTTPServer/Options/headerDeadline``
+    /// to deliver a request head, on a thread of its own until the server stops.
+    func startDeadlineWatch() {
+        guard let deadline = options.headerDeadline else { return }
+        let period = min(deadline / 4, .seconds(1))
+        let thread = Thread { [self] in
+            while stop.sleep(until: .now + period) {
+                for (socket, peer) in deadlines.expired(after: deadline) {
+                    // The connection's own thread sees the socket end and closes it.
+                    shutdown(socket, Int32(SHUT_RDWR))
+                    log(
+                        "Connection\(peer.map { " from \($0)" } ?? "") sent no complete request in \(deadline); closing it"
+                    )
+                }
+            }
+        }
+        thread.name = "ferry.server.deadlines"
+        thread.start()
+    }
+
     // MARK: - Callbacks (each reached from a non-capturing C closure in HTTPServer+Daemon.swift)
 
     /// `MHD_OPTION_NOTIFY_CONNECTION`: a connection opens or closes (on the
     /// accepting thread, see above).
-    func connectionNotified(socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>, started: Bool) {
+    func connectionNotified(
+        socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>, socket: Int32, started: Bool
+    ) {
         if started {
             // +1 for the connection; released below when it closes.
-            socketContext.pointee = Unmanaged.passRetained(ConnectionContext()).toOpaque()
+            let context = ConnectionContext(socket: socket)
+            socketContext.pointee = Unmanaged.passRetained(context).toOpaque()
+            deadlines.waiting(context)
         } else if let pointer = socketContext.pointee {
             let context = Unmanaged<ConnectionContext>.fromOpaque(pointer).takeRetainedValue()
+            deadlines.closed(context)
             context.exchange?.discardFiles()
             context.exchange = nil
             socketContext.pointee = nil
@@ -98,6 +124,7 @@ final class ServerCore: Sendable {
     ) -> Action {
         guard let context = ConnectionContext.of(connection) else { return .close }
         guard let exchange = context.exchange else {
+            deadlines.headIn(context)
             if !context.holdsSlot {
                 guard takeSlot(for: connection) else { return .close }
                 context.holdsSlot = true
@@ -153,6 +180,7 @@ final class ServerCore: Sendable {
         context.exchange?.discardFiles()
         context.exchange = nil
         context.rawTarget = nil
+        deadlines.waiting(context, peer: Self.peer(of: connection).map { "\($0.host):\($0.port)" })
     }
 
     /// `MHD_OPTION_EXTERNAL_LOGGER`.
@@ -229,5 +257,46 @@ final class ServerCore: Sendable {
     private static func peer(of connection: OpaquePointer) -> (host: String, port: Int)? {
         guard let address = ferry_mhd_connection_client_address(connection) else { return nil }
         return SocketAddress(address)?.hostAndPort
+    }
+}
+
+/// Connections waiting for a request head, and since when (see
+/// ``HTTPServer/Options/headerDeadline``). Written by connection threads and the
+/// accepting thread, read by the watch thread.
+final class HeaderDeadlines: Sendable {
+    private struct Waiting {
+        var socket: Int32
+        var since: ContinuousClock.Instant
+        var peer: String?
+    }
+    private let waitingSince = Mutex<[ObjectIdentifier: Waiting]>([:])
+
+    /// `context` starts waiting for a request head now.
+    func waiting(_ context: ConnectionContext, peer: String? = nil) {
+        guard context.socket >= 0 else { return }
+        waitingSince.withLock {
+            $0[ObjectIdentifier(context)] = Waiting(socket: context.socket, since: .now, peer: peer)
+        }
+    }
+
+    /// A whole request head arrived on `context`.
+    func headIn(_ context: ConnectionContext) {
+        _ = waitingSince.withLock { $0.removeValue(forKey: ObjectIdentifier(context)) }
+    }
+
+    /// `context` closed (before libmicrohttpd closes its socket, so the number
+    /// cannot have been reused yet).
+    func closed(_ context: ConnectionContext) {
+        _ = waitingSince.withLock { $0.removeValue(forKey: ObjectIdentifier(context)) }
+    }
+
+    /// The sockets that have waited longer than `deadline`; each is reported once.
+    func expired(after deadline: Duration) -> [(socket: Int32, peer: String?)] {
+        let now = ContinuousClock.now
+        return waitingSince.withLock { all in
+            let late = all.filter { now - $0.value.since > deadline }
+            for key in late.keys { all.removeValue(forKey: key) }
+            return late.values.map { ($0.socket, $0.peer) }
+        }
     }
 }

@@ -1,5 +1,6 @@
 import FerryServer
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -47,6 +48,45 @@ struct HostileServerClientTests {
                 if !served { usleep(100_000) }
             }
             #expect(served)
+        }
+    }
+
+    /// A slowloris client: one header byte every 200 ms keeps an idle timeout
+    /// from ever firing, so the head as a whole has a deadline. A client that
+    /// keeps sending whole requests on the same connection is not affected.
+    @Test func slowHeadersAreClosedAtTheHeaderDeadline() async throws {
+        try await onThread { try self.slowHeadersAreClosedAtTheHeaderDeadlineBody() }
+    }
+
+    func slowHeadersAreClosedAtTheHeaderDeadlineBody() throws {
+        var options = HTTPServer.Options()
+        options.connectionTimeout = .seconds(10)
+        options.headerDeadline = .seconds(1)
+        let lines = Mutex<[String]>([])
+        options.logger = { line in lines.withLock { $0.append(line) } }
+        try Self.withServer(options) { server in
+            guard let slow = RawSocket(port: server.port), let busy = RawSocket(port: server.port) else {
+                Issue.record("could not connect")
+                return
+            }
+            slow.send("GET / HTTP/1.1\r\nHost: x\r\n")
+            let start = Date()
+            var closedAfter: Double?
+            var answered = 0
+            // 3 s on the clock: the slow head must be cut after about 1 s, while a
+            // whole request goes out every ~0.3 s on the other, kept-alive connection.
+            while Date().timeIntervalSince(start) < 3 {
+                if closedAfter == nil {
+                    slow.send("X")
+                    if slow.read(timeout: 0.15).closed { closedAfter = Date().timeIntervalSince(start) }
+                }
+                busy.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                if RawSocket.status(busy.read(timeout: 0.15).bytes) == 200 { answered += 1 }
+            }
+            #expect(closedAfter.map { $0 >= 0.9 && $0 < 2.6 } == true, "closed after \(closedAfter ?? -1) s")
+            #expect(answered >= 8, "the busy client got \(answered) answers")
+            #expect(!busy.read(timeout: 0.1).closed, "a client sending whole requests was closed")
+            #expect(lines.withLock { $0.contains { $0.contains("sent no complete request") } })
         }
     }
 

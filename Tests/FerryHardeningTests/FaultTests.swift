@@ -41,9 +41,13 @@ struct FaultTests {
         var failed: [String: Int] = [:]
         var retries = 0
         var resumedLater = 0
+        /// Failures that left a `.part`, and reruns that went on from one.
+        var failedWithPart = 0
+        var resumedFromPart = 0
         var description: String {
-            "\(ok) byte-identical, \(failed.values.reduce(0, +)) failed \(failed.sorted { $0.key < $1.key }), "
-                + "\(retries) retries, \(resumedLater) resumed without faults afterwards"
+            "\(ok) byte-identical, \(failed.values.reduce(0, +)) failed \(failed.sorted { $0.key < $1.key }) "
+                + "(\(failedWithPart) with a .part), \(retries) retries, \(resumedLater) resumed without faults "
+                + "afterwards (\(resumedFromPart) from their .part)"
         }
     }
 
@@ -61,10 +65,15 @@ struct FaultTests {
     }
 
     /// Downloads every name through `through`, checks each outcome, then resumes the
-    /// failures through `direct` (no faults).
+    /// failures through `direct` (no faults), after `calm()`.
+    ///
+    /// A `.part` is resumed only from the source it came from (its journal names
+    /// the URL, port included): with `expectResume`, `direct` is that source with
+    /// the faults switched off, and a rerun must go on from every `.part` a
+    /// failure left instead of starting over.
     static func downloadAll(
         _ names: [String], expected: [String: Data], through: any RemoteFileSystem, direct: any RemoteFileSystem,
-        into folder: String, parallel: Int
+        into folder: String, parallel: Int, expectResume: Bool = false, calm: () -> Void = {}
     ) async throws -> Tally {
         var tally = Tally()
         var failures: [String] = []
@@ -98,15 +107,22 @@ struct FaultTests {
                     // A failure never leaves a file under the final name.
                     #expect(!FileManager.default.fileExists(atPath: final), "\(name) failed but exists: \(e)")
                     tally.failed["\(e.code)", default: 0] += 1
+                    if LocalFile.size(atPath: final + ".part") ?? 0 > 0 { tally.failedWithPart += 1 }
                     failures.append(name)
                 }
             }
         }
+        calm()
         for name in failures {
             let final = folder + "/" + name
-            _ = try await direct.download("/" + name, to: final, options: downloadOptions).result
+            let part = LocalFile.size(atPath: final + ".part") ?? 0
+            let r = try await direct.download("/" + name, to: final, options: downloadOptions).result
             #expect(FileManager.default.contents(atPath: final) == expected[name], "\(name) resumed wrong")
             tally.resumedLater += 1
+            if r.resumedFrom > 0 { tally.resumedFromPart += 1 }
+            if expectResume && part > 0 {
+                #expect(r.resumedFrom > 0, "\(name): the rerun started over instead of resuming its \(part)-byte .part")
+            }
         }
         return tally
     }

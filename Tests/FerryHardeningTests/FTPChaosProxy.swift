@@ -21,9 +21,11 @@ import Synchronization
 ///   are swallowed, so the client believes it sent everything), stall, or cut
 ///   upload (FIN to the server, RST to the client).
 /// - Optionally the control connection too: each server reply line resets the
-///   session with odds 1 in `controlResetOdds`; and 1 in `refuseEPSVOdds`
-///   sessions answer `EPSV` with a 502 of the proxy's own, so the client falls
+///   session with odds 1 in `controlResetOdds`; and every `refuseEPSVEvery`th
+///   session answers `EPSV` with a 502 of the proxy's own, so the client falls
 ///   back to `PASV` and the 227 rewrite is exercised as well.
+/// - For focused tests, `scriptedResets` and `scriptedDataFaults` put a fault
+///   exactly where a test wants it.
 ///
 /// Random choices come from one generator per control session, seeded from the
 /// seed and the session's number: a run with one client at a time repeats
@@ -44,8 +46,29 @@ final class FTPChaosProxy: Sendable {
         /// Each server reply line resets the control connection with odds 1 in
         /// this (0: never).
         var controlResetOdds = 0
-        /// A session refuses `EPSV` (forcing `PASV`) with odds 1 in this (0: never).
-        var refuseEPSVOdds = 0
+        /// Every this-many-th session refuses `EPSV`, forcing `PASV` (0: none).
+        var refuseEPSVEvery = 0
+        /// Whether data connections get faults at all.
+        var dataFaults = true
+        /// Replies that reset the control connection instead of reaching the client.
+        var scriptedResets: Set<ScriptedReset> = []
+        /// Faults for the first data connections that carry a byte, in the order
+        /// their first bytes arrive; later ones get random faults (`dataFaults`).
+        var scriptedDataFaults: [ScriptedFault] = []
+    }
+
+    /// A fault at a chosen byte of a data connection.
+    struct ScriptedFault: Sendable {
+        var fault: Fault
+        var offset: Int
+    }
+
+    /// The `occurrence`th reply (from 1, counted over all sessions) to a command
+    /// with this verb ("MLST", "RNTO") resets the control connection: the server
+    /// did what was asked, the client never hears of it.
+    struct ScriptedReset: Hashable, Sendable {
+        var verb: String
+        var occurrence: Int
     }
 
     /// What the proxy did so far. Data faults are counted when they struck: a
@@ -139,6 +162,10 @@ extension FTPChaosProxy {
         struct State {
             var counts = Counts()
             var sessionNumber = 0
+            /// Replies so far by the verb they answered.
+            var replies: [String: Int] = [:]
+            /// Data connections that carried a byte so far.
+            var dataConnections = 0
         }
         let state = Mutex(State())
         let stopped = Atomic<Bool>(false)
@@ -197,10 +224,12 @@ extension FTPChaosProxy {
                 close(client)
                 return
             }
-            let refuseEPSV = random.oneIn(settings.refuseEPSVOdds)
+            let refuseEPSV = settings.refuseEPSVEvery > 0 && number % settings.refuseEPSVEvery == 0
             if refuseEPSV { state.withLock { $0.counts.epsvRefusedSessions += 1 } }
             var fromServer: [UInt8] = []
             var fromClient: [UInt8] = []
+            // The command waiting for the first line of its reply.
+            var awaiting: String?
             var buffer = [UInt8](repeating: 0, count: 16 << 10)
             relay: while !isStopped {
                 var fds = [pollfd(fd: client, events: Int16(POLLIN), revents: 0)]
@@ -211,6 +240,19 @@ extension FTPChaosProxy {
                     if n <= 0 { break }
                     fromServer += buffer[0..<n]
                     while let line = Self.takeLine(&fromServer) {
+                        if let verb = awaiting {
+                            awaiting = nil
+                            let n = state.withLock { s -> Int in
+                                s.replies[verb, default: 0] += 1
+                                return s.replies[verb]!
+                            }
+                            if settings.scriptedResets.contains(ScriptedReset(verb: verb, occurrence: n)) {
+                                state.withLock { $0.counts.controlResets += 1 }
+                                Net.resetClose(client)
+                                Net.resetClose(upstream)
+                                return
+                            }
+                        }
                         if random.oneIn(settings.controlResetOdds) && !isCalm {
                             state.withLock { $0.counts.controlResets += 1 }
                             Net.resetClose(client)
@@ -233,6 +275,10 @@ extension FTPChaosProxy {
                             guard Net.sendAll(client, refusal, stopped: stopped) else { break relay }
                             continue
                         }
+                        awaiting = String(
+                            decoding: line.prefix { $0 != 0x20 && $0 != 0x0D && $0 != 0x0A }, as: UTF8.self
+                        )
+                        .uppercased()
                         guard Net.sendAll(upstream, line, stopped: stopped) else { break relay }
                     }
                 }
@@ -305,8 +351,22 @@ extension FTPChaosProxy {
         }
 
         /// The fault a data connection gets, once its first byte shows the direction.
+        /// The fault and its byte for a data connection, once its first byte came.
+        private func fault(roll: UInt64, offset: Int, upload: Bool) -> (Fault, Int) {
+            let n = state.withLock { s -> Int in
+                defer { s.dataConnections += 1 }
+                return s.dataConnections
+            }
+            if isCalm { return (.none, 0) }
+            if n < settings.scriptedDataFaults.count {
+                let scripted = settings.scriptedDataFaults[n]
+                return (scripted.fault, scripted.offset)
+            }
+            guard settings.dataFaults else { return (.none, 0) }
+            return (fault(roll: roll, upload: upload), offset)
+        }
+
         private func fault(roll: UInt64, upload: Bool) -> Fault {
-            if isCalm { return .none }
             if upload {
                 return [.none, .none, .none, .none, .reset, .truncate, .stall, .cutUpload][Int(roll % 8)]
             }
@@ -329,13 +389,14 @@ extension FTPChaosProxy {
             while !isStopped && ContinuousClock.now < end { usleep(20_000) }
         }
 
-        private func relayData(_ client: Int32, host: String, port: Int, roll: UInt64, offset: Int) {
+        private func relayData(_ client: Int32, host: String, port: Int, roll: UInt64, offset drawn: Int) {
             guard let upstream = Net.connect(host: host, port: port) else {
                 Net.resetClose(client)
                 return
             }
             var upload: Bool?
             var fault = Fault.none
+            var offset = drawn
             var struck = false
             var forwarded = 0
             var clientOpen = true
@@ -370,7 +431,7 @@ extension FTPChaosProxy {
                     } else {
                         if upload == nil {
                             upload = false
-                            fault = self.fault(roll: roll, upload: false)
+                            (fault, offset) = self.fault(roll: roll, offset: drawn, upload: false)
                         }
                         var send = n
                         let strike = fault != .none && forwarded + n >= offset
@@ -410,7 +471,7 @@ extension FTPChaosProxy {
                     } else if !swallowing {
                         if upload == nil {
                             upload = true
-                            fault = self.fault(roll: roll, upload: true)
+                            (fault, offset) = self.fault(roll: roll, offset: drawn, upload: true)
                         }
                         var send = n
                         let strike = fault != .none && forwarded + n >= offset

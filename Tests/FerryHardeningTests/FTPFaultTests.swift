@@ -14,7 +14,8 @@ extension FaultTests {
     static func ftpSettings(seed: UInt64) -> FTPChaosProxy.Settings {
         var s = FTPChaosProxy.Settings(seed: seed, maxOffset: 600_000)
         s.controlResetOdds = 60
-        s.refuseEPSVOdds = 2
+        s.refuseEPSVEvery = 2
+        s.stall = .seconds(8)
         return s
     }
 
@@ -27,6 +28,10 @@ extension FaultTests {
         return FTPFileSystem(url: url)
     }
 
+    /// Half the downloads with the usual retries, where faults should only cost
+    /// retries; the other half with none, where every fault that strikes is an
+    /// error and must leave nothing under the final name and a `.part` that a rerun
+    /// resumes.
     @Test func ftpDownloadsThroughFaults() async throws {
         let server = try await FTPTestServer(.pyftpdlib)
         let dir = try TempDir(prefix: "faults-ftp")
@@ -38,30 +43,52 @@ extension FaultTests {
             return name
         }
         let proxy = try FTPChaosProxy(upstreamPort: server.port, settings: Self.ftpSettings(seed: 19))
+        defer { proxy.stop() }
         let through = try Self.ftpFileSystem(server, port: proxy.port)
-        // The reruns go through the proxy with its faults off: a `.part` resumes only
-        // from the URL it came from, and the point is that they resume.
-        var counts = proxy.counts
-        let tally = try await Self.downloadAll(
-            names, expected: expected, through: through, direct: through, into: dir.file("out"), parallel: 8,
-            expectResume: true
-        ) {
-            counts = proxy.counts
-            proxy.calm()
-        }
+        let half = names.count / 2
+        var (retried, retriedFailures) = await Self.download(
+            Array(names[..<half]), expected: expected, through: through, into: dir.file("out"), parallel: 8)
+        let retriedCounts = proxy.counts
+        var once = Self.downloadOptions
+        once.maxRetries = 0
+        var (single, singleFailures) = await Self.download(
+            Array(names[half...]), expected: expected, through: through, into: dir.file("out"), parallel: 8,
+            options: once)
+        let singleCounts = proxy.counts.since(retriedCounts)
+
+        // The reruns go through the same proxy with its faults off: a `.part` resumes
+        // only from the URL it came from, and the point is that they resume.
+        proxy.calm()
+        try await Self.resume(
+            retriedFailures, expected: expected, from: through, into: dir.file("out"), tally: &retried,
+            expectResume: true)
+        try await Self.resume(
+            singleFailures, expected: expected, from: through, into: dir.file("out"), tally: &single,
+            expectResume: true)
         #expect(proxy.stop(), "proxy threads still running")
-        Self.report("FTP (pyftpdlib), \(names.count) downloads, \(counts): \(tally)")
-        #expect(tally.ok + tally.resumedLater == names.count)
+        Self.report("FTP (pyftpdlib), \(half) downloads, 12 retries, \(retriedCounts): \(retried)")
+        Self.report("FTP (pyftpdlib), \(names.count - half) downloads, no retries, \(singleCounts): \(single)")
+        #expect(retried.ok + retried.resumedLater == half)
+        #expect(single.ok + single.resumedLater == names.count - half)
         // The faults did happen: the run proves nothing otherwise.
-        #expect(counts.downloads.filter { $0.key != .none }.values.reduce(0, +) > 0)
-        #expect(counts.rewritten227 > 0 && counts.rewritten229 > 0)
+        let struck = retriedCounts.downloads.merging(singleCounts.downloads, uniquingKeysWith: +)
+            .filter { $0.key != .none }.values.reduce(0, +)
+        #expect(struck > 0)
+        if Self.full { #expect(singleFailures.count > 0 && single.failedWithPart > 0) }
+        #expect(retriedCounts.rewritten227 > 0 && retriedCounts.rewritten229 > 0)
     }
 
+    /// Uploads through the proxy, one at a time, the first half with the usual
+    /// retries and the second with none (every fault that strikes is an error).
+    /// Each ends byte-identical on the server, or fails with an error and nothing
+    /// under its name; a fault-free run then completes the failures, going on with
+    /// `APPE` from what the server kept under the temporary name.
     @Test func ftpUploadsThroughFaults() async throws {
         let server = try await FTPTestServer(.pyftpdlib)
         let dir = try TempDir(prefix: "faults-ftp-up")
         try FileManager.default.createDirectory(atPath: dir.file("local"), withIntermediateDirectories: true)
-        let proxy = try FTPChaosProxy(upstreamPort: server.port, settings: Self.ftpSettings(seed: 23))
+        let proxy = try FTPChaosProxy(upstreamPort: server.port, settings: Self.ftpSettings(seed: 71))
+        defer { proxy.stop() }
         let through = try Self.ftpFileSystem(server, port: proxy.port)
         let direct = try Self.ftpFileSystem(server, port: server.port)
         var options = UploadOptions()
@@ -69,46 +96,73 @@ extension FaultTests {
         options.maxRetries = 12
         options.retryDelay = .milliseconds(20)
         options.stallTimeout = .seconds(1)
+        var once = options
+        once.maxRetries = 0
 
-        // Each ends byte-identical on the server, or fails with an error and nothing
-        // (or, when retried over an earlier good copy, that copy) under its name.
-        var ok = 0
-        var retries = 0
-        var failed: [String: Int] = [:]
-        var failures: [String] = []
+        struct Phase {
+            var ok = 0
+            var retries = 0
+            var failed: [String: Int] = [:]
+            var failures: [String] = []
+            var withTemporary = 0
+            var resumed = 0
+            var slowest = Duration.zero
+            var counts = FTPChaosProxy.Counts()
+        }
+        var phases = [Phase(), Phase()]
         var data: [String: Data] = [:]
+        let half = Self.uploads / 2
         for (i, size) in Self.sizes(Self.uploads, seed: 29).enumerated() {
+            let p = i < half ? 0 : 1
+            if i == half { phases[0].counts = proxy.counts }
             let name = "UP_\(i).bin"
             let local = dir.file("local/" + name)
             data[name] = try TestData.file(local, size: size, seed: UInt64(700 + i))
+            let started = ContinuousClock.now
             do {
-                let r = try await through.upload(local, to: "/pub/" + name, options: options).result
+                let r = try await through.upload(local, to: "/pub/" + name, options: p == 0 ? options : once).result
                 #expect(FileManager.default.contents(atPath: server.local("/pub/" + name)) == data[name], "\(name)")
-                ok += 1
-                retries += r.retries
+                phases[p].ok += 1
+                phases[p].retries += r.retries
             } catch {
                 let stored = FileManager.default.contents(atPath: server.local("/pub/" + name))
                 #expect(stored == nil || stored == data[name], "\(name) failed and left a wrong file: \(error)")
-                #expect(!"\(error)".isEmpty)
-                failed["\(error.code)", default: 0] += 1
-                failures.append(name)
+                phases[p].failed["\(error.code)", default: 0] += 1
+                phases[p].failures.append(name)
+                let temporary = server.local("/pub/." + name + ".ferry-part")
+                if LocalFile.size(atPath: temporary) ?? 0 > 0 { phases[p].withTemporary += 1 }
             }
+            phases[p].slowest = max(phases[p].slowest, .now - started)
         }
-        let counts = proxy.counts
+        phases[1].counts = proxy.counts.since(phases[0].counts)
         #expect(proxy.stop(), "proxy threads still running")
-        var resumed = 0
-        for name in failures {
-            let r = try await direct.upload(dir.file("local/" + name), to: "/pub/" + name, options: options).result
-            #expect(FileManager.default.contents(atPath: server.local("/pub/" + name)) == data[name], "\(name)")
-            if r.resumedFrom > 0 { resumed += 1 }
+
+        for p in phases.indices {
+            for name in phases[p].failures {
+                let kept = LocalFile.size(atPath: server.local("/pub/." + name + ".ferry-part")) ?? 0
+                let r = try await direct.upload(dir.file("local/" + name), to: "/pub/" + name, options: options)
+                    .result
+                #expect(FileManager.default.contents(atPath: server.local("/pub/" + name)) == data[name], "\(name)")
+                if r.resumedFrom > 0 { phases[p].resumed += 1 }
+                #expect(kept == 0 || r.resumedFrom > 0, "\(name): started over instead of going on from \(kept) bytes")
+            }
         }
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: server.local("/pub"))
             .filter { $0.hasPrefix(".") }
         #expect(leftovers.isEmpty, "temporary files left on the server: \(leftovers)")
-        Self.report(
-            "FTP (pyftpdlib), \(Self.uploads) uploads, \(counts): \(ok) byte-identical, \(retries) retries, "
-                + "\(failures.count) failed \(failed.sorted { $0.key < $1.key }), all \(failures.count) completed "
-                + "by a fault-free run (\(resumed) resumed with APPE)")
-        #expect(counts.uploads.filter { $0.key != .none }.values.reduce(0, +) > 0)
+        for (p, phase) in phases.enumerated() {
+            let count = p == 0 ? half : Self.uploads - half
+            let slowest = phase.slowest.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))
+            Self.report(
+                "FTP (pyftpdlib), \(count) uploads, \(p == 0 ? "12 retries" : "no retries"), \(phase.counts): "
+                    + "\(phase.ok) byte-identical, \(phase.failures.count) failed "
+                    + "\(phase.failed.sorted { $0.key < $1.key }) (\(phase.withTemporary) with a temporary file), "
+                    + "\(phase.retries) retries, all \(phase.failures.count) completed by a fault-free run "
+                    + "(\(phase.resumed) resumed with APPE), slowest \(slowest)")
+        }
+        let struck = phases[0].counts.uploads.merging(phases[1].counts.uploads, uniquingKeysWith: +)
+            .filter { $0.key != .none }.values.reduce(0, +)
+        #expect(struck > 0)
+        if Self.full { #expect(phases[1].failures.count > 0) }
     }
 }

@@ -165,4 +165,40 @@ extension FaultTests {
         #expect(struck > 0)
         if Self.full { #expect(phases[1].failures.count > 0) }
     }
+
+    /// One control connection reset at each step of an upload (the reply to the
+    /// Nth command with that verb is lost; the server did act on it): the upload
+    /// retries and ends byte-identical, with no temporary file left. Once, a reset
+    /// anywhere but the transfer failed the whole upload ("stat
+    /// ftp://…/.NAME.ferry-part: Recv failure: Connection reset by peer").
+    @Test(arguments: [
+        ("MLST", 1),  // the destination's overwrite check
+        ("MLST", 2),  // the leftover temporary file's size (resume)
+        ("MLST", 3),  // the size check after STOR
+        ("STOR", 1),  // the transfer's 150
+        ("RNFR", 1),
+        ("RNTO", 1),  // the rename did happen; only its 250 was lost
+    ])
+    func ftpUploadSurvivesAControlReset(verb: String, occurrence: Int) async throws {
+        let server = try await FTPTestServer(.pyftpdlib)
+        let dir = try TempDir(prefix: "ftp-reset")
+        var settings = FTPChaosProxy.Settings(seed: 1, maxOffset: 1)
+        settings.dataFaults = false
+        settings.scriptedResets = [.init(verb: verb, occurrence: occurrence)]
+        let proxy = try FTPChaosProxy(upstreamPort: server.port, settings: settings)
+        defer { proxy.stop() }
+        let fs = try Self.ftpFileSystem(server, port: proxy.port)
+        let data = try TestData.file(dir.file("up.bin"), size: 300_000, seed: 5)
+        var options = UploadOptions()
+        options.retryDelay = .milliseconds(20)
+        options.stallTimeout = .seconds(1)
+        let r = try await fs.upload(dir.file("up.bin"), to: "/pub/up.bin", options: options).result
+        #expect(proxy.counts.controlResets == 1, "the reset did not happen")
+        #expect(FileManager.default.contents(atPath: server.local("/pub/up.bin")) == data)
+        #expect(r.size == 300_000)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: server.local("/pub")).filter {
+            $0.hasPrefix(".")
+        }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
 }

@@ -201,4 +201,45 @@ extension FaultTests {
         }
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
+
+    /// An upload whose data connection stalls after libcurl handed it every byte
+    /// (a file that fits in the socket buffers) waits for the server's "226" in a
+    /// blocking call, where the low-speed check does not run: it gave up only after
+    /// libcurl's 60 s, and every other transfer on the engine stood still for that
+    /// minute. Now the wait ends with the stall timeout, and the upload retries.
+    @Test func ftpUploadStalledAfterItsLastByteDoesNotHoldUpTheEngine() async throws {
+        let server = try await FTPTestServer(.pyftpdlib)
+        let dir = try TempDir(prefix: "ftp-stall")
+        var settings = FTPChaosProxy.Settings(seed: 1, maxOffset: 1)
+        settings.dataFaults = false
+        settings.stall = .seconds(30)
+        settings.scriptedDataFaults = [.init(fault: .stall, offset: 50_000)]
+        let proxy = try FTPChaosProxy(upstreamPort: server.port, settings: settings)
+        defer { proxy.stop() }
+        let through = try Self.ftpFileSystem(server, port: proxy.port)
+        let direct = try Self.ftpFileSystem(server, port: server.port)
+        let data = try TestData.file(dir.file("up.bin"), size: 100_000, seed: 5)
+        let big = try TestData.file(server.local("/pub/big.bin"), size: 5_000_000, seed: 6)
+        var options = UploadOptions()
+        options.retryDelay = .milliseconds(20)
+        options.stallTimeout = .seconds(1)
+        let started = ContinuousClock.now
+        let upload = through.upload(dir.file("up.bin"), to: "/pub/up.bin", options: options)
+        // Another transfer on the same engine while the upload waits for its reply.
+        try await Task.sleep(for: .milliseconds(300))
+        let downloadStarted = ContinuousClock.now
+        var downloadOptions = DownloadOptions()
+        downloadOptions.stallTimeout = .seconds(1)
+        _ = try await direct.download("/pub/big.bin", to: dir.file("big.bin"), options: downloadOptions).result
+        let downloadTook = ContinuousClock.now - downloadStarted
+        let r = try await upload.result
+        let uploadTook = ContinuousClock.now - started
+        #expect(proxy.counts.uploads[.stall] == 1, "the stall did not happen")
+        #expect(r.retries >= 1)
+        #expect(FileManager.default.contents(atPath: server.local("/pub/up.bin")) == data)
+        #expect(FileManager.default.contents(atPath: dir.file("big.bin")) == big)
+        // 60 s each before; a few stall timeouts now.
+        #expect(uploadTook < .seconds(15), "upload took \(uploadTook)")
+        #expect(downloadTook < .seconds(15), "the download beside it took \(downloadTook)")
+    }
 }

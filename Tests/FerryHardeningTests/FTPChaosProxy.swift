@@ -28,9 +28,9 @@ import Synchronization
 ///   exactly where a test wants it.
 ///
 /// Random choices come from one generator per control session, seeded from the
-/// seed and the session's number: a run with one client at a time repeats
-/// exactly; with parallel clients, which session gets which number depends on
-/// timing. `stop()` closes the listeners and ends every relay (threads poll every
+/// seed and the session's number: a run with one client at a time repeats its
+/// faults as long as the server repeats its replies; with parallel clients, which
+/// session gets which number depends on timing. `stop()` closes the listeners and ends every relay (threads poll every
 /// 100 ms); it returns once all threads have ended.
 final class FTPChaosProxy: Sendable {
     enum Fault: String, CaseIterable, Sendable {

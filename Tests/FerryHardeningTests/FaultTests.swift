@@ -41,9 +41,16 @@ struct FaultTests {
         var failed: [String: Int] = [:]
         var retries = 0
         var resumedLater = 0
+        /// Failures that left a `.part`, and reruns that went on from one.
+        var failedWithPart = 0
+        var resumedFromPart = 0
+        /// The longest a download took (a hang shows here).
+        var slowest = Duration.zero
         var description: String {
-            "\(ok) byte-identical, \(failed.values.reduce(0, +)) failed \(failed.sorted { $0.key < $1.key }), "
-                + "\(retries) retries, \(resumedLater) resumed without faults afterwards"
+            "\(ok) byte-identical, \(failed.values.reduce(0, +)) failed \(failed.sorted { $0.key < $1.key }) "
+                + "(\(failedWithPart) with a .part), \(retries) retries, \(resumedLater) resumed without faults "
+                + "afterwards (\(resumedFromPart) from their .part), slowest "
+                + slowest.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))
         }
     }
 
@@ -66,28 +73,44 @@ struct FaultTests {
         _ names: [String], expected: [String: Data], through: any RemoteFileSystem, direct: any RemoteFileSystem,
         into folder: String, parallel: Int
     ) async throws -> Tally {
+        var (tally, failures) = await download(
+            names, expected: expected, through: through, into: folder, parallel: parallel)
+        try await resume(failures, expected: expected, from: direct, into: folder, tally: &tally)
+        return tally
+    }
+
+    /// Downloads every name through `through`, `parallel` at a time, and checks each
+    /// outcome: byte-identical, or an error and nothing under the final name.
+    /// Returns the tally and the names that failed.
+    static func download(
+        _ names: [String], expected: [String: Data], through: any RemoteFileSystem, into folder: String,
+        parallel: Int, options: DownloadOptions = downloadOptions
+    ) async -> (Tally, [String]) {
         var tally = Tally()
         var failures: [String] = []
         var index = 0
         while index < names.count {
             let batch = names[index..<min(names.count, index + parallel)]
             index += batch.count
-            let outcomes = await withTaskGroup(of: (String, Result<TransferResult, FerryError>).self) { group in
+            let outcomes = await withTaskGroup(of: (String, Result<TransferResult, FerryError>, Duration).self) {
+                group in
                 for name in batch {
                     group.addTask {
-                        let t = through.download("/" + name, to: folder + "/" + name, options: downloadOptions)
+                        let started = ContinuousClock.now
+                        let t = through.download("/" + name, to: folder + "/" + name, options: options)
                         do throws(FerryError) {
-                            return (name, .success(try await t.result))
+                            return (name, .success(try await t.result), .now - started)
                         } catch {
-                            return (name, .failure(error))
+                            return (name, .failure(error), .now - started)
                         }
                     }
                 }
-                var all: [(String, Result<TransferResult, FerryError>)] = []
+                var all: [(String, Result<TransferResult, FerryError>, Duration)] = []
                 for await o in group { all.append(o) }
                 return all
             }
-            for (name, outcome) in outcomes {
+            for (name, outcome, took) in outcomes {
+                tally.slowest = max(tally.slowest, took)
                 let final = folder + "/" + name
                 switch outcome {
                 case .success(let r):
@@ -98,17 +121,36 @@ struct FaultTests {
                     // A failure never leaves a file under the final name.
                     #expect(!FileManager.default.fileExists(atPath: final), "\(name) failed but exists: \(e)")
                     tally.failed["\(e.code)", default: 0] += 1
+                    if LocalFile.size(atPath: final + ".part") ?? 0 > 0 { tally.failedWithPart += 1 }
                     failures.append(name)
                 }
             }
         }
+        return (tally, failures)
+    }
+
+    /// Downloads the failures again from `source`, which has no faults, and checks
+    /// that each ends byte-identical.
+    ///
+    /// A `.part` is resumed only from the source it came from (its journal names the
+    /// URL, port included). With `expectResume`, `source` is that source with its
+    /// faults switched off, and every rerun must go on from the `.part` its failure
+    /// left instead of starting over.
+    static func resume(
+        _ failures: [String], expected: [String: Data], from source: any RemoteFileSystem, into folder: String,
+        tally: inout Tally, expectResume: Bool = false
+    ) async throws {
         for name in failures {
             let final = folder + "/" + name
-            _ = try await direct.download("/" + name, to: final, options: downloadOptions).result
+            let part = LocalFile.size(atPath: final + ".part") ?? 0
+            let r = try await source.download("/" + name, to: final, options: downloadOptions).result
             #expect(FileManager.default.contents(atPath: final) == expected[name], "\(name) resumed wrong")
             tally.resumedLater += 1
+            if r.resumedFrom > 0 { tally.resumedFromPart += 1 }
+            if expectResume && part > 0 {
+                #expect(r.resumedFrom > 0, "\(name): the rerun started over instead of resuming its \(part)-byte .part")
+            }
         }
-        return tally
     }
 
     @Test func httpDownloadsThroughFaults() async throws {

@@ -37,7 +37,10 @@ struct FTPEndpoint: Sendable {
 
     /// Sets the URL and every connection option on a handle. Every FTP handle gets
     /// the same options, so libcurl can reuse one control connection for all of them.
-    func configure(_ easy: EasyHandle, path: String, stallTimeout: Duration = .seconds(30)) {
+    ///
+    /// `stallTimeout` is given for transfers: a data connection that moves nothing
+    /// for that long, or a server that does not answer within it, is dead.
+    func configure(_ easy: EasyHandle, path: String, stallTimeout: Duration? = nil) {
         // ftpes:// is explicit TLS: an ftp:// URL that must upgrade with AUTH TLS.
         let wireScheme = url.scheme == .ftpes ? "ftp" : url.scheme.rawValue
         easy.set(CURLOPT_URL, url.with(path: path).wireURL(scheme: wireScheme))
@@ -64,10 +67,16 @@ struct FTPEndpoint: Sendable {
             easy.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
-        easy.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, 60)
+        // Also bounds the wait for the reply that ends a transfer ("226"), which
+        // libcurl 7.88 does blocking, holding up every transfer on the engine: at
+        // 60 s, an upload whose bytes all fit in the socket buffers before its data
+        // connection stalled stopped the engine for a minute (the low-speed check
+        // does not run there).
+        let stallSeconds = stallTimeout.map { max(1, Int($0 / .seconds(1))) }
+        easy.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, stallSeconds ?? 60)
         // A connection that moves under 1 byte/s for the stall time is dead.
         easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(stallTimeout / .seconds(1))))
+        easy.set(CURLOPT_LOW_SPEED_TIME, stallSeconds ?? 30)
         easy.set(CURLOPT_TCP_KEEPALIVE, 1)
         easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
         easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)

@@ -15,6 +15,9 @@ import Foundation
 /// 3. An interrupted upload (pause, dropped connection, an earlier run) goes on
 ///    with `APPE` from the size the server reports, after checking that the last
 ///    bytes it holds are the local file's.
+/// 4. A dropped or reset control connection is retried, with the same budget, in
+///    every step: the checks before and after the transfer and the rename as much
+///    as the transfer itself (one reset there used to fail the whole upload).
 struct FTPUploader: Sendable {
     let fs: FTPFileSystem
     let source: String
@@ -52,7 +55,7 @@ struct FTPUploader: Sendable {
         let size = LocalFile.size(fd)
         transfer.report(bytesDone: 0, totalBytes: size, force: true)
 
-        if let existing = try await existingEntry(path) {
+        if let existing = try await retrying({ () async throws(FerryError) in try await existingEntry(path) }) {
             if existing.isDirectory {
                 throw FerryError(
                     .destinationExists, operation: "upload", target: display, detail: "a folder has that name")
@@ -71,7 +74,7 @@ struct FTPUploader: Sendable {
             }
         }
 
-        let info = try await fs.serverInfo(for: "upload", path)
+        let info = try await retrying { () async throws(FerryError) in try await fs.serverInfo(for: "upload", path) }
         var tally = Tally()
         var resumedFrom: Int64 = 0
         if info.renameRefused {
@@ -79,14 +82,16 @@ struct FTPUploader: Sendable {
         } else {
             let temporary = Self.temporaryPath(for: path)
             if options.resume {
-                resumedFrom = try await resumableLength(of: temporary, fd: fd, size: size)
+                resumedFrom = try await retrying { () async throws(FerryError) in
+                    try await resumableLength(of: temporary, fd: fd, size: size)
+                }
             }
             if resumedFrom > 0 {
                 transfer.report(bytesDone: resumedFrom, totalBytes: size, resumedFrom: resumedFrom, force: true)
             }
             try await send(to: temporary, from: resumedFrom, fd: fd, size: size, tally: &tally)
             do {
-                try await fs.rename(temporary, path, operation: "upload")
+                try await rename(temporary, size: size)
             } catch  where error.serverCode != nil && !error.isTransient {
                 // The server will not rename (no permission for it, or it does not
                 // replace an existing file that way): store under the final name.
@@ -108,6 +113,49 @@ struct FTPUploader: Sendable {
             return try await fs.entry(p)
         } catch  where error.code == .notFound {
             return nil
+        }
+    }
+
+    /// Runs a step on the control connection, retrying transient failures (a
+    /// dropped or reset connection) with the upload's retry budget and back-off.
+    private func retrying<T>(_ step: () async throws(FerryError) -> T) async throws(FerryError) -> T {
+        var tries = 0
+        var delay = options.retryDelay
+        while true {
+            do {
+                return try await step()
+            } catch  where error.isTransient && tries < options.maxRetries {
+                tries += 1
+                try await transfer.backOff(delay)
+                delay = min(delay * 2, .seconds(30))
+            }
+        }
+    }
+
+    /// Renames the finished temporary file to the destination, retrying a dropped
+    /// connection. A rename whose reply was lost may have happened already: then
+    /// the temporary name is gone and the destination holds the file's size.
+    private func rename(_ temporary: String, size: Int64) async throws(FerryError) {
+        var tries = 0
+        var delay = options.retryDelay
+        while true {
+            do {
+                try await fs.rename(temporary, path, operation: "upload")
+                return
+            } catch  where error.isTransient && tries < options.maxRetries {
+                tries += 1
+                try await transfer.backOff(delay)
+                delay = min(delay * 2, .seconds(30))
+                let left = try await retrying { () async throws(FerryError) in try await existingEntry(temporary) }
+                if left == nil {
+                    let moved = try await retrying { () async throws(FerryError) in try await existingEntry(path) }
+                    if moved?.size == size { return }
+                    throw FerryError(
+                        .protocolError, operation: "upload", target: display,
+                        detail: "the temporary file \(FTPEndpoint.name(of: temporary)) vanished before the rename; "
+                            + "upload again")
+                }
+            }
         }
     }
 
@@ -133,59 +181,75 @@ struct FTPUploader: Sendable {
         return have
     }
 
-    /// Sends the local file from `offset` to `remote`, retrying transient failures
-    /// and continuing after a pause from what the server holds.
+    /// Sends the local file from `start` to `remote`, retrying transient failures
+    /// and continuing after a pause or a failure from what the server holds. A
+    /// failure of the checks around a transfer (the size the server holds) counts
+    /// as a failed try like the transfer's own.
     private func send(to remote: String, from start: Int64, fd: Int32, size: Int64, tally: inout Tally)
         async throws(FerryError)
     {
         let display = endpoint.display(remote)
-        var offset = start
+        // nil: ask the server how much of `remote` it holds.
+        var offset: Int64? = start
         var failuresInRow = 0
         var delay = options.retryDelay
         while true {
             try await transfer.waitWhilePaused()
-            if offset == size && size > 0 {
-                // Everything is already there (a leftover that was complete).
-                return
-            }
-            let job = FTPUploadJob(
-                endpoint: endpoint, path: remote, fd: fd, sourcePath: source, offset: offset, size: size,
-                createParents: options.createParents, stallTimeout: options.stallTimeout, transfer: transfer)
-            let engine = endpoint.engine
-            transfer.setInterrupter { engine.interrupt(job) }
-            let completion = await engine.perform(job)
-            transfer.setInterrupter(nil)
-            tally.sent += job.bytesSent
-            if let readError = job.readError { throw readError }
-
-            if completion.interrupted {
-                if transfer.isCancelled {
-                    throw FerryError(.cancelled, operation: "upload", target: self.display)
-                }
-                // Paused: once resumed, go on from what the server kept.
-                try await transfer.waitWhilePaused()
-                offset = try await continuation(of: remote, size: size)
-                continue
-            }
             var failure: FerryError
-            if completion.code == .ok {
-                // Check what arrived: a dropped data connection can look like success
-                // (and libcurl 7.88 + vsftpd over TLS 1.3 has stored 0 bytes that way).
-                let stored = try await remoteLength(remote)
-                guard let stored, stored != size else { return }
-                if stored > size {
-                    throw FerryError(
-                        .verificationFailed, operation: "upload", target: display,
-                        detail: "the server holds \(stored) bytes, the file has \(size)")
+            var sent: Int64 = 0
+            do throws(FerryError) {
+                let from: Int64
+                if let offset {
+                    from = offset
+                } else {
+                    from = try await continuation(of: remote, size: size)
                 }
-                failure = FerryError(
-                    .verificationFailed, operation: "upload", target: display,
-                    detail: "the server holds \(stored) of \(size) bytes", isTransient: true)
-            } else {
-                failure = FerryError.ftp(completion, log: job.log, operation: "upload", target: display)
+                offset = from
+                if from == size && size > 0 {
+                    // Everything is already there (a leftover that was complete, or a
+                    // transfer whose check failed).
+                    return
+                }
+                let job = FTPUploadJob(
+                    endpoint: endpoint, path: remote, fd: fd, sourcePath: source, offset: from, size: size,
+                    createParents: options.createParents, stallTimeout: options.stallTimeout, transfer: transfer)
+                let engine = endpoint.engine
+                transfer.setInterrupter { engine.interrupt(job) }
+                let completion = await engine.perform(job)
+                transfer.setInterrupter(nil)
+                tally.sent += job.bytesSent
+                sent = job.bytesSent
+                if let readError = job.readError { throw readError }
+
+                if completion.interrupted {
+                    if transfer.isCancelled {
+                        throw FerryError(.cancelled, operation: "upload", target: self.display)
+                    }
+                    // Paused: once resumed, go on from what the server kept.
+                    offset = nil
+                    continue
+                }
+                if completion.code == .ok {
+                    // Check what arrived: a dropped data connection can look like success
+                    // (and libcurl 7.88 + vsftpd over TLS 1.3 has stored 0 bytes that way).
+                    let stored = try await remoteLength(remote)
+                    guard let stored, stored != size else { return }
+                    if stored > size {
+                        throw FerryError(
+                            .verificationFailed, operation: "upload", target: display,
+                            detail: "the server holds \(stored) bytes, the file has \(size)")
+                    }
+                    failure = FerryError(
+                        .verificationFailed, operation: "upload", target: display,
+                        detail: "the server holds \(stored) of \(size) bytes", isTransient: true)
+                } else {
+                    failure = FerryError.ftp(completion, log: job.log, operation: "upload", target: display)
+                }
+            } catch {
+                failure = error
             }
             guard failure.isTransient else { throw failure }
-            if job.bytesSent > 0 {
+            if sent > 0 {
                 failuresInRow = 0
                 delay = options.retryDelay
             }
@@ -198,7 +262,7 @@ struct FTPUploader: Sendable {
             }
             try await transfer.backOff(delay)
             delay = min(delay * 2, .seconds(30))
-            offset = try await continuation(of: remote, size: size)
+            offset = nil
         }
     }
 

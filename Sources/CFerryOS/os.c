@@ -49,3 +49,7 @@ int ferry_os_link_fd(int fd, const char *path) {
     errno = first;
     return -1;
 }
+
+int ferry_os_start_writeback(int fd, int64_t offset, int64_t length) {
+    return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
+}

@@ -17,4 +17,7 @@ int ferry_os_open_tmpfile(const char *directory, int mode);
 /// Gives the open file `fd` the name `path` (linkat through /proc/self/fd, else
 /// AT_EMPTY_PATH). Never replaces: EEXIST when `path` exists.
 int ferry_os_link_fd(int fd, const char *path);
+/// Starts writing back `length` bytes of `fd` from `offset` without waiting for
+/// them (sync_file_range SYNC_FILE_RANGE_WRITE).
+int ferry_os_start_writeback(int fd, int64_t offset, int64_t length);
 #endif

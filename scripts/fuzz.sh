@@ -62,6 +62,8 @@ for t in "${targets[@]}"; do
       log=$work/logs/$t.log
       echo "fuzz: $t for ${seconds}s (log $log)" >&2
       start=$(date +%s)
+      marker=$work/artifacts/.started-$t
+      touch "$marker"
       status=0
       # Memory leaks are reported by LeakSanitizer at exit of each run (-detect_leaks=1).
       # Swift's own crash backtracer reads memory ASan watches; libFuzzer reports instead.
@@ -77,7 +79,8 @@ for t in "${targets[@]}"; do
       cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
       ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
       corp=$(sed -n 's/.* corp: \([0-9]*\/[0-9a-zA-Z]*\).*/\1/p' <<<"$last")
-      artifacts=$(find "$work/artifacts/$t" -type f | wc -l)
+      # Only this run's finds: earlier ones stay in the folder until moved to the corpus.
+      artifacts=$(find "$work/artifacts/$t" -type f -newer "$marker" | wc -l)
       verdict=ok
       if ((status != 0 || artifacts > 0)); then verdict="FOUND (exit $status, $artifacts artifacts)"; found=1; fi
       line="$(date -u +%FT%TZ) $t seconds=$elapsed runs=${runs:-?} exec/s=${speed:-?} cov=${cov:-?} ft=${ft:-?} corpus=${corp:-?} rss_mb=${rss:-?} $verdict"

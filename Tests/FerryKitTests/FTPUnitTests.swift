@@ -104,3 +104,14 @@ struct SpawnedProcessTests {
         #expect(!p.isRunning)
     }
 }
+
+extension FTPUnitTests {
+    @Test func quotedPathOfAPWDReply() {
+        #expect(FTPReplyLog.quotedPath("\"/home/ann\" is the current directory") == "/home/ann")
+        #expect(FTPReplyLog.quotedPath("\"/a \"\"quoted\"\" b\" is current") == "/a \"quoted\" b")
+        #expect(FTPReplyLog.quotedPath("\"/\"") == "/")
+        #expect(FTPReplyLog.quotedPath("no quotes here") == nil)
+        #expect(FTPReplyLog.quotedPath("\"/unterminated") == nil)
+        #expect(FTPReplyLog.quotedPath("\"\" empty") == nil)
+    }
+}

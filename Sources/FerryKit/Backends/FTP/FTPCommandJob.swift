@@ -54,7 +54,16 @@ final class FTPCommandJob: CurlJob, @unchecked Sendable {
     }
 
     override func didComplete(_ completion: CurlCompletion) {
-        entryPath = easy.info(string: CURLINFO_FTP_ENTRY_PATH)
+        // From the PWD reply when this job logged in. libcurl's
+        // CURLINFO_FTP_ENTRY_PATH points into the connection, which libcurl may
+        // already have freed when the job failed (AddressSanitizer caught a read
+        // after free with the control connection reset), so it is only asked
+        // after a success, for a job that reused a connection.
+        if let pwd = log.lastReply(verb: "PWD"), pwd.code == 257, let path = FTPReplyLog.quotedPath(pwd.text) {
+            entryPath = path
+        } else if completion.code == .ok {
+            entryPath = easy.info(string: CURLINFO_FTP_ENTRY_PATH)
+        }
         fileTime = easy.info(CURLINFO_FILETIME)
         contentLength = easy.info(large: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
     }

@@ -92,6 +92,23 @@ struct FTPReplyLog: Sendable {
     }
 
     /// The last reply whose command starts with `verb`.
+    /// The path in a `257` reply (`"/home/ann" is the current directory`), with
+    /// RFC 959's doubled quotes undone; nil without a quoted path.
+    static func quotedPath(_ text: String) -> String? {
+        guard let open = text.firstIndex(of: "\"") else { return nil }
+        var path = ""
+        var rest = text[text.index(after: open)...]
+        while let c = rest.first {
+            rest = rest.dropFirst()
+            if c == "\"" {
+                guard rest.first == "\"" else { return path.isEmpty ? nil : path }
+                rest = rest.dropFirst()
+            }
+            path.append(c)
+        }
+        return nil
+    }
+
     func lastReply(verb: String) -> FTPReply? {
         replies.last { $0.verb == verb }
     }

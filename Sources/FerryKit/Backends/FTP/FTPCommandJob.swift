@@ -14,7 +14,8 @@ final class FTPCommandJob: CurlJob, @unchecked Sendable {
     private(set) var body: [UInt8] = []
     let maxBody: Int
     private(set) var tooLarge = false
-    /// `PWD` after login (`CURLINFO_FTP_ENTRY_PATH`), read when the job completed.
+    /// The login folder, from the `PWD` reply libcurl's login sent, when this job
+    /// logged in (see ``freshConnection()``).
     private(set) var entryPath: String?
     /// `MDTM` as Unix time (`CURLINFO_FILETIME`), -1 when unknown.
     private(set) var fileTime: Int = -1
@@ -26,6 +27,12 @@ final class FTPCommandJob: CurlJob, @unchecked Sendable {
         super.init(hostKey: endpoint.hostKey)
         endpoint.configure(easy, path: path)
         enableDebug()
+    }
+
+    /// Logs in on a new connection (kept for reuse afterwards), so that the
+    /// login's `PWD` reply, and with it ``entryPath``, is in this job's log.
+    func freshConnection() {
+        easy.set(CURLOPT_FRESH_CONNECT, 1)
     }
 
     /// Makes this a control-only request: `commands` as quote commands, each
@@ -54,15 +61,13 @@ final class FTPCommandJob: CurlJob, @unchecked Sendable {
     }
 
     override func didComplete(_ completion: CurlCompletion) {
-        // From the PWD reply when this job logged in. libcurl's
-        // CURLINFO_FTP_ENTRY_PATH points into the connection, which libcurl may
-        // already have freed when the job failed (AddressSanitizer caught a read
-        // after free with the control connection reset), so it is only asked
-        // after a success, for a job that reused a connection.
+        // From the PWD reply of this job's login, never from libcurl's
+        // CURLINFO_FTP_ENTRY_PATH: in libcurl 7.88 that points into the
+        // connection, which may already be gone (AddressSanitizer caught reads
+        // after free, after failures and after successes, once the connection
+        // had been closed).
         if let pwd = log.lastReply(verb: "PWD"), pwd.code == 257, let path = FTPReplyLog.quotedPath(pwd.text) {
             entryPath = path
-        } else if completion.code == .ok {
-            entryPath = easy.info(string: CURLINFO_FTP_ENTRY_PATH)
         }
         fileTime = easy.info(CURLINFO_FILETIME)
         contentLength = easy.info(large: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)

@@ -40,6 +40,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let endpoint = self.endpoint
         return try await FTPServerInfoCache.shared.info(for: endpoint.serverKey) { () async throws(FerryError) in
             let job = FTPCommandJob(endpoint: endpoint, path: "/")
+            job.freshConnection()
             job.quote(["FEAT"])
             try await endpoint.run(job, operation: "connect", path: "/")
             return FTPServerInfo(

@@ -130,8 +130,7 @@ enum DownloadDriver {
                     failuresInRow += 1
                     retries += 1
                     if failuresInRow > options.maxRetries { throw error }
-                    try await transfer.backOff(delay)
-                    delay = min(delay * 2, .seconds(30))
+                    try await transfer.backOff(&delay)
                 }
             case .restart(let reason):
                 restarts += 1
@@ -167,8 +166,7 @@ enum DownloadDriver {
                         .compactMap { $0 }.joined(separator: "; ")
                     throw error.context(operation: "download", target: source.displayName)
                 }
-                try await transfer.backOff(delay)
-                delay = min(delay * 2, .seconds(30))
+                try await transfer.backOff(&delay)
             }
         }
     }

@@ -191,9 +191,14 @@ public final class Transfer: Sendable, Identifiable {
         }
     }
 
-    /// Sleeps for a back-off delay, waking early on cancel.
-    func backOff(_ delay: Duration) async throws(FerryError) {
+    /// The longest back-off between retries.
+    static let maxBackOff: Duration = .seconds(30)
+
+    /// Sleeps for a back-off delay, waking early on cancel, then doubles `delay`
+    /// for the next failure (up to ``maxBackOff``).
+    func backOff(_ delay: inout Duration) async throws(FerryError) {
         let deadline = ContinuousClock.now + delay
+        delay = min(delay * 2, Transfer.maxBackOff)
         while ContinuousClock.now < deadline {
             if isCancelled { throw FerryError(.cancelled, target: destination) }
             try? await Task.sleep(for: min(.milliseconds(100), deadline - .now))

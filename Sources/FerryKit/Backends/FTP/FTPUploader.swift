@@ -126,8 +126,7 @@ struct FTPUploader: Sendable {
                 return try await step()
             } catch  where error.isTransient && tries < options.maxRetries {
                 tries += 1
-                try await transfer.backOff(delay)
-                delay = min(delay * 2, .seconds(30))
+                try await transfer.backOff(&delay)
             }
         }
     }
@@ -136,26 +135,17 @@ struct FTPUploader: Sendable {
     /// connection. A rename whose reply was lost may have happened already: then
     /// the temporary name is gone and the destination holds the file's size.
     private func rename(_ temporary: String, size: Int64) async throws(FerryError) {
-        var tries = 0
-        var delay = options.retryDelay
-        while true {
-            do {
-                try await fs.rename(temporary, path, operation: "upload")
-                return
-            } catch  where error.isTransient && tries < options.maxRetries {
-                tries += 1
-                try await transfer.backOff(delay)
-                delay = min(delay * 2, .seconds(30))
-                let left = try await retrying { () async throws(FerryError) in try await existingEntry(temporary) }
-                if left == nil {
-                    let moved = try await retrying { () async throws(FerryError) in try await existingEntry(path) }
-                    if moved?.size == size { return }
-                    throw FerryError(
-                        .protocolError, operation: "upload", target: display,
-                        detail: "the temporary file \(FTPEndpoint.name(of: temporary)) vanished before the rename; "
-                            + "upload again")
-                }
+        var tried = false
+        try await retrying { () async throws(FerryError) in
+            if tried, try await existingEntry(temporary) == nil {
+                if try await existingEntry(path)?.size == size { return }
+                throw FerryError(
+                    .protocolError, operation: "upload", target: display,
+                    detail: "the temporary file \(FTPEndpoint.name(of: temporary)) vanished before the rename; "
+                        + "upload again")
             }
+            tried = true
+            try await fs.rename(temporary, path, operation: "upload")
         }
     }
 
@@ -260,8 +250,7 @@ struct FTPUploader: Sendable {
                     .compactMap { $0 }.joined(separator: "; ")
                 throw failure
             }
-            try await transfer.backOff(delay)
-            delay = min(delay * 2, .seconds(30))
+            try await transfer.backOff(&delay)
             offset = nil
         }
     }

@@ -104,8 +104,7 @@ struct FlashAirUpload: Sendable {
                 last.detail = nil
                 throw FlashAirCGI.notAnswering(after: failuresInRow, last: last, operation: "upload", target: shown)
             }
-            try await transfer.backOff(delay)
-            delay = min(delay * 2, .seconds(30))
+            try await transfer.backOff(&delay)
         }
 
         // UPDIR and the POST answer SUCCESS even when nothing was stored: look.

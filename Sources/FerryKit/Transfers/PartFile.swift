@@ -1,6 +1,5 @@
 import CFerryOS
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -69,7 +68,7 @@ final class PartFile: @unchecked Sendable {
 
     deinit {
         close()
-        if let buffer { WriteBufferPool.shared.give(buffer) }
+        if let buffer { writeBufferPool.give(buffer) }
     }
 
     /// Bytes actually in the `.part` file (the buffer flushed).
@@ -153,7 +152,7 @@ final class PartFile: @unchecked Sendable {
 
     /// Takes bytes; false (with `writeError` set) when the disk refused them.
     func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if buffer == nil { buffer = WriteBufferPool.shared.take() }
+        if buffer == nil { buffer = writeBufferPool.take() }
         var rest = bytes
         while !rest.isEmpty {
             if buffered == 0 && rest.count >= PartFile.bufferSize {
@@ -253,7 +252,7 @@ final class PartFile: @unchecked Sendable {
     func finish(expectedSize: Int64?, overwrite: OverwritePolicy) async throws(FerryError) -> Int64 {
         try flush(naming: false)
         // Files waiting for their group commit hold no buffer.
-        if let buffer { WriteBufferPool.shared.give(buffer) }
+        if let buffer { writeBufferPool.give(buffer) }
         buffer = nil
         if let expectedSize, expectedSize != length {
             throw FerryError(
@@ -311,28 +310,7 @@ final class PartFile: @unchecked Sendable {
 
 /// Write buffers of `PartFile.bufferSize`, kept for the next file: a fresh
 /// 256 KiB allocation costs a page fault per 4 KiB touched, which dominated the
-/// memory cost of downloading many small files. Holds at most `capacity`.
-final class WriteBufferPool: Sendable {
-    static let shared = WriteBufferPool()
-    private static let capacity = 16
-    private let free = Mutex<[UnsafeMutableRawBufferPointerBox]>([])
-
-    func take() -> UnsafeMutableRawBufferPointer {
-        if let box = free.withLock({ $0.popLast() }) { return box.buffer }
-        return .allocate(byteCount: PartFile.bufferSize, alignment: 16)
-    }
-
-    func give(_ buffer: UnsafeMutableRawBufferPointer) {
-        let kept = free.withLock { list -> Bool in
-            guard list.count < WriteBufferPool.capacity else { return false }
-            list.append(UnsafeMutableRawBufferPointerBox(buffer: buffer))
-            return true
-        }
-        if !kept { buffer.deallocate() }
-    }
-}
-
-/// A buffer that only one owner uses at a time (taken from and given back to the pool).
-private struct UnsafeMutableRawBufferPointerBox: @unchecked Sendable {
-    let buffer: UnsafeMutableRawBufferPointer
-}
+/// memory cost of downloading many small files.
+let writeBufferPool = ReusePool<UnsafeMutableRawBufferPointer>(
+    capacity: 16, make: { .allocate(byteCount: PartFile.bufferSize, alignment: 16) },
+    discard: { $0.deallocate() })

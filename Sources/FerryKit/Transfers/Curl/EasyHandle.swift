@@ -1,6 +1,5 @@
 import CCurl
 import Foundation
-import Synchronization
 
 /// libcurl is initialised once per process, before the first handle exists.
 let curlGlobalInit: Void = {
@@ -10,33 +9,14 @@ let curlGlobalInit: Void = {
 /// Raw easy handles kept for reuse (`curl_easy_reset` between uses), as libcurl
 /// advises for many transfers: a fresh handle allocates its state and receive
 /// buffer again, and the kernel then faults those pages in on every file.
-final class EasyHandlePool: Sendable {
-    static let shared = EasyHandlePool()
-    private static let capacity = 32
-    private let free = Mutex<[RawEasyHandle]>([])
-
-    func take() -> UnsafeMutableRawPointer {
-        if let h = free.withLock({ $0.popLast() }) { return h.raw }
+let easyHandlePool = ReusePool<UnsafeMutableRawPointer>(
+    capacity: 32,
+    make: {
         guard let h = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
         return h
-    }
-
-    /// Takes back a handle that is in no multi handle any more.
-    func give(_ raw: UnsafeMutableRawPointer) {
-        curl_easy_reset(raw)
-        let kept = free.withLock { list -> Bool in
-            guard list.count < EasyHandlePool.capacity else { return false }
-            list.append(RawEasyHandle(raw: raw))
-            return true
-        }
-        if !kept { curl_easy_cleanup(raw) }
-    }
-}
-
-/// An idle easy handle: owned by the pool alone until taken.
-private struct RawEasyHandle: @unchecked Sendable {
-    let raw: UnsafeMutableRawPointer
-}
+    },
+    prepare: { curl_easy_reset($0) },
+    discard: { curl_easy_cleanup($0) })
 
 /// Owns one libcurl easy handle and the C memory its options point to.
 ///
@@ -51,7 +31,7 @@ final class EasyHandle {
 
     init() {
         _ = curlGlobalInit
-        raw = EasyHandlePool.shared.take()
+        raw = easyHandlePool.take()
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         _ = ferry_curl_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
@@ -59,7 +39,7 @@ final class EasyHandle {
     }
 
     deinit {
-        EasyHandlePool.shared.give(raw)
+        easyHandlePool.give(raw)
         for l in lists { curl_slist_free_all(l) }
         for s in strings { free(s) }
         errorBuffer.deallocate()

@@ -78,21 +78,18 @@ final class PartFile: @unchecked Sendable {
     /// returns how many bytes are already there. Without a `.part` the bytes go to
     /// an unnamed file until they need a name.
     func open(resume: Bool) throws(FerryError) -> Int64 {
-        let existing = Glibc.open(partPath, O_WRONLY | O_CLOEXEC)
-        guard existing >= 0 else {
+        fd = Glibc.open(partPath, O_WRONLY | O_CLOEXEC)
+        if fd < 0 {
             let e = errno
             guard e == ENOENT else { throw FerryError.posix(e, operation: "open", path: partPath) }
             if let unnamed = try LocalFile.openUnnamed(inFolderOf: destination) {
                 fd = unnamed
-            } else {
-                fd = try LocalFile.openForWriting(partPath)
-                isNamed = true
-                if LocalFile.exists(journalPath) { LocalFile.remove(journalPath) }
+                length = 0
+                return 0
             }
-            length = 0
-            return 0
+            // No unnamed files here: an empty named `.part`, handled below like any.
+            fd = try LocalFile.openForWriting(partPath)
         }
-        fd = existing
         isNamed = true
         let size = LocalFile.size(fd)
         if resume, size > 0, let saved = DownloadJournal.load(from: journalPath), saved.source == journal.source {
@@ -159,10 +156,8 @@ final class PartFile: @unchecked Sendable {
                 // A chunk as large as the buffer goes from libcurl's buffer to the
                 // file directly: one copy fewer for most of a large download.
                 do throws(FerryError) {
-                    try ensureNamed()
-                    try LocalFile.writeAll(fd, rest, path: partPath)
+                    try writeOut(rest, naming: true)
                 } catch {
-                    length = LocalFile.size(fd)
                     writeError = error
                     return false
                 }
@@ -204,17 +199,23 @@ final class PartFile: @unchecked Sendable {
     /// buffer gets its `.part` name first, so that a long download shows.
     func flush(naming: Bool = true) throws(FerryError) {
         guard buffered > 0, let buffer else { return }
+        try writeOut(UnsafeRawBufferPointer(rebasing: buffer[0..<buffered]), naming: naming)
+        buffered = 0
+        kickWriteback()
+    }
+
+    /// Writes `bytes` (the buffer, or a chunk that bypasses it) at the end of the
+    /// file. On a failure `length` becomes what did reach the file, with the buffer
+    /// dropped; the rest is fetched again on resume.
+    private func writeOut(_ bytes: UnsafeRawBufferPointer, naming: Bool) throws(FerryError) {
         if naming { try ensureNamed() }
         do {
-            try LocalFile.writeAll(fd, UnsafeRawBufferPointer(rebasing: buffer[0..<buffered]), path: partPath)
+            try LocalFile.writeAll(fd, bytes, path: partPath)
         } catch {
-            // Keep what did reach the file; the rest is fetched again on resume.
             buffered = 0
             length = LocalFile.size(fd)
             throw error
         }
-        buffered = 0
-        kickWriteback()
     }
 
     /// Asks the kernel to start writing what has accumulated since the last
@@ -288,12 +289,9 @@ final class PartFile: @unchecked Sendable {
     func settle() {
         guard fd >= 0 else { return }
         if length > 0 { checkpoint() }
-        if written > 0 && isNamed {
-            close()
-            return
-        }
         close()
-        if isNamed {
+        // An unnamed file vanishes with its descriptor.
+        if isNamed && written == 0 {
             LocalFile.remove(partPath)
             if journalOnDisk { LocalFile.remove(journalPath) }
         }

@@ -14,11 +14,13 @@ final class ConnectionContext {
     var rawTarget: String?
     /// The request being read or answered.
     var exchange: RequestExchange?
-    /// The connection's socket (for ``HeaderDeadlines``).
+    /// The connection's socket and peer ("host:port"), for ``HeaderDeadlines``.
     let socket: Int32
+    let peer: String?
 
-    init(socket: Int32) {
+    init(socket: Int32, peer: String?) {
         self.socket = socket
+        self.peer = peer
     }
 
     /// The context of `connection` (unretained; valid until it closes).

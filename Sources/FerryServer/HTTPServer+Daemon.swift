@@ -72,8 +72,7 @@ extension HTTPServer {
                 notify_connection: { context, connection, socketContext, code in
                     guard let context, let socketContext else { return }
                     Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue().connectionNotified(
-                        socketContext: socketContext, socket: connection.map { ferry_mhd_connection_fd($0) } ?? -1,
-                        started: code == .CONNECTION_NOTIFY_STARTED)
+                        connection, socketContext: socketContext, started: code == .CONNECTION_NOTIFY_STARTED)
                 },
                 notify_connection_cls: context,
                 uri_log: { context, uri, connection in

@@ -53,7 +53,6 @@ public struct MultipartError: Error, Sendable, Hashable, CustomStringConvertible
     static func tooManyParts(_ limit: Int) -> MultipartError {
         .init(code: .tooManyParts, detail: "more than \(limit) parts")
     }
-    static func fileSystem(_ detail: String) -> MultipartError { .init(code: .fileSystem, detail: detail) }
     /// `.noSpace` for ENOSPC and EDQUOT, `.fileSystem` for every other `errno`.
     static func fileSystem(_ detail: String, errno code: Int32) -> MultipartError {
         .init(code: code == ENOSPC || code == EDQUOT ? .noSpace : .fileSystem, detail: detail)

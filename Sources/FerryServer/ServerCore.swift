@@ -93,16 +93,18 @@ final class ServerCore: Sendable {
     /// `MHD_OPTION_NOTIFY_CONNECTION`: a connection opens or closes (on the
     /// accepting thread, see above).
     func connectionNotified(
-        socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>, socket: Int32, started: Bool
+        _ connection: OpaquePointer?, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>, started: Bool
     ) {
         if started {
             // +1 for the connection; released below when it closes.
-            let context = ConnectionContext(socket: socket)
+            let context = ConnectionContext(
+                socket: connection.map { ferry_mhd_connection_fd($0) } ?? -1,
+                peer: connection.flatMap { Self.peer(of: $0) }.map { "\($0.host):\($0.port)" })
             socketContext.pointee = Unmanaged.passRetained(context).toOpaque()
             deadlines.waiting(context)
         } else if let pointer = socketContext.pointee {
             let context = Unmanaged<ConnectionContext>.fromOpaque(pointer).takeRetainedValue()
-            deadlines.closed(context)
+            deadlines.done(context)
             context.exchange?.discardFiles()
             context.exchange = nil
             socketContext.pointee = nil
@@ -124,7 +126,7 @@ final class ServerCore: Sendable {
     ) -> Action {
         guard let context = ConnectionContext.of(connection) else { return .close }
         guard let exchange = context.exchange else {
-            deadlines.headIn(context)
+            deadlines.done(context)
             if !context.holdsSlot {
                 guard takeSlot(for: connection) else { return .close }
                 context.holdsSlot = true
@@ -180,7 +182,7 @@ final class ServerCore: Sendable {
         context.exchange?.discardFiles()
         context.exchange = nil
         context.rawTarget = nil
-        deadlines.waiting(context, peer: Self.peer(of: connection).map { "\($0.host):\($0.port)" })
+        deadlines.waiting(context)
     }
 
     /// `MHD_OPTION_EXTERNAL_LOGGER`.
@@ -272,21 +274,17 @@ final class HeaderDeadlines: Sendable {
     private let waitingSince = Mutex<[ObjectIdentifier: Waiting]>([:])
 
     /// `context` starts waiting for a request head now.
-    func waiting(_ context: ConnectionContext, peer: String? = nil) {
+    func waiting(_ context: ConnectionContext) {
         guard context.socket >= 0 else { return }
         waitingSince.withLock {
-            $0[ObjectIdentifier(context)] = Waiting(socket: context.socket, since: .now, peer: peer)
+            $0[ObjectIdentifier(context)] = Waiting(socket: context.socket, since: .now, peer: context.peer)
         }
     }
 
-    /// A whole request head arrived on `context`.
-    func headIn(_ context: ConnectionContext) {
-        _ = waitingSince.withLock { $0.removeValue(forKey: ObjectIdentifier(context)) }
-    }
-
-    /// `context` closed (before libmicrohttpd closes its socket, so the number
-    /// cannot have been reused yet).
-    func closed(_ context: ConnectionContext) {
+    /// `context` is no longer waiting: a whole request head arrived, or it closed
+    /// (before libmicrohttpd closes its socket, so the number cannot have been
+    /// reused yet).
+    func done(_ context: ConnectionContext) {
         _ = waitingSince.withLock { $0.removeValue(forKey: ObjectIdentifier(context)) }
     }
 

@@ -91,7 +91,6 @@ struct FTPReplyLog: Sendable {
         return replies.first { $0.command == c }
     }
 
-    /// The last reply whose command starts with `verb`.
     /// The path in a `257` reply (`"/home/ann" is the current directory`), with
     /// RFC 959's doubled quotes undone; nil without a quoted path.
     static func quotedPath(_ text: String) -> String? {
@@ -109,6 +108,7 @@ struct FTPReplyLog: Sendable {
         return nil
     }
 
+    /// The last reply whose command starts with `verb`.
     func lastReply(verb: String) -> FTPReply? {
         replies.last { $0.verb == verb }
     }

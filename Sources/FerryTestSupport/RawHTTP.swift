@@ -28,20 +28,12 @@ public enum RawHTTP {
     public static func request(
         port: Int, method: String = "GET", target: String, headers: [String: String] = [:], body: [UInt8] = []
     ) throws -> Response {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let fd = Loopback.connect(port: port) else {
+            throw TestServerError.didNotStart("connect to \(port) failed")
+        }
         defer { close(fd) }
         var tv = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard rc == 0 else { throw TestServerError.didNotStart("connect to \(port) failed") }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (k, v) in headers { head += "\(k): \(v)\r\n" }
         if !body.isEmpty { head += "Content-Length: \(body.count)\r\n" }

@@ -208,24 +208,37 @@ public enum Loopback {
         return (fd, Int(UInt16(bigEndian: addr.sin_port)))
     }
 
+    /// A TCP connection to `host` (127.0.0.1 unless told) at `port`: the connected
+    /// descriptor, or nil when the connection failed.
+    public static func connect(port: Int, host: String = "127.0.0.1") -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr(host)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard rc == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
     /// Waits until something accepts connections on the port.
     public static func waitForPort(_ port: Int, timeout: TimeInterval = 10, while server: ServerProcess? = nil) -> Bool
     {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let server, !server.process.isRunning { return false }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var addr = sockaddr_in()
-            addr.sin_family = sa_family_t(AF_INET)
-            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-            addr.sin_port = in_port_t(UInt16(port).bigEndian)
-            let rc = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
+            if let fd = connect(port: port) {
+                close(fd)
+                return true
             }
-            close(fd)
-            if rc == 0 { return true }
             usleep(20_000)
         }
         return false

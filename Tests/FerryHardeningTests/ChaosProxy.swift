@@ -100,19 +100,8 @@ final class ChaosProxy: Sendable {
     }
 
     private func serve(_ client: Int32, fault: Fault, offset: Int) {
-        let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = in_port_t(UInt16(upstreamPort).bigEndian)
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard rc == 0 else {
+        guard let upstream = Loopback.connect(port: upstreamPort) else {
             close(client)
-            close(upstream)
             return
         }
         let requestDone = Atomic<Bool>(false)

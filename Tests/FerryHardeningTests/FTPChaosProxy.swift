@@ -220,7 +220,7 @@ extension FTPChaosProxy {
 
         private func session(_ client: Int32, number: Int) {
             var random = Random(state: settings.seed ^ (UInt64(number) &* 0xD1B5_4A32_D192_ED03))
-            guard let upstream = Net.connect(host: "127.0.0.1", port: upstreamPort) else {
+            guard let upstream = Loopback.connect(port: upstreamPort) else {
                 close(client)
                 return
             }
@@ -390,7 +390,7 @@ extension FTPChaosProxy {
         }
 
         private func relayData(_ client: Int32, host: String, port: Int, roll: UInt64, offset drawn: Int) {
-            guard let upstream = Net.connect(host: host, port: port) else {
+            guard let upstream = Loopback.connect(port: port, host: host) else {
                 Net.resetClose(client)
                 return
             }
@@ -518,25 +518,6 @@ extension FTPChaosProxy {
 
 /// Socket helpers for the proxy.
 private enum Net {
-    static func connect(host: String, port: Int) -> Int32? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr(host)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard rc == 0 else {
-            close(fd)
-            return nil
-        }
-        return fd
-    }
-
     static func readable(_ fd: Int32, milliseconds: Int32) -> Bool {
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         return poll(&p, 1, milliseconds) > 0

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -11,20 +12,8 @@ final class RawSocket {
 
     /// Connects; nil when the connection is refused.
     init?(port: Int) {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard rc == 0 else {
-            Glibc.close(fd)
-            return nil
-        }
+        guard let fd = Loopback.connect(port: port) else { return nil }
+        self.fd = fd
     }
 
     deinit { close() }

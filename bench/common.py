@@ -25,9 +25,10 @@ def wait_port(port, timeout=10):
 
 
 def ferry_binary():
-    subprocess.run(["swift", "build", "-c", "release", "--product", "ferry"], cwd=ROOT, check=True,
+    # Statically linked Swift runtime, as README.md installs it (starts ~6 ms sooner).
+    subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "ferry"], cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL)
-    path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
+    path = subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--show-bin-path"], cwd=ROOT, check=True,
                           capture_output=True, text=True).stdout.strip()
     return os.path.join(path, "ferry")
 

@@ -6,5 +6,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
-swift build -c release --product ferry 2>&1 | tail -1
-exec "$(swift build -c release --show-bin-path)/ferry" demo "$@"
+swift build -c release --static-swift-stdlib --product ferry 2>&1 | tail -1
+exec "$(swift build -c release --static-swift-stdlib --show-bin-path)/ferry" demo "$@"

@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
-swift build -c release --product ferry 2>&1 | tail -1
-ferry=$(swift build -c release --show-bin-path)/ferry
+swift build -c release --static-swift-stdlib --product ferry 2>&1 | tail -1
+ferry=$(swift build -c release --static-swift-stdlib --show-bin-path)/ferry
 
 root=$(mktemp -d /tmp/ferry-demo.XXXXXX)
 mkdir -p "$root/www" "$root/tmp"

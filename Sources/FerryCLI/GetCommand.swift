@@ -37,6 +37,8 @@ enum GetCommand: Command {
         var fs: any RemoteFileSystem
         var url: RemoteURL
         var destination: String
+        /// The file as listed by `-r`, so the backend need not ask for its size again.
+        var listed: RemoteEntry? = nil
     }
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
@@ -56,7 +58,11 @@ enum GetCommand: Command {
         let opts = options
         let transfers = items.map { item in
             TransferItem(label: localName(item.destination)) {
-                item.fs.download(item.url.path, to: item.destination, options: opts)
+                if let entry = item.listed {
+                    item.fs.download(entry, to: item.destination, options: opts)
+                } else {
+                    item.fs.download(item.url.path, to: item.destination, options: opts)
+                }
             }
         }
         return await TransferRunner.run(transfers, jobs: jobs, command: "get", args: args, console: console)
@@ -99,7 +105,7 @@ enum GetCommand: Command {
                     try add(
                         Item(
                             fs: fs, url: url.with(path: file.path),
-                            destination: localJoin(root, relative)))
+                            destination: localJoin(root, relative), listed: file))
                 }
                 continue
             }

@@ -32,6 +32,63 @@ extension FTPServerTests {
             #expect(FTPTest.bytes(out.file("empty")) == Data())
         }
 
+        /// Commands the server logged for `path` (vsftpd and proftpd log every
+        /// command; pyftpdlib only logins and transfers). Ferry sends paths relative
+        /// to the login folder (`/pub/a` as `pub/a`).
+        static func commands(_ verb: String, for path: String, in log: String) -> Int {
+            log.split(separator: "\n").filter { $0.contains("\(verb) \(path.dropFirst())") }.count
+        }
+
+        @Test(arguments: FTPServerKind.allCases)
+        func aListedFileIsFetchedWithoutAskingItsSizeAgain(kind: FTPServerKind) async throws {
+            let (server, fs) = try await FTPTest.open(kind)
+            let out = try TempDir(prefix: "ftp-dl")
+            let data = try server.write(TestData.bytes(700_000, seed: 4), at: "/pub/listed.bin")
+            let empty = try server.write(Data(), at: "/pub/empty.bin")
+            let entries = try await fs.list("/pub")
+            let entry = try #require(entries.first { $0.name == "listed.bin" })
+            let r = try await fs.download(entry, to: out.file("listed.bin"), options: .init()).result
+            #expect(r.size == 700_000)
+            #expect(r.retries == 0 && r.restarts == 0)
+            #expect(FTPTest.same(out.file("listed.bin"), data))
+            let emptyEntry = try #require(entries.first { $0.name == "empty.bin" })
+            _ = try await fs.download(emptyEntry, to: out.file("empty.bin"), options: .init()).result
+            #expect(FTPTest.same(out.file("empty.bin"), empty))
+            let log = server.log
+            if kind != .pyftpdlib {
+                #expect(Self.commands("RETR", for: "/pub/listed.bin", in: log) == 1, "\(log)")
+                #expect(Self.commands("SIZE", for: "/pub/listed.bin", in: log) == 0, "\(log)")
+                // MLSD (proftpd) gives the exact time; vsftpd's LIST does not, so MDTM stays.
+                let mdtm = Self.commands("MDTM", for: "/pub/listed.bin", in: log)
+                #expect(kind == .vsftpd ? mdtm == 1 : mdtm == 0, "\(log)")
+            }
+            // The path without a listing asks as before.
+            _ = try await fs.download("/pub/listed.bin", to: out.file("again.bin"), options: .init()).result
+            if kind != .pyftpdlib {
+                #expect(Self.commands("SIZE", for: "/pub/listed.bin", in: server.log) == 1, "\(server.log)")
+            }
+        }
+
+        @Test(arguments: FTPServerKind.allCases)
+        func aFileThatChangedSinceItWasListedArrivesAsItIsNow(kind: FTPServerKind) async throws {
+            let (server, fs) = try await FTPTest.open(kind)
+            let out = try TempDir(prefix: "ftp-dl")
+            try server.write(TestData.bytes(400_000, seed: 5), at: "/pub/grew.bin")
+            try server.write(TestData.bytes(400_000, seed: 6), at: "/pub/shrank.bin")
+            let entries = try await fs.list("/pub")
+            let grew = try server.write(TestData.bytes(650_000, seed: 7), at: "/pub/grew.bin")
+            let shrank = try server.write(TestData.bytes(90_000, seed: 8), at: "/pub/shrank.bin")
+            var options = DownloadOptions()
+            options.retryDelay = .milliseconds(10)
+            for (name, now) in [("grew.bin", grew), ("shrank.bin", shrank)] {
+                let entry = try #require(entries.first { $0.name == name })
+                let r = try await fs.download(entry, to: out.file(name), options: options).result
+                #expect(r.size == Int64(now.count), "\(name)")
+                #expect(FTPTest.same(out.file(name), now), "\(name)")
+                #expect(!FileManager.default.fileExists(atPath: out.file(name + ".part")))
+            }
+        }
+
         /// Leaves `NAME.part` and its journal as an earlier run that stopped after
         /// `length` bytes would have.
         func leavePart(

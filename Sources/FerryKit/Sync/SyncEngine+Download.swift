@@ -85,7 +85,11 @@ extension SyncEngine {
         }
         var opts = options.download
         opts.overwrite = .fail
-        let transfer = fs.download(item.remotePath, to: d.target, options: opts)
+        // As listed (walk gives files only): the backend need not ask the size again.
+        let listed = RemoteEntry(
+            name: (item.remotePath as NSString).lastPathComponent, path: item.remotePath, kind: .file,
+            size: item.size, modified: item.modified)
+        let transfer = fs.download(listed, to: d.target, options: opts)
         events(.downloadStarted(item, transfer))
         var result: TransferResult
         do {

@@ -1,11 +1,14 @@
 import CCurl
 import Foundation
+import Synchronization
 
 /// Downloads one FTP file through the shared download driver (`.part`, journal,
 /// resume, retries).
 struct FTPDownloadSource: DownloadSource {
     let endpoint: FTPEndpoint
     let path: String
+    /// What a listing said about the file, for the first attempt.
+    var listed: FTPListedFacts?
 
     var displayName: String { endpoint.display(path) }
     var engine: CurlEngine { endpoint.engine }
@@ -13,8 +16,48 @@ struct FTPDownloadSource: DownloadSource {
     func makeAttempt(offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions)
         -> DownloadAttemptJob
     {
-        FTPDownloadAttempt(
-            endpoint: endpoint, path: path, offset: offset, part: part, transfer: transfer, options: options)
+        let facts = offset == 0 && listed?.take() == true ? listed : nil
+        return FTPDownloadAttempt(
+            endpoint: endpoint, path: path, offset: offset, part: part, transfer: transfer, options: options,
+            listed: facts)
+    }
+}
+
+/// What a listing said about a file, used by the first attempt of a fresh
+/// download instead of asking again: no `SIZE`, and no `MDTM` when the listing's
+/// time is exact (an `MLSD` `modify` fact, UTC to the second; a `LIST` time is
+/// neither, so `MDTM` stays). That is two of the four round trips per file in
+/// `get -r`, most of a small file's time on a link with latency.
+///
+/// Safe because only the first attempt from offset zero uses them: the journal
+/// records the listed size and time, a file that changed size since the listing
+/// fails the size check at the end (and the retry asks `SIZE`/`MDTM` and compares
+/// them with the journal), and a resume always asks the server. A recorded time
+/// can only cause a needless restart, never a false match: it is older than the
+/// bytes or equal to `MDTM`.
+final class FTPListedFacts: Sendable {
+    let size: Int64
+    /// The time in `MDTM` form (`YYYYMMDDHHMMSS`), when exact.
+    let modified: String?
+    private let spent = Atomic<Bool>(false)
+
+    init?(_ entry: RemoteEntry) {
+        guard entry.kind == .file, let size = entry.size, size >= 0 else { return nil }
+        self.size = size
+        if let t = entry.modified, t.zone == .utc {
+            modified = String(format: "%04d%02d%02d%02d%02d%02d", t.year, t.month, t.day, t.hour, t.minute, t.second)
+        } else {
+            modified = nil
+        }
+    }
+
+    /// True for the first caller only.
+    func take() -> Bool { !spent.exchange(true, ordering: .relaxed) }
+
+    /// Whether two `MDTM`-style times name the same second (servers differ in
+    /// writing fractions: `20240501120000` and `20240501120000.250`).
+    static func sameTime(_ a: String, _ b: String) -> Bool {
+        a.prefix(14) == b.prefix(14)
     }
 }
 
@@ -23,6 +66,7 @@ struct FTPDownloadSource: DownloadSource {
 /// The file's size and MDTM time are its validators (FTP has no ETag): they are
 /// stored in the journal when the attempt starts, and a resumed attempt that
 /// finds either changed starts the file over instead of appending foreign bytes.
+/// A first attempt with `FTPListedFacts` takes them from the listing instead.
 ///
 /// Engine-thread confined while running, like every `CurlJob`; the driver reads
 /// `outcome` only after `perform` returned.
@@ -30,17 +74,23 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     private var log = FTPReplyLog()
     private var decided = false
     private let display: String
+    private let listed: FTPListedFacts?
 
     init(
         endpoint: FTPEndpoint, path: String, offset: Int64, part: PartFile, transfer: Transfer,
-        options: DownloadOptions
+        options: DownloadOptions, listed: FTPListedFacts? = nil
     ) {
         display = endpoint.display(path)
+        self.listed = listed
         super.init(hostKey: endpoint.hostKey, part: part, transfer: transfer, offset: offset)
         endpoint.configure(easy, path: path, stallTimeout: options.stallTimeout)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
-        // MDTM before RETR; libcurl asks SIZE by itself for a binary download.
-        easy.set(CURLOPT_FILETIME, 1)
+        // MDTM before RETR, unless the listing's time is exact.
+        if listed?.modified == nil { easy.set(CURLOPT_FILETIME, 1) }
+        // libcurl asks SIZE by itself before a binary RETR; with the listed size it
+        // need not (and then reads until the server ends the data connection; the
+        // size is checked at the end).
+        if listed != nil { easy.set(CURLOPT_IGNORE_CONTENT_LENGTH, 1) }
         // The whole path in MDTM, SIZE and RETR instead of a CWD per folder level:
         // `get -r` moves between folders on every file, and the CWDs were three of
         // the seven round trips per file.
@@ -49,15 +99,16 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         enableDebug()
     }
 
-    /// The `SIZE` answer of this attempt.
+    /// The `SIZE` answer of this attempt, or the listed size.
     private var remoteSize: Int64? {
-        guard let r = log.lastReply(verb: "SIZE"), r.code == 213 else { return nil }
+        guard let r = log.lastReply(verb: "SIZE"), r.code == 213 else { return listed?.size }
         return Int64(r.text)
     }
 
-    /// The `MDTM` answer of this attempt, as the server wrote it ("20240501120000").
+    /// The `MDTM` answer of this attempt, as the server wrote it ("20240501120000"),
+    /// or the listed time.
     private var remoteModified: String? {
-        guard let r = log.lastReply(verb: "MDTM"), r.code == 213, !r.text.isEmpty else { return nil }
+        guard let r = log.lastReply(verb: "MDTM"), r.code == 213, !r.text.isEmpty else { return listed?.modified }
         return r.text
     }
 
@@ -94,7 +145,7 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
                 outcome = .restart(reason: "size changed from \(old) to \(size)")
                 return false
             }
-            if let old = journal.lastModified, let modified, old != modified {
+            if let old = journal.lastModified, let modified, !FTPListedFacts.sameTime(old, modified) {
                 outcome = .restart(reason: "modification time changed from \(old) to \(modified)")
                 return false
             }

@@ -165,6 +165,19 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Starts downloading `path`, resuming a `.part` left by an earlier run (REST).
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
+        download(path, listed: nil, to: destination, options: options)
+    }
+
+    /// Starts downloading a listed file: a fresh download takes its size (and, from
+    /// an `MLSD` listing, its exact time) from the listing instead of `SIZE` and
+    /// `MDTM` (`FTPListedFacts`).
+    public func download(_ entry: RemoteEntry, to destination: String, options: DownloadOptions) -> Transfer {
+        download(entry.path, listed: FTPListedFacts(entry), to: destination, options: options)
+    }
+
+    private func download(_ path: String, listed: FTPListedFacts?, to destination: String, options: DownloadOptions)
+        -> Transfer
+    {
         let p = FTPEndpoint.normalize(path)
         do {
             try FTPEndpoint.validate(p, operation: "download", display: endpoint.display(p))
@@ -173,18 +186,19 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         }
         var opts = options
         opts.verifyTLS = options.verifyTLS && endpoint.verifyTLS
-        return DownloadDriver.start(downloadSource(for: p, verifyTLS: opts.verifyTLS), to: destination, options: opts)
+        return DownloadDriver.start(
+            downloadSource(for: p, verifyTLS: opts.verifyTLS, listed: listed), to: destination, options: opts)
     }
 
     func downloadSource(for path: String) -> any DownloadSource {
-        downloadSource(for: path, verifyTLS: endpoint.verifyTLS)
+        downloadSource(for: path, verifyTLS: endpoint.verifyTLS, listed: nil)
     }
 
-    private func downloadSource(for path: String, verifyTLS: Bool) -> any DownloadSource {
+    private func downloadSource(for path: String, verifyTLS: Bool, listed: FTPListedFacts?) -> any DownloadSource {
         let e = endpoint
         return FTPDownloadSource(
             endpoint: FTPEndpoint(url: e.url, credentials: e.credentials, verifyTLS: verifyTLS, engine: e.engine),
-            path: FTPEndpoint.normalize(path))
+            path: FTPEndpoint.normalize(path), listed: listed)
     }
 
     // MARK: upload

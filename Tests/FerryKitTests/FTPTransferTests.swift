@@ -44,22 +44,25 @@ extension FTPServerTests {
             let (server, fs) = try await FTPTest.open(kind)
             let out = try TempDir(prefix: "ftp-dl")
             let data = try server.write(TestData.bytes(700_000, seed: 4), at: "/pub/listed.bin")
+            let large = try server.write(TestData.bytes(1_500_000, seed: 9), at: "/pub/large.bin")
             let empty = try server.write(Data(), at: "/pub/empty.bin")
             let entries = try await fs.list("/pub")
-            let entry = try #require(entries.first { $0.name == "listed.bin" })
-            let r = try await fs.download(entry, to: out.file("listed.bin"), options: .init()).result
-            #expect(r.size == 700_000)
-            #expect(r.retries == 0 && r.restarts == 0)
-            #expect(FTPTest.same(out.file("listed.bin"), data))
-            let emptyEntry = try #require(entries.first { $0.name == "empty.bin" })
-            _ = try await fs.download(emptyEntry, to: out.file("empty.bin"), options: .init()).result
-            #expect(FTPTest.same(out.file("empty.bin"), empty))
+            for (name, bytes) in [("listed.bin", data), ("large.bin", large), ("empty.bin", empty)] {
+                let entry = try #require(entries.first { $0.name == name })
+                let r = try await fs.download(entry, to: out.file(name), options: .init()).result
+                #expect(r.size == Int64(bytes.count))
+                #expect(r.retries == 0 && r.restarts == 0)
+                #expect(FTPTest.same(out.file(name), bytes))
+            }
             let log = server.log
             if kind != .pyftpdlib {
                 #expect(Self.commands("RETR", for: "/pub/listed.bin", in: log) == 1, "\(log)")
                 #expect(Self.commands("SIZE", for: "/pub/listed.bin", in: log) == 0, "\(log)")
-                // MLSD (proftpd) gives the exact time; vsftpd's LIST does not, so MDTM stays.
-                let mdtm = Self.commands("MDTM", for: "/pub/listed.bin", in: log)
+                #expect(Self.commands("SIZE", for: "/pub/large.bin", in: log) == 0, "\(log)")
+                #expect(Self.commands("MDTM", for: "/pub/listed.bin", in: log) == 0, "\(log)")
+                // MLSD (proftpd) gives the exact time; vsftpd's LIST does not, so a
+                // file worth resuming still gets its MDTM.
+                let mdtm = Self.commands("MDTM", for: "/pub/large.bin", in: log)
                 #expect(kind == .vsftpd ? mdtm == 1 : mdtm == 0, "\(log)")
             }
             // The path without a listing asks as before.
@@ -93,12 +96,13 @@ extension FTPServerTests {
         /// `length` bytes would have.
         func leavePart(
             _ data: Data, length: Int, at dest: String, fs: FTPFileSystem, remote: String,
-            lastModified: String? = nil, totalSize: Int64? = nil
+            lastModified: String? = nil, totalSize: Int64? = nil, unverifiable: Bool? = nil
         ) throws {
             try data.prefix(length).write(to: URL(fileURLWithPath: dest + ".part"))
             var journal = DownloadJournal(source: fs.endpoint.display(remote), bootID: DownloadJournal.currentBootID)
             journal.lastModified = lastModified
             journal.totalSize = totalSize
+            journal.unverifiable = unverifiable
             journal.durableLength = Int64(length)
             try journal.save(to: dest + ".part.journal")
         }
@@ -140,6 +144,21 @@ extension FTPServerTests {
             let r2 = try await fs.download("/pub/c.bin", to: out.file("d.bin"), options: .init()).result
             #expect(r2.restarts >= 1)
             #expect(FTPTest.same(out.file("d.bin"), data))
+        }
+
+        /// A part whose version nothing describes (a small file fetched by its LIST
+        /// entry, stopped early) is started over, even when size and time agree.
+        @Test func anUnverifiablePartIsStartedOver() async throws {
+            let (server, fs) = try await FTPTest.open(.vsftpd)
+            let out = try TempDir(prefix: "ftp-dl")
+            let data = try server.write(TestData.bytes(300_000, seed: 3), at: "/pub/u.bin")
+            try leavePart(
+                TestData.bytes(300_000, seed: 1), length: 100_000, at: out.file("u.bin"), fs: fs, remote: "/pub/u.bin",
+                totalSize: 300_000, unverifiable: true)
+            let r = try await fs.download("/pub/u.bin", to: out.file("u.bin"), options: .init()).result
+            #expect(r.restarts == 1)
+            #expect(FTPTest.same(out.file("u.bin"), data))
+            #expect(!FileManager.default.fileExists(atPath: out.file("u.bin.part.journal")))
         }
 
         @Test(arguments: FTPServerKind.allCases)

@@ -19,6 +19,10 @@ struct DownloadJournal: Codable, Sendable, Hashable {
     var lastModified: String?
     /// Full size of the file, when known.
     var totalSize: Int64?
+    /// Set when nothing can tell later whether the file is still the one the bytes
+    /// came from (an FTP file fetched by its `LIST` entry, whose time is not exact,
+    /// without `MDTM`): such a part is never resumed, only started over.
+    var unverifiable: Bool?
     /// Bytes known to be on stable storage (fdatasync'd).
     var durableLength: Int64 = 0
     /// `/proc/sys/kernel/random/boot_id` when the journal was written.

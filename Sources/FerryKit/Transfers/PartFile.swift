@@ -128,8 +128,11 @@ final class PartFile: @unchecked Sendable {
     /// Fixes what the bytes are before the first byte of an attempt is written:
     /// cuts the file to `offset` (0 = start over) and records the validators.
     /// Starting over removes the old journal before any new byte lands, so old
-    /// validators can never describe new bytes.
-    func begin(at offset: Int64, etag: String?, lastModified: String?, totalSize: Int64?) throws(FerryError) {
+    /// validators can never describe new bytes. `verifiable: false` marks bytes
+    /// whose version no validator describes (`DownloadJournal.unverifiable`).
+    func begin(
+        at offset: Int64, etag: String?, lastModified: String?, totalSize: Int64?, verifiable: Bool = true
+    ) throws(FerryError) {
         try flush(naming: false)
         if offset == 0 && journalOnDisk {
             LocalFile.remove(journalPath)
@@ -139,10 +142,14 @@ final class PartFile: @unchecked Sendable {
             try LocalFile.truncate(fd, to: offset, path: partPath)
             length = offset
         }
-        let changed = journal.etag != etag || journal.lastModified != lastModified || journal.totalSize != totalSize
+        let unverifiable: Bool? = verifiable ? nil : true
+        let changed =
+            journal.etag != etag || journal.lastModified != lastModified || journal.totalSize != totalSize
+            || journal.unverifiable != unverifiable
         journal.etag = etag
         journal.lastModified = lastModified
         journal.totalSize = totalSize
+        journal.unverifiable = unverifiable
         journal.durableLength = min(journal.durableLength, offset)
         if journalOnDisk && changed { try journal.save(to: journalPath) }
     }

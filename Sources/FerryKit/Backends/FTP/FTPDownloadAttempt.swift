@@ -25,21 +25,29 @@ struct FTPDownloadSource: DownloadSource {
 
 /// What a listing said about a file, used by the first attempt of a fresh
 /// download instead of asking again: no `SIZE`, and no `MDTM` when the listing's
-/// time is exact (an `MLSD` `modify` fact, UTC to the second; a `LIST` time is
-/// neither, so `MDTM` stays). That is two of the four round trips per file in
-/// `get -r`, most of a small file's time on a link with latency.
+/// time is exact (an `MLSD` `modify` fact, UTC to the second) or the file is
+/// small. That is two of the four round trips per file in `get -r`, most of a
+/// small file's time on a link with latency.
 ///
 /// Safe because only the first attempt from offset zero uses them: the journal
 /// records the listed size and time, a file that changed size since the listing
 /// fails the size check at the end (and the retry asks `SIZE`/`MDTM` and compares
 /// them with the journal), and a resume always asks the server. A recorded time
 /// can only cause a needless restart, never a false match: it is older than the
-/// bytes or equal to `MDTM`.
+/// bytes or equal to `MDTM`. A small file listed by `LIST` (a time to the minute,
+/// in the server's zone) has no validator at all: should it stop early, its part
+/// is marked unverifiable and started over, which costs less than the `MDTM` of
+/// every small file.
 final class FTPListedFacts: Sendable {
     let size: Int64
     /// The time in `MDTM` form (`YYYYMMDDHHMMSS`), when exact.
     let modified: String?
+    /// Whether the attempt goes without `MDTM`.
+    let skipsMDTM: Bool
     private let spent = Atomic<Bool>(false)
+
+    /// Files up to this size skip `MDTM` even without an exact listed time.
+    static let smallFile: Int64 = 1 << 20
 
     init?(_ entry: RemoteEntry) {
         guard entry.kind == .file, let size = entry.size, size >= 0 else { return nil }
@@ -49,6 +57,7 @@ final class FTPListedFacts: Sendable {
         } else {
             modified = nil
         }
+        skipsMDTM = modified != nil || size <= FTPListedFacts.smallFile
     }
 
     /// True for the first caller only.
@@ -85,8 +94,8 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         super.init(hostKey: endpoint.hostKey, part: part, transfer: transfer, offset: offset)
         endpoint.configure(easy, path: path, stallTimeout: options.stallTimeout)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
-        // MDTM before RETR, unless the listing's time is exact.
-        if listed?.modified == nil { easy.set(CURLOPT_FILETIME, 1) }
+        // MDTM before RETR, unless the listing stands in for it.
+        if listed?.skipsMDTM != true { easy.set(CURLOPT_FILETIME, 1) }
         // libcurl asks SIZE by itself before a binary RETR; with the listed size it
         // need not (and then reads until the server ends the data connection; the
         // size is checked at the end).
@@ -141,6 +150,10 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         let size = remoteSize
         let modified = remoteModified
         if offset > 0 {
+            if journal.unverifiable == true {
+                outcome = .restart(reason: "nothing can tell whether the file is still the one the part came from")
+                return false
+            }
             if let old = journal.totalSize, let size, old != size {
                 outcome = .restart(reason: "size changed from \(old) to \(size)")
                 return false
@@ -153,7 +166,7 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         do {
             try part.begin(
                 at: offset, etag: nil, lastModified: modified ?? journal.lastModified,
-                totalSize: size ?? journal.totalSize)
+                totalSize: size ?? journal.totalSize, verifiable: modified != nil || listed?.skipsMDTM != true)
         } catch {
             outcome = .failed(error)
             return false

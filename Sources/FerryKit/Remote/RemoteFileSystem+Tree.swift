@@ -1,26 +1,53 @@
 import Foundation
 
 extension RemoteFileSystem {
-    /// Every file under `path`, depth first, folders before their contents in the
-    /// returned order of `folders`. Symbolic links are listed, not followed.
+    /// Every file under `path`, depth first in name order, folders before their
+    /// contents in the returned order of `folders`. Symbolic links are listed, not
+    /// followed.
+    ///
+    /// Up to `width` folders are listed at once (each listing is a round trip or
+    /// more; a tree of a hundred folders on a link with latency would otherwise
+    /// wait for each in turn). The engine's per-server limit still applies: a
+    /// FlashAir card sees one request at a time.
     ///
     /// - Parameter includeHidden: include hidden entries (FlashAir system files).
-    public func walk(_ path: String, includeHidden: Bool = false) async throws -> (
+    public func walk(_ path: String, includeHidden: Bool = false, width: Int = 4) async throws -> (
         folders: [RemoteEntry], files: [RemoteEntry]
     ) {
+        var listed: [String: [RemoteEntry]] = [:]
+        try await withThrowingTaskGroup(of: (String, [RemoteEntry]).self) { group in
+            var pending = [path]
+            var seen: Set<String> = [path]
+            var running = 0
+            func launch() {
+                while running < max(1, width), let folder = pending.popLast() {
+                    running += 1
+                    group.addTask {
+                        let entries = try await self.list(folder).filter { includeHidden || !$0.isHidden }
+                        return (folder, entries.sorted { $0.name < $1.name })
+                    }
+                }
+            }
+            launch()
+            while let (folder, entries) = try await group.next() {
+                running -= 1
+                listed[folder] = entries
+                for e in entries where e.kind == .directory && seen.insert(e.path).inserted {
+                    pending.append(e.path)
+                }
+                launch()
+            }
+        }
         var folders: [RemoteEntry] = []
         var files: [RemoteEntry] = []
-        var pending = [path]
-        var seen: Set<String> = []
-        while let folder = pending.popLast() {
-            guard seen.insert(folder).inserted else { continue }
-            try Task.checkCancellation()
-            let entries = try await list(folder).sorted { $0.name < $1.name }
-            for e in entries where includeHidden || !e.isHidden {
+        var visited: Set<String> = []
+        func visit(_ folder: String) {
+            guard visited.insert(folder).inserted else { return }
+            for e in listed[folder] ?? [] {
                 switch e.kind {
                 case .directory:
                     folders.append(e)
-                    pending.append(e.path)
+                    visit(e.path)
                 case .file:
                     files.append(e)
                 case .symlink, .other:
@@ -28,6 +55,7 @@ extension RemoteFileSystem {
                 }
             }
         }
+        visit(path)
         return (folders, files)
     }
 }

@@ -1,0 +1,80 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import FerryKit
+
+/// `walk` lists several folders at once and still returns one order.
+struct WalkTests {
+    /// A tree in memory whose listings take a while, counting how many run at once.
+    final class SlowTree: RemoteFileSystem, Sendable {
+        let url = try! RemoteURL(parsing: "ftp://127.0.0.1/")
+        let folders: [String: [RemoteEntry]]
+        let running = Mutex((now: 0, most: 0, calls: 0))
+
+        init(_ folders: [String: [RemoteEntry]]) { self.folders = folders }
+
+        func list(_ path: String) async throws -> [RemoteEntry] {
+            running.withLock {
+                $0.now += 1
+                $0.most = max($0.most, $0.now)
+                $0.calls += 1
+            }
+            try await Task.sleep(for: .milliseconds(20))
+            running.withLock { $0.now -= 1 }
+            guard let entries = folders[path] else { throw FerryError(.notFound, target: path) }
+            return entries.shuffled()
+        }
+
+        func stat(_ path: String) async throws -> RemoteEntry { throw unsupported("stat", path) }
+
+        func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
+            Transfer.failed(unsupported("download", path), source: path, destination: destination)
+        }
+    }
+
+    static func folder(_ path: String) -> RemoteEntry {
+        RemoteEntry(name: (path as NSString).lastPathComponent, path: path, kind: .directory)
+    }
+
+    static func file(_ path: String, hidden: Bool = false) -> RemoteEntry {
+        RemoteEntry(name: (path as NSString).lastPathComponent, path: path, kind: .file, size: 1, isHidden: hidden)
+    }
+
+    @Test func listsFoldersAtOnceAndReturnsThemDepthFirstInNameOrder() async throws {
+        var tree: [String: [RemoteEntry]] = ["/r": [Self.file("/r/top"), Self.file("/r/.sys", hidden: true)]]
+        for i in 0..<8 {
+            let d = "/r/d\(i)"
+            tree["/r"]!.append(Self.folder(d))
+            tree[d] = [Self.file(d + "/b"), Self.file(d + "/a"), Self.folder(d + "/sub")]
+            tree[d + "/sub"] = [Self.file(d + "/sub/x")]
+        }
+        // A link back up does not loop.
+        tree["/r/d0/sub"]!.append(Self.folder("/r"))
+        let fs = SlowTree(tree)
+        let (folders, files) = try await fs.walk("/r", width: 4)
+        var expectedFiles = ["/r/top"]
+        var expectedFolders: [String] = []
+        for i in 0..<8 {
+            expectedFolders += ["/r/d\(i)", "/r/d\(i)/sub"]
+            expectedFiles += ["/r/d\(i)/a", "/r/d\(i)/b", "/r/d\(i)/sub/x"]
+            if i == 0 { expectedFolders.append("/r") }
+        }
+        // Name order: "d0" < ... < "top".
+        expectedFiles = expectedFiles.dropFirst() + ["/r/top"]
+        #expect(files.map(\.path) == expectedFiles)
+        #expect(folders.map(\.path) == expectedFolders)
+        let counts = fs.running.withLock { $0 }
+        #expect(counts.calls == 17)
+        #expect(counts.most == 4)
+
+        let hidden = try await fs.walk("/r", includeHidden: true, width: 1)
+        #expect(hidden.files.map(\.path).contains("/r/.sys"))
+        #expect(hidden.files.count == files.count + 1)
+    }
+
+    @Test func aFailedListingFailsTheWalk() async throws {
+        let fs = SlowTree(["/r": [Self.folder("/r/gone"), Self.folder("/r/here")], "/r/here": []])
+        await #expect(throws: FerryError.self) { try await fs.walk("/r") }
+    }
+}

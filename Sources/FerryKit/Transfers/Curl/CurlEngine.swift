@@ -26,14 +26,24 @@ final class CurlEngine: Sendable {
         var hostLimits: [String: Int] = [:]
         /// Set when the engine is released: the thread ends once idle.
         var closed = false
+        /// Set by the engine thread when it found nothing to do and is about to
+        /// wait in `curl_multi_poll`: only then does a hand-over need a
+        /// `curl_multi_wakeup` (a write to libcurl's wake-up socket). A thousand
+        /// small files made two thousand wake-ups while the thread was busy anyway.
+        var idle = false
+
+        /// Marks the engine busy and returns whether it must be woken.
+        mutating func takeWake() -> Bool {
+            defer { idle = false }
+            return idle
+        }
     }
 
     /// Guards what other threads hand to the engine thread. Shared with the
     /// engine thread, which outlives the engine object until its jobs are done.
-    private let inbox: Shared
     /// Only the engine thread touches the multi handle, except `curl_multi_wakeup`,
     /// which libcurl documents as thread-safe.
-    private var multi: Multi { inbox.multi }
+    private let inbox: Shared
 
     /// The multi handle plus the inbox, shared by the engine object and its thread.
     fileprivate final class Shared: @unchecked Sendable {
@@ -41,7 +51,6 @@ final class CurlEngine: Sendable {
         // (thread-safe); `state` is a Mutex.
         let raw: UnsafeMutableRawPointer
         let state: Mutex<Inbox>
-        var multi: Multi { Multi(raw: raw) }
         init(limits: Limits) {
             _ = curlGlobalInit
             raw = curl_multi_init()!
@@ -50,10 +59,6 @@ final class CurlEngine: Sendable {
             state = Mutex(Inbox(limits: limits))
         }
         func withLock<T>(_ body: (inout Inbox) -> T) -> T { state.withLock { body(&$0) } }
-    }
-
-    fileprivate struct Multi {
-        let raw: UnsafeMutableRawPointer
     }
 
     init(limits: Limits = Limits()) {
@@ -65,20 +70,26 @@ final class CurlEngine: Sendable {
     }
 
     deinit {
-        inbox.withLock { $0.closed = true }
-        curl_multi_wakeup(inbox.raw)
+        hand { $0.closed = true }
+    }
+
+    /// Changes what the engine thread sees, waking it when it waits.
+    private func hand(_ change: (inout Inbox) -> Void) {
+        let wake = inbox.withLock { box in
+            change(&box)
+            return box.takeWake()
+        }
+        if wake { curl_multi_wakeup(inbox.raw) }
     }
 
     /// Sets the connection limit for one server (`RemoteURL.hostKey`).
     func setHostLimit(_ key: String, _ limit: Int) {
-        inbox.withLock { $0.hostLimits[key] = max(1, limit) }
-        curl_multi_wakeup(multi.raw)
+        hand { $0.hostLimits[key] = max(1, limit) }
     }
 
     /// Changes the global limits.
     func setLimits(_ limits: Limits) {
-        inbox.withLock { $0.limits = limits }
-        curl_multi_wakeup(multi.raw)
+        hand { $0.limits = limits }
     }
 
     /// Runs a job to completion. Cancelling the calling task interrupts it.
@@ -86,8 +97,7 @@ final class CurlEngine: Sendable {
         let completion = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<CurlCompletion, Never>) in
                 job.continuation = c
-                inbox.withLock { $0.submitted.append(job) }
-                curl_multi_wakeup(multi.raw)
+                hand { $0.submitted.append(job) }
             }
         } onCancel: {
             interrupt(job)
@@ -100,8 +110,7 @@ final class CurlEngine: Sendable {
     /// Stops a job at once (pause, cancel): it completes with `interrupted == true`.
     func interrupt(_ job: CurlJob) {
         job.interruptRequested.store(true, ordering: .sequentiallyConsistent)
-        inbox.withLock { $0.interrupted.append(job) }
-        curl_multi_wakeup(multi.raw)
+        hand { $0.interrupted.append(job) }
     }
 
 }
@@ -165,7 +174,15 @@ private final class EngineLoop: @unchecked Sendable {
                 finishedAny = true
             }
             if finishedAny && !waiting.isEmpty { continue }
+            // Sleep only when nothing arrived meanwhile; from here on a hand-over wakes us.
+            let done = waiting.isEmpty && active.isEmpty
+            let sleep = shared.withLock { box -> Bool in
+                box.idle = box.submitted.isEmpty && box.interrupted.isEmpty && !(box.closed && done)
+                return box.idle
+            }
+            guard sleep else { continue }
             curl_multi_poll(multi, nil, 0, 1000, nil)
+            shared.withLock { $0.idle = false }
         }
     }
 

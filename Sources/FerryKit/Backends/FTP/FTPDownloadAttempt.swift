@@ -36,7 +36,9 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         options: DownloadOptions
     ) {
         display = endpoint.display(path)
-        super.init(hostKey: endpoint.hostKey, part: part, transfer: transfer, offset: offset)
+        super.init(
+            hostKey: endpoint.hostKey, tlsSessionCache: endpoint.tlsSessionCache, part: part, transfer: transfer,
+            offset: offset)
         endpoint.configure(easy, path: path, stallTimeout: options.stallTimeout)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
         // MDTM before RETR; libcurl asks SIZE by itself for a binary download.

@@ -80,11 +80,23 @@ struct FTPUnitTests {
     @Test func theWireURLCarriesNoCredentials() throws {
         let fs = try Ferry.fileSystem(for: RemoteURL(parsing: "ftpes://ann:pw%20x@host:2121/a%23b/"))
         let ftp = try #require(fs as? FTPFileSystem)
-        let easy = EasyHandle()
+        let easy = EasyHandle(tlsSessionCache: ftp.endpoint.tlsSessionCache)
         ftp.endpoint.configure(easy, path: "/a#b/c d")
         #expect(ftp.endpoint.credentials == Credentials(user: "ann", password: "pw x"))
         #expect(ftp.endpoint.display("/x") == "ftpes://ann@host:2121/x")
         #expect(!ftp.endpoint.display("/x").contains("pw"))
+    }
+
+    /// Bug 15 (docs/RELIABILITY.md): libcurl 7.88 leaks the TLS session cache of
+    /// a handle that ran a transfer and is then given `CURLOPT_SHARE`, so a pooled
+    /// handle that served HTTP or plain FTP must never come back for FTPS (nor the
+    /// other way). Run one at a time, the handles given back always fit in their
+    /// pool, so none is freed and its address reused.
+    @Test(arguments: [(TLSSessionCache.own, TLSSessionCache.ftpShare), (.ftpShare, .own)])
+    func pooledHandlesKeepTheirTLSSessionCache(first: TLSSessionCache, then: TLSSessionCache) {
+        let given = Set((0..<4).map { _ in EasyHandle(tlsSessionCache: first) }.map(\.raw))
+        let taken = (0..<4).map { _ in EasyHandle(tlsSessionCache: then) }
+        #expect(taken.allSatisfy { !given.contains($0.raw) && $0.tlsSessionCache == then })
     }
 }
 

@@ -27,11 +27,13 @@ class DownloadAttemptJob: CurlJob, @unchecked Sendable {
     /// Set when the attempt itself started the file over (a 200 to a ranged request).
     var restartedInPlace = false
 
-    init(hostKey: String, part: PartFile, transfer: Transfer, offset: Int64) {
+    init(
+        hostKey: String, tlsSessionCache: TLSSessionCache = .own, part: PartFile, transfer: Transfer, offset: Int64
+    ) {
         self.part = part
         self.transfer = transfer
         self.offset = offset
-        super.init(hostKey: hostKey)
+        super.init(hostKey: hostKey, tlsSessionCache: tlsSessionCache)
     }
 }
 

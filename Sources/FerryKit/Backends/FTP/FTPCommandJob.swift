@@ -24,7 +24,7 @@ final class FTPCommandJob: CurlJob, @unchecked Sendable {
 
     init(endpoint: FTPEndpoint, path: String, maxBody: Int = 64 << 10) {
         self.maxBody = maxBody
-        super.init(hostKey: endpoint.hostKey)
+        super.init(hostKey: endpoint.hostKey, tlsSessionCache: endpoint.tlsSessionCache)
         endpoint.configure(easy, path: path)
         enableDebug()
     }

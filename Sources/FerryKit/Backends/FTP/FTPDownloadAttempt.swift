@@ -91,7 +91,9 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     ) {
         display = endpoint.display(path)
         self.listed = listed
-        super.init(hostKey: endpoint.hostKey, part: part, transfer: transfer, offset: offset)
+        super.init(
+            hostKey: endpoint.hostKey, tlsSessionCache: endpoint.tlsSessionCache, part: part, transfer: transfer,
+            offset: offset)
         endpoint.configure(easy, path: path, stallTimeout: options.stallTimeout)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
         // MDTM before RETR, unless the listing stands in for it.

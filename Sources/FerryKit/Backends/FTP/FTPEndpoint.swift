@@ -32,6 +32,11 @@ struct FTPEndpoint: Sendable {
         "\(url.hostKey)|\(credentials?.user ?? "anonymous")"
     }
 
+    /// FTPS handles share one TLS session cache (`FTPSessionShare`); a job's
+    /// handle is made for it (`CurlJob.init`), as libcurl cannot switch a used
+    /// handle to a shared cache without leaking its own (`TLSSessionCache`).
+    var tlsSessionCache: TLSSessionCache { url.scheme == .ftp ? .own : .ftpShare }
+
     /// The redacted URL of a path, for messages.
     func display(_ path: String) -> String { url.with(path: path).redacted }
 
@@ -41,6 +46,7 @@ struct FTPEndpoint: Sendable {
     /// `stallTimeout` is given for transfers: a data connection that moves nothing
     /// for that long, or a server that does not answer within it, is dead.
     func configure(_ easy: EasyHandle, path: String, stallTimeout: Duration? = nil) {
+        precondition(easy.tlsSessionCache == tlsSessionCache, "an FTP handle made for the wrong TLS session cache")
         // ftpes:// is explicit TLS: an ftp:// URL that must upgrade with AUTH TLS.
         let wireScheme = url.scheme == .ftpes ? "ftp" : url.scheme.rawValue
         easy.set(CURLOPT_URL, url.with(path: path).wireURL(scheme: wireScheme))
@@ -48,7 +54,6 @@ struct FTPEndpoint: Sendable {
             easy.set(CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue))
         }
         if url.scheme != .ftp {
-            FTPSessionShare.shared.attach(easy)
             // TLS 1.2 at most: over TLS 1.3, libcurl 7.88 replaces the control
             // connection's session with each data connection's new ticket, and
             // servers that require session reuse on data connections (vsftpd's

@@ -41,7 +41,9 @@ final class FTPSessionShare: @unchecked Sendable {
         _ = ferry_curl_share_setopt_long(raw, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
     }
 
-    /// Makes `easy` use the shared TLS session cache.
+    /// Makes `easy` use the shared TLS session cache. Only for a handle that has
+    /// never run a transfer without it (`EasyHandle(tlsSessionCache: .ftpShare)`
+    /// does this): libcurl 7.88 leaks the cache of a handle that had its own.
     func attach(_ easy: EasyHandle) {
         easy.set(CURLOPT_SHARE, pointer: raw)
     }

@@ -32,7 +32,7 @@ final class FTPUploadJob: CurlJob, @unchecked Sendable {
         self.transfer = transfer
         self.size = size
         position = offset
-        super.init(hostKey: endpoint.hostKey)
+        super.init(hostKey: endpoint.hostKey, tlsSessionCache: endpoint.tlsSessionCache)
         endpoint.configure(easy, path: path, stallTimeout: stallTimeout)
         easy.set(CURLOPT_UPLOAD, 1)
         easy.set(CURLOPT_INFILESIZE_LARGE, large: size - offset)

@@ -24,7 +24,7 @@ struct CurlCompletion: Sendable {
 class CurlJob: @unchecked Sendable {
     /// Which server this job talks to, for the per-host connection limit.
     let hostKey: String
-    let easy = EasyHandle()
+    let easy: EasyHandle
     /// Set by `CurlEngine.interrupt` from any thread.
     let interruptRequested = Atomic<Bool>(false)
     /// Resumed exactly once by the engine thread.
@@ -36,8 +36,10 @@ class CurlJob: @unchecked Sendable {
     /// resume wins the race with the task's suspension (docs/RELIABILITY.md).
     let handedOver = Atomic<Bool>(false)
 
-    init(hostKey: String) {
+    /// - Parameter tlsSessionCache: `.ftpShare` for FTPS (`FTPEndpoint.tlsSessionCache`).
+    init(hostKey: String, tlsSessionCache: TLSSessionCache = .own) {
         self.hostKey = hostKey
+        easy = EasyHandle(tlsSessionCache: tlsSessionCache)
         // The context pointer is unretained: the engine keeps the job alive from
         // submission until the continuation is resumed, and libcurl stops calling
         // back once the handle is removed from the multi handle.

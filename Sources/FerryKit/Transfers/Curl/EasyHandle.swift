@@ -6,17 +6,43 @@ let curlGlobalInit: Void = {
     curl_global_init(Int(CURL_GLOBAL_ALL))
 }()
 
+/// Which TLS session cache an easy handle uses, for its whole life.
+enum TLSSessionCache: Sendable {
+    /// The handle's own (libcurl's default): HTTP, FlashAir, plain FTP.
+    case own
+    /// `FTPSessionShare`'s, shared by every FTPS handle.
+    case ftpShare
+}
+
 /// Raw easy handles kept for reuse (`curl_easy_reset` between uses), as libcurl
 /// advises for many transfers: a fresh handle allocates its state and receive
 /// buffer again, and the kernel then faults those pages in on every file.
-let easyHandlePool = ReusePool<UnsafeMutableRawPointer>(
+///
+/// One pool per `TLSSessionCache`, never mixed. libcurl 7.88 gives a handle its
+/// own TLS session cache on its first transfer of any kind (920 bytes) and
+/// `curl_easy_reset` keeps it, as it keeps `CURLOPT_SHARE`; setting
+/// `CURLOPT_SHARE` on a handle that has its own cache replaces the pointer
+/// without freeing the cache (a leak, `scripts/sanitizers/repro/curl-share-session-leak.c`).
+/// So a handle meets the share before its first transfer or never.
+private let ownSessionHandles = ReusePool<UnsafeMutableRawPointer>(
     capacity: 32,
-    make: {
-        guard let h = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
-        return h
-    },
+    make: makeEasyHandle,
     prepare: { curl_easy_reset($0) },
     discard: { curl_easy_cleanup($0) })
+private let sharedSessionHandles = ReusePool<UnsafeMutableRawPointer>(
+    capacity: 32,
+    make: makeEasyHandle,
+    prepare: { curl_easy_reset($0) },
+    discard: { curl_easy_cleanup($0) })
+
+private func makeEasyHandle() -> UnsafeMutableRawPointer {
+    guard let h = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
+    return h
+}
+
+private func easyHandlePool(_ cache: TLSSessionCache) -> ReusePool<UnsafeMutableRawPointer> {
+    cache == .own ? ownSessionHandles : sharedSessionHandles
+}
 
 /// Owns one libcurl easy handle and the C memory its options point to.
 ///
@@ -24,22 +50,27 @@ let easyHandlePool = ReusePool<UnsafeMutableRawPointer>(
 /// the engine thread while the transfer runs (STYLE.md, corelibs-foundation `EasyHandle`).
 final class EasyHandle {
     let raw: UnsafeMutableRawPointer
+    let tlsSessionCache: TLSSessionCache
     private var lists: [UnsafeMutablePointer<curl_slist>] = []
     private var strings: [UnsafeMutablePointer<CChar>] = []
     /// libcurl writes its human-readable error text here.
     let errorBuffer: UnsafeMutablePointer<CChar>
 
-    init() {
+    init(tlsSessionCache: TLSSessionCache = .own) {
         _ = curlGlobalInit
-        raw = easyHandlePool.take()
+        self.tlsSessionCache = tlsSessionCache
+        raw = easyHandlePool(tlsSessionCache).take()
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         _ = ferry_curl_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
         set(CURLOPT_NOSIGNAL, 1)
+        // Kept through curl_easy_reset; set again anyway, which is harmless for a
+        // handle that has only ever used this share.
+        if tlsSessionCache == .ftpShare { FTPSessionShare.shared.attach(self) }
     }
 
     deinit {
-        easyHandlePool.give(raw)
+        easyHandlePool(tlsSessionCache).give(raw)
         for l in lists { curl_slist_free_all(l) }
         for s in strings { free(s) }
         errorBuffer.deallocate()

@@ -232,6 +232,14 @@ def timed(cmd, cwd):
     return elapsed, rss
 
 
+# Seconds of rest before every timed run (BENCH_COOLDOWN overrides). This VM's disk
+# absorbs a few GB of writes at full speed and then slows every writer down by half
+# or more until it has caught up (seen: lftp mirror --parallel=4 at 0.45 s, then
+# 0.95-1.1 s after 5 GB, 0.44-0.51 s again after a minute's rest). Resting before
+# each run keeps one tool's writes from slowing the next one.
+COOLDOWN = float(os.environ.get("BENCH_COOLDOWN", "8"))
+
+
 def alternate(tools, rounds, prepare, check=None):
     """Runs each tool once per round, in rotating order; returns {name: [(secs, rss)]}.
     check(name, cwd), when given, runs after each run (untimed), e.g. to verify the output."""
@@ -241,6 +249,7 @@ def alternate(tools, rounds, prepare, check=None):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
             cwd = prepare(name)
+            time.sleep(COOLDOWN)
             results[name].append(timed(tools[name], cwd))
             if check:
                 check(name, cwd)

@@ -146,6 +146,23 @@ extension FTPServerTests {
             #expect(FTPTest.same(out.file("d.bin"), data))
         }
 
+        /// A listing that gets a size wrong (old servers list sizes modulo 4 GiB)
+        /// costs a SIZE on a retry, not a second download.
+        @Test(arguments: [FTPServerKind.vsftpd, .proftpd])
+        func aWrongListedSizeIsCheckedWithoutFetchingTheFileAgain(kind: FTPServerKind) async throws {
+            let (server, fs) = try await FTPTest.open(kind)
+            let out = try TempDir(prefix: "ftp-dl")
+            let data = try server.write(TestData.bytes(1_500_000, seed: 11), at: "/pub/big.bin")
+            var entry = try #require(try await fs.list("/pub").first { $0.name == "big.bin" })
+            entry.size = 1_500_000 % 65_536
+            var options = DownloadOptions()
+            options.retryDelay = .milliseconds(10)
+            let r = try await fs.download(entry, to: out.file("big.bin"), options: options).result
+            #expect(FTPTest.same(out.file("big.bin"), data))
+            #expect(r.bytesTransferred == 1_500_000)
+            #expect(r.retries == 1 && r.restarts == 0)
+        }
+
         /// A part whose version nothing describes (a small file fetched by its LIST
         /// entry, stopped early) is started over, even when size and time agree.
         @Test func anUnverifiablePartIsStartedOver() async throws {

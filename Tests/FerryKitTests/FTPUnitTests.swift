@@ -27,6 +27,27 @@ struct FTPUnitTests {
         #expect(log.failure?.code == 550)
     }
 
+    /// A reply that answers an earlier command marks the connection out of step.
+    @Test func aReplyBehindItsCommandIsOutOfStep() {
+        var log = FTPReplyLog()
+        for (out, reply) in [
+            ("MDTM pub/a", "213 20240501120000"), ("SIZE pub/a", "213 1234"), ("EPSV", "502 EPSV refused"),
+            ("PASV", "227 Entering Passive Mode (127,0,0,1,4,1)"), ("RETR pub/a", "150 Opening"),
+        ] {
+            log.consumeOutgoing(out)
+            log.consumeIncoming(reply + "\r\n")
+        }
+        log.consumeIncoming("226 Done\r\n")
+        log.consumeOutgoing("SIZE pub/missing")
+        log.consumeIncoming("550 No such file\r\n")
+        #expect(!log.outOfStep)
+        // The SIZE reply arrives only after EPSV was sent.
+        log.consumeOutgoing("SIZE pub/b")
+        log.consumeOutgoing("EPSV")
+        log.consumeIncoming("213 99\r\n")
+        #expect(log.outOfStep)
+    }
+
     @Test func failureIgnoresRepliesLibcurlRecoversFrom() {
         var log = FTPReplyLog()
         log.consumeOutgoing("EPSV")

@@ -235,6 +235,14 @@ final class PartFile: @unchecked Sendable {
         writebackFrom = done
     }
 
+    /// Records that the bytes are a whole file as the server sent it (a transfer
+    /// it reported complete, whose size a listing got wrong): the next attempt
+    /// accepts them only if the server's size is exactly this, and never appends.
+    func recordWholeFile() {
+        journal.totalSize = length
+        journal.unverifiable = nil
+    }
+
     /// Writes the buffer, makes the bytes durable and records that in the journal.
     /// Called periodically and whenever an attempt ends without finishing.
     func checkpoint() {

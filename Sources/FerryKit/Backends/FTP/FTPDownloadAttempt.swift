@@ -124,11 +124,7 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     }
 
     override func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer) {
-        if type == CURLINFO_HEADER_IN {
-            log.consumeIncoming(text)
-        } else if type == CURLINFO_HEADER_OUT {
-            log.consumeOutgoing(String(decoding: text, as: UTF8.self))
-        }
+        if log.consume(type, text) { easy.set(CURLOPT_FORBID_REUSE, 1) }
     }
 
     override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -189,6 +185,18 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
             // (libcurl skips RETR when REST would start at the end).
             if !decided {
                 guard decide() else { return }
+            }
+            if let listed, part.length != listed.size {
+                // The listing was stale, or wrong (some servers list sizes modulo
+                // 4 GiB), and the server said the transfer is complete: the retry
+                // checks the bytes against SIZE (and MDTM), which completes at once
+                // without a byte more when they are still the whole file.
+                part.recordWholeFile()
+                outcome = .failed(
+                    FerryError(
+                        .verificationFailed, operation: "download", target: display,
+                        detail: "listed as \(listed.size) bytes, received \(part.length)", isTransient: true))
+                return
             }
             outcome = .complete(expectedSize: remoteSize)
         case .badDownloadResume:

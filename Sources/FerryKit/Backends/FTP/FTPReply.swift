@@ -34,6 +34,34 @@ struct FTPReplyLog: Sendable {
     private var pending: [String] = []
     private var partialLine: [UInt8] = []
     private var lastCommand: String?
+    /// Set when a reply cannot be the answer to the command it follows (a `213`
+    /// after `EPSV`): the control connection is a reply behind, and every command
+    /// on it would read the answer to the one before. libcurl keeps a connection
+    /// after some such errors ("Bad PASV/EPSV response"), so a retry would meet
+    /// it again; the job then forbids its reuse.
+    private(set) var outOfStep = false
+
+    /// Feeds what libcurl's debug callback reports: server replies and the
+    /// commands it sent. Returns true once the connection is out of step.
+    mutating func consume(_ type: curl_infotype, _ text: UnsafeRawBufferPointer) -> Bool {
+        if type == CURLINFO_HEADER_IN {
+            consumeIncoming(text)
+        } else if type == CURLINFO_HEADER_OUT {
+            consumeOutgoing(String(decoding: text, as: UTF8.self))
+        }
+        return outOfStep
+    }
+
+    /// The only positive replies some commands can get; any other 1xx-3xx reply
+    /// answered an earlier command.
+    static func positiveReplies(to verb: String) -> Set<Int>? {
+        switch verb {
+        case "EPSV": [229]
+        case "PASV": [227]
+        case "SIZE", "MDTM": [213]
+        default: nil
+        }
+    }
 
     /// Feeds server text: one or more lines, possibly ending in a partial line.
     mutating func consumeIncoming(_ bytes: UnsafeRawBufferPointer) {
@@ -59,9 +87,14 @@ struct FTPReplyLog: Sendable {
         pending.append(line)
         guard let code = FTPReplyLog.finalCode(line) else { return }
         let text = line.count > 4 ? String(line.dropFirst(4)) : ""
-        replies.append(
-            FTPReply(
-                code: code, text: text.trimmingCharacters(in: .whitespaces), lines: pending, command: lastCommand))
+        let reply = FTPReply(
+            code: code, text: text.trimmingCharacters(in: .whitespaces), lines: pending, command: lastCommand)
+        if code < 400, let verb = reply.verb, let allowed = FTPReplyLog.positiveReplies(to: verb),
+            !allowed.contains(code)
+        {
+            outOfStep = true
+        }
+        replies.append(reply)
         pending = []
     }
 

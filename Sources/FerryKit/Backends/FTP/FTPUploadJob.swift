@@ -69,10 +69,6 @@ final class FTPUploadJob: CurlJob, @unchecked Sendable {
     }
 
     override func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer) {
-        if type == CURLINFO_HEADER_IN {
-            log.consumeIncoming(text)
-        } else if type == CURLINFO_HEADER_OUT {
-            log.consumeOutgoing(String(decoding: text, as: UTF8.self))
-        }
+        if log.consume(type, text) { easy.set(CURLOPT_FORBID_REUSE, 1) }
     }
 }

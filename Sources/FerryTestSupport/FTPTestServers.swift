@@ -37,15 +37,20 @@ public struct FTPTestServerOptions: Sendable {
     public var readOnlyFolders: [String] = []
     /// Refuse RNFR/RNTO (pyftpdlib only: the `f` permission letter is left out).
     public var refuseRename = false
+    /// Answer `421` to connections beyond this many from one address (pyftpdlib only),
+    /// as many hosting servers do.
+    public var maxConnectionsPerIP: Int?
 
     /// Options for `FTPTestServer`; the defaults give a plain server.
     public init(
-        tls: FTPTestTLS = .none, throttle: Int? = nil, readOnlyFolders: [String] = [], refuseRename: Bool = false
+        tls: FTPTestTLS = .none, throttle: Int? = nil, readOnlyFolders: [String] = [], refuseRename: Bool = false,
+        maxConnectionsPerIP: Int? = nil
     ) {
         self.tls = tls
         self.throttle = throttle
         self.readOnlyFolders = readOnlyFolders
         self.refuseRename = refuseRename
+        self.maxConnectionsPerIP = maxConnectionsPerIP
     }
 }
 
@@ -288,6 +293,7 @@ public final class FTPTestServer: Sendable {
         if let throttle = options.throttle { args += ["--throttle", String(throttle)] }
         for folder in options.readOnlyFolders { args += ["--read-only", folder] }
         if options.refuseRename { args.append("--no-rename") }
+        if let n = options.maxConnectionsPerIP { args += ["--max-per-ip", String(n)] }
         let log = dir.file("pyftpdlib.log")
         let process = try SpawnedProcess(python, args, logPath: log)
         return (process, log)
@@ -312,6 +318,7 @@ public final class FTPTestServer: Sendable {
         p.add_argument("--throttle", type=int)
         p.add_argument("--read-only", action="append", default=[])
         p.add_argument("--no-rename", action="store_true")
+        p.add_argument("--max-per-ip", type=int, default=0)
         a = p.parse_args()
 
         perm = "elradfmwMT"
@@ -357,6 +364,7 @@ public final class FTPTestServer: Sendable {
         handler.banner = "ferry test pyftpdlib"
         server = FTPServer(("127.0.0.1", a.port), handler)
         server.max_cons = 256
+        server.max_cons_per_ip = a.max_per_ip
         server.serve_forever()
         """#
 

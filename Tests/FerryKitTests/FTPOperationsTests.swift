@@ -8,6 +8,41 @@ extension FTPServerTests {
     /// Listing, stat, delete, folders, rename, login errors and connection reuse,
     /// against vsftpd (LIST, anonymous), pyftpdlib and proftpd (MLSD, user and password).
     struct FTPOperationsTests {
+        /// A server that allows two connections per address refuses some of the
+        /// folder listings `walk` runs at once (421): they are tried again, the
+        /// engine holds the server to the two connections that work, and the tree
+        /// and its files come whole with few retries.
+        @Test func aTreeFromAServerThatAllowsTwoConnectionsPerAddress() async throws {
+            let (server, fs) = try await FTPTest.open(.pyftpdlib, options: .init(maxConnectionsPerIP: 2))
+            var expected: [String: Data] = [:]
+            for d in 0..<8 {
+                for f in 0..<2 {
+                    let path = "/pub/t/d\(d)/f\(f).bin"
+                    expected[path] = try server.write(TestData.bytes(20_000 + d * 100 + f, seed: UInt64(d)), at: path)
+                }
+            }
+            let (folders, files) = try await fs.walk("/pub/t", width: 4)
+            #expect(folders.count == 8)
+            #expect(Set(files.map(\.path)) == Set(expected.keys))
+            #expect(server.log.contains("Too many connections"), "the server never refused: the test proves nothing")
+            let out = try TempDir(prefix: "ftp-421")
+            var options = DownloadOptions()
+            options.retryDelay = .milliseconds(50)
+            let opts = options
+            let targets = files.indices.map { out.file("\($0).bin") }
+            let retries = try await withThrowingTaskGroup(of: Int.self) { group in
+                for (entry, target) in zip(files, targets) {
+                    group.addTask { try await fs.download(entry, to: target, options: opts).result.retries }
+                }
+                return try await group.reduce(0, +)
+            }
+            // Without the lowered limit: 25 retries in one run, a download that gave up after 6 tries in another.
+            #expect(retries < 8, "\(retries) retries")
+            for (i, entry) in files.enumerated() {
+                #expect(FTPTest.same(out.file("\(i).bin"), expected[entry.path]!), "\(entry.path)")
+            }
+        }
+
         @Test(arguments: FTPServerKind.allCases)
         func listsAwkwardNamesWithMLSDOrLIST(kind: FTPServerKind) async throws {
             let (server, fs) = try await FTPTest.open(kind)

@@ -46,6 +46,23 @@ struct FTPUnitTests {
         log.consumeOutgoing("EPSV")
         log.consumeIncoming("213 99\r\n")
         #expect(log.outOfStep)
+        #expect(!log.refusedAtLogin)
+    }
+
+    @Test func a421AtLoginIsARefusalForTooManyConnections() {
+        var greeted = FTPReplyLog()
+        greeted.consumeIncoming("421 Too many connections from the same IP address.\r\n")
+        #expect(greeted.refusedAtLogin)
+        var login = FTPReplyLog()
+        login.consumeIncoming("220 Hello\r\n")
+        login.consumeOutgoing("USER ann\r\n")
+        login.consumeIncoming("421 There are too many connected users, please try later.\r\n")
+        #expect(login.refusedAtLogin)
+        var later = FTPReplyLog()
+        later.consumeIncoming("220 Hello\r\n")
+        later.consumeOutgoing("RETR a\r\n")
+        later.consumeIncoming("421 Timeout.\r\n")
+        #expect(!later.refusedAtLogin)
     }
 
     @Test func failureIgnoresRepliesLibcurlRecoversFrom() {

@@ -124,7 +124,7 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     }
 
     override func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer) {
-        if log.consume(type, text) { easy.set(CURLOPT_FORBID_REUSE, 1) }
+        followFTP(&log, type, text)
     }
 
     override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -70,7 +70,30 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     }
 
     /// Lists one folder and tells how many lines could not be read.
+    ///
+    /// A transient failure (a reset or dropped control connection, `421` from a
+    /// server that allows only so many connections per address, `425`/`426`/`450`)
+    /// is tried again up to `listRetries` times with a doubling pause: `get -r`
+    /// lists several folders at once, and one refused listing would fail the tree.
     public func listing(_ path: String) async throws(FerryError) -> FTPListing {
+        var delay = FTPFileSystem.listRetryDelay
+        var tries = 0
+        while true {
+            do {
+                return try await listingOnce(path)
+            } catch  where error.isTransient && tries < FTPFileSystem.listRetries {
+                tries += 1
+                try? await Task.sleep(for: delay)
+                if Task.isCancelled { throw FerryError(.cancelled, operation: "list", target: endpoint.display(path)) }
+                delay *= 2
+            }
+        }
+    }
+
+    static let listRetries = 4
+    static let listRetryDelay: Duration = .milliseconds(250)
+
+    private func listingOnce(_ path: String) async throws(FerryError) -> FTPListing {
         let folder = FTPEndpoint.normalize(path)
         try FTPEndpoint.validate(folder, operation: "list", display: endpoint.display(folder))
         let info = try await serverInfo(for: "list", folder)

@@ -40,16 +40,18 @@ struct FTPReplyLog: Sendable {
     /// after some such errors ("Bad PASV/EPSV response"), so a retry would meet
     /// it again; the job then forbids its reuse.
     private(set) var outOfStep = false
+    /// Set when the server answered the connection itself, or the login, with
+    /// `421` ("too many connections from this address", "too many users").
+    private(set) var refusedAtLogin = false
 
     /// Feeds what libcurl's debug callback reports: server replies and the
-    /// commands it sent. Returns true once the connection is out of step.
-    mutating func consume(_ type: curl_infotype, _ text: UnsafeRawBufferPointer) -> Bool {
+    /// commands it sent.
+    mutating func consume(_ type: curl_infotype, _ text: UnsafeRawBufferPointer) {
         if type == CURLINFO_HEADER_IN {
             consumeIncoming(text)
         } else if type == CURLINFO_HEADER_OUT {
             consumeOutgoing(String(decoding: text, as: UTF8.self))
         }
-        return outOfStep
     }
 
     /// The only positive replies some commands can get; any other 1xx-3xx reply
@@ -94,6 +96,7 @@ struct FTPReplyLog: Sendable {
         {
             outOfStep = true
         }
+        if code == 421, [nil, "USER", "PASS"].contains(reply.verb) { refusedAtLogin = true }
         replies.append(reply)
         pending = []
     }
@@ -221,5 +224,16 @@ extension FerryError {
         }
         if let reply = log.failure { return .ftp(reply, operation: operation, target: target) }
         return .curl(completion, operation: operation, target: target)
+    }
+}
+
+extension CurlJob {
+    /// What every FTP job does with libcurl's debug output: log the replies,
+    /// stop reusing a connection that is a reply behind, and tell the engine when
+    /// the server refused a connection for being one too many.
+    func followFTP(_ log: inout FTPReplyLog, _ type: curl_infotype, _ text: UnsafeRawBufferPointer) {
+        log.consume(type, text)
+        if log.outOfStep { easy.set(CURLOPT_FORBID_REUSE, 1) }
+        if log.refusedAtLogin { refusedForTooManyConnections = true }
     }
 }

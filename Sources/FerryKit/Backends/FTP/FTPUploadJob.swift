@@ -69,6 +69,6 @@ final class FTPUploadJob: CurlJob, @unchecked Sendable {
     }
 
     override func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer) {
-        if log.consume(type, text) { easy.set(CURLOPT_FORBID_REUSE, 1) }
+        followFTP(&log, type, text)
     }
 }

@@ -190,6 +190,17 @@ private final class EngineLoop: @unchecked Sendable {
         hostLimits[host] ?? limits.perHost
     }
 
+    /// A server refused one connection more than those already working (a cap
+    /// per client address, commonly 2 to 4): from now on it gets only as many as
+    /// are working, so the rest wait in the queue instead of being refused in a
+    /// loop. Never below one, never raised again in this process.
+    private func lowerLimit(of host: String) {
+        let working = activePerHost[host] ?? 0
+        guard working > 0, working < limit(for: host) else { return }
+        hostLimits[host] = working
+        shared.withLock { $0.hostLimits[host] = working }
+    }
+
     private func admit() {
         guard !waiting.isEmpty else { return }
         var i = 0
@@ -226,6 +237,7 @@ private final class EngineLoop: @unchecked Sendable {
             code: code, responseCode: job.easy.info(CURLINFO_RESPONSE_CODE),
             errorText: job.easy.errorText, interrupted: interrupted)
         job.didComplete(completion)
+        if job.refusedForTooManyConnections { lowerLimit(of: job.hostKey) }
         let c = job.continuation
         job.continuation = nil
         job.handedOver.store(true, ordering: .releasing)

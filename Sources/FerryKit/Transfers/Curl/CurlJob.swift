@@ -35,6 +35,10 @@ class CurlJob: @unchecked Sendable {
     /// already orders the two, but ThreadSanitizer cannot see that ordering when the
     /// resume wins the race with the task's suspension (docs/RELIABILITY.md).
     let handedOver = Atomic<Bool>(false)
+    /// Set (on the engine thread) when the server turned this connection away
+    /// because of how many this client already has (FTP `421` at login): the
+    /// engine then holds the server to the connections that are working.
+    var refusedForTooManyConnections = false
 
     /// - Parameter tlsSessionCache: `.ftpShare` for FTPS (`FTPEndpoint.tlsSessionCache`).
     init(hostKey: String, tlsSessionCache: TLSSessionCache = .own) {

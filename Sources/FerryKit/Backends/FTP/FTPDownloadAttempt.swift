@@ -30,9 +30,10 @@ struct FTPDownloadSource: DownloadSource {
 /// small file's time on a link with latency.
 ///
 /// Safe because only the first attempt from offset zero uses them: the journal
-/// records the listed size and time, a file that changed size since the listing
-/// fails the size check at the end (and the retry asks `SIZE`/`MDTM` and compares
-/// them with the journal), and a resume always asks the server. A recorded time
+/// records the listed size and time; when the bytes the server sent (and called
+/// complete) are not the listed size, the file changed or the listing was wrong,
+/// and a retry asks `SIZE` (and `MDTM`) before they are accepted, never appending
+/// to them; and a resume always asks the server. A recorded time
 /// can only cause a needless restart, never a false match: it is older than the
 /// bytes or equal to `MDTM`. A small file listed by `LIST` (a time to the minute,
 /// in the server's zone) has no validator at all: should it stop early, its part

@@ -30,6 +30,16 @@ extension FTPServerTests {
                 #expect(FTPTest.same(local.file("down\(size)"), data), "size \(size)")
             }
             #expect(try await fs.stat("/pub/up 70000.bin").size == 70_000)
+            // As `get -r` fetches them, by their listed entries: no SIZE, so the data
+            // connection is read until the server closes it, which over TLS must end cleanly.
+            for entry in try await fs.list("/pub") where entry.name.hasPrefix("up ") {
+                let r = try await fs.download(entry, to: local.file("listed " + entry.name), options: .init()).result
+                #expect(r.retries == 0, "\(entry.name)")
+                #expect(
+                    FTPTest.same(
+                        local.file("listed " + entry.name),
+                        try Data(contentsOf: URL(fileURLWithPath: server.local(entry.path)))))
+            }
             try await fs.delete("/pub/t.txt")
             // One login for everything: the shared TLS session cache lets every handle's
             // data connections resume the control connection's session.

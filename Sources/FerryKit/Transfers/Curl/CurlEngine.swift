@@ -139,6 +139,7 @@ private final class EngineLoop: @unchecked Sendable {
                 defer {
                     box.submitted.removeAll()
                     box.interrupted.removeAll()
+                    box.idle = false
                 }
                 return (
                     submitted: box.submitted, interrupted: box.interrupted, limits: box.limits,
@@ -174,7 +175,8 @@ private final class EngineLoop: @unchecked Sendable {
                 finishedAny = true
             }
             if finishedAny && !waiting.isEmpty { continue }
-            // Sleep only when nothing arrived meanwhile; from here on a hand-over wakes us.
+            // Sleep only when nothing arrived meanwhile; from here until the next
+            // take at the top a hand-over wakes us.
             let done = waiting.isEmpty && active.isEmpty
             let sleep = shared.withLock { box -> Bool in
                 box.idle = box.submitted.isEmpty && box.interrupted.isEmpty && !(box.closed && done)
@@ -182,7 +184,6 @@ private final class EngineLoop: @unchecked Sendable {
             }
             guard sleep else { continue }
             curl_multi_poll(multi, nil, 0, 1000, nil)
-            shared.withLock { $0.idle = false }
         }
     }
 

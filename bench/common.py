@@ -256,5 +256,19 @@ def alternate(tools, rounds, prepare, check=None):
     return results
 
 
+# Suffix of a peer's row that runs it and then `sync -f .` (then_sync).
+DURABLE = " + sync -f"
+
+
+def then_sync(cmd):
+    """cmd, then `sync -f .` (syncfs on the run folder's file system): the time until
+    that peer's files are on the disk. Ferry flushes every file before it gets its
+    final name; the peers never flush, so a plain row compares unlike work. One
+    syncfs at the end is the cheapest way the peer's output could be made durable, a
+    lower bound for a peer that did what Ferry does (and it promises less: the peer's
+    files have their final names while still unflushed)."""
+    return ["sh", "-c", '"$@" && exec sync -f .', "sh"] + cmd
+
+
 def median(xs):
     return statistics.median(xs)

@@ -19,7 +19,7 @@ Needs: scripts/setup.sh --bench (vsftpd, lftp, wget, curl, /usr/bin/time).
 """
 import argparse, filecmp, math, os, random, re, shlex, shutil, subprocess, sys, tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import FreshExt4, Vsftpd, alternate, ferry_binary, median
+from common import DURABLE, FreshExt4, Vsftpd, alternate, ferry_binary, median, then_sync
 
 PEERS = ["curl", "lftp", "wget", "/usr/bin/time"]
 
@@ -150,6 +150,7 @@ def tree(ferry, rounds, count, work):
         "lftp mirror --parallel=4": lftp(base, "mirror --parallel=4 tree tree"),
         "wget -r": ["wget", "-r", "-nH", "-q", url],
     })
+    tools["lftp mirror --parallel=4" + DURABLE] = then_sync(tools["lftp mirror --parallel=4"])
     # Room for every run's copy on the fresh file system, nothing is deleted during the run.
     fs = FreshExt4(size_gb=max(8, math.ceil(total * len(tools) * rounds * 1.3 / (1 << 30)) + 1))
     runs = iter(range(1_000_000))
@@ -221,6 +222,9 @@ def main():
                   and ferry_secs <= t["lftp mirror --parallel=4"])
             lines.append(f"\nTargets (>= 1.5x lftp mirror and wget -r, no slower than lftp mirror --parallel=4): "
                          f"{'met' if ok else 'NOT met'}\n")
+            durable = t["lftp mirror --parallel=4" + DURABLE]
+            lines.append(f"ferry vs lftp mirror --parallel=4 with its files then flushed (see common.then_sync): "
+                         f"{durable / ferry_secs:.2f}x\n")
             lines += command_lines(tools)
     finally:
         shutil.rmtree(work, ignore_errors=True)

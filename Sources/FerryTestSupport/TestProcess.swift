@@ -129,8 +129,9 @@ public final class ServerProcess: @unchecked Sendable {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         self.logPath = logPath
-        FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = FileHandle(forWritingAtPath: logPath)
+        guard FileManager.default.createFile(atPath: logPath, contents: nil),
+            let log = FileHandle(forWritingAtPath: logPath)
+        else { throw TestServerError.didNotStart("\(executable): cannot create its log \(logPath)") }
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice

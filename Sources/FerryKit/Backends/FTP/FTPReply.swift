@@ -103,13 +103,16 @@ struct FTPReplyLog: Sendable {
 
     /// Feeds a command libcurl sent.
     mutating func consumeOutgoing(_ text: String) {
-        let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Only the line end goes: a name may end (or start) with spaces, and the
+        // reply to "DELE /a " is looked up by the command as it was sent.
+        var line = Substring(text)
+        while let last = line.last, last.isNewline { line.removeLast() }
         guard !line.isEmpty else { return }
         // Never keep a password, not even in memory longer than needed.
         if line.uppercased().hasPrefix("PASS") {
             lastCommand = "PASS"
         } else {
-            lastCommand = line
+            lastCommand = String(line)
         }
     }
 

@@ -12,6 +12,24 @@ extension FTPServerTests {
         /// Everything a bare RFC 959 server does not have.
         static let bare = ["SIZE", "MDTM", "FEAT", "EPSV", "EPRT", "MLSD", "MLST", "MFMT"]
 
+        /// A server without `REST` cannot resume: the `.part` is started over
+        /// and the file arrives whole, instead of the download failing for good.
+        @Test func aPartOnAServerWithoutRESTIsStartedOver() async throws {
+            let (server, fs) = try await FTPTest.open(.pyftpdlib, options: .init(withoutCommands: ["REST"]))
+            let data = try server.write(TestData.bytes(1_000_000), at: "/pub/r.bin")
+            let out = try TempDir(prefix: "ftp-norest")
+            let dest = out.file("r.bin")
+            try data.prefix(400_000).write(to: URL(fileURLWithPath: dest + ".part"))
+            var journal = DownloadJournal(
+                source: fs.endpoint.display("/pub/r.bin"), bootID: DownloadJournal.currentBootID)
+            journal.totalSize = 1_000_000
+            journal.durableLength = 400_000
+            try journal.save(to: dest + ".part.journal")
+            let r = try await fs.download("/pub/r.bin", to: dest, options: .init()).result
+            #expect(r.restarts >= 1)
+            #expect(FTPTest.same(dest, data))
+        }
+
         /// Names that end in a space reach the server whole, and the reply to the
         /// command that carries one is found (it was looked up by the command
         /// without its trailing space: "the server did not answer").

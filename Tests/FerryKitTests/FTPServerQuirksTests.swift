@@ -30,6 +30,21 @@ extension FTPServerTests {
             #expect(FTPTest.same(dest, data))
         }
 
+        /// Some servers answer the listing of an empty folder with `550`: that
+        /// folder is empty, while a folder that is not there is still an error.
+        @Test(arguments: [false, true])
+        func anEmptyFolderAnswered550IsEmpty(mlsd: Bool) async throws {
+            let (server, fs) = try await FTPTest.open(
+                .pyftpdlib, options: .init(withoutCommands: mlsd ? [] : ["MLSD", "MLST"], emptyFolderListing550: true))
+            try server.makeFolder("/pub/empty")
+            #expect(try await fs.serverInfo().usesMLSD == mlsd)
+            #expect(try await fs.list("/pub/empty").isEmpty)
+            let missing = try #require(await FTPTest.error { _ = try await fs.list("/pub/not here") })
+            #expect(missing.code == .notFound)
+            #expect(missing.serverCode == 550)
+            #expect(missing.operation == "list")
+        }
+
         /// Names that end in a space reach the server whole, and the reply to the
         /// command that carries one is found (it was looked up by the command
         /// without its trailing space: "the server did not answer").

@@ -103,6 +103,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
             if completion.code == .ok && !completion.interrupted {
                 return FTPListingParser.parseMLSD(job.text, folder: folder)
             }
+            if Self.emptyFolderRefused(completion, job) { return FTPListing() }
             if let refused = job.log.lastReply(verb: "MLSD"), [500, 501, 502, 504].contains(refused.code) {
                 // FEAT promised MLST but MLSD is not there: remember, and use LIST.
                 FTPServerInfoCache.shared.update(endpoint.serverKey) { $0.mlsdRefused = true }
@@ -111,8 +112,21 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
             }
         }
         let (completion, job) = await fetchListing(urlPath, command: nil)
+        if Self.emptyFolderRefused(completion, job) { return FTPListing() }
         guard completion.code == .ok && !completion.interrupted else { throw listError(completion, job, folder) }
         return FTPListingParser.parseLIST(job.text, folder: folder, now: Date())
+    }
+
+    /// Whether a listing failed only because the folder is empty: some servers
+    /// (embedded ones, some Windows servers) answer `LIST` or `MLSD` of an empty
+    /// folder with "550 No files found". libcurl sends the listing command only
+    /// after the `CWD` into the folder worked, so the folder is there; a folder
+    /// that is not fails at its `CWD`, and a 550 that says "denied" stays an error.
+    static func emptyFolderRefused(_ completion: CurlCompletion, _ job: FTPCommandJob) -> Bool {
+        guard completion.code != .ok, !completion.interrupted, !job.tooLarge, let failure = job.log.failure,
+            failure.code == 550, failure.verb == "LIST" || failure.verb == "MLSD"
+        else { return false }
+        return FerryError.classify550(failure.text.lowercased()) == .notFound
     }
 
     /// Runs one listing request (`command` nil: LIST).

@@ -12,6 +12,43 @@ extension FTPServerTests {
         /// Everything a bare RFC 959 server does not have.
         static let bare = ["SIZE", "MDTM", "FEAT", "EPSV", "EPRT", "MLSD", "MLST", "MFMT"]
 
+        @Test func aBareServerBehindNATListsDownloadsAndUploads() async throws {
+            let (server, fs) = try await FTPTest.open(
+                .pyftpdlib, options: .init(withoutCommands: Self.bare, passiveAddress: "10.255.255.1"))
+            let data = try server.write(TestData.bytes(300_000), at: "/pub/bare/a file.bin")
+            try server.makeFolder("/pub/bare/sub")
+            let entries = try await fs.list("/pub/bare")
+            #expect(Set(entries.map(\.name)) == ["a file.bin", "sub"])
+            #expect(entries.first { $0.name == "a file.bin" }?.size == 300_000)
+
+            let out = try TempDir(prefix: "ftp-bare")
+            let r = try await fs.download("/pub/bare/a file.bin", to: out.file("a.bin"), options: .init()).result
+            #expect(r.size == 300_000)
+            #expect(FTPTest.same(out.file("a.bin"), data))
+
+            // With neither SIZE nor MDTM, a body-less request succeeds for any name:
+            // stat must still tell a file from a folder from nothing.
+            let file = try await fs.stat("/pub/bare/a file.bin")
+            #expect(file.kind == .file)
+            #expect(file.size == 300_000)
+            #expect(try await fs.stat("/pub/bare/sub").kind == .directory)
+            let missing = try #require(await FTPTest.error { _ = try await fs.stat("/pub/bare/missing.bin") })
+            #expect(missing.code == .notFound)
+            #expect(missing.operation == "stat")
+            #expect(missing.target?.contains("missing.bin") == true)
+
+            // A new name uploads; the same name again is refused by the overwrite policy.
+            let local = try TempDir(prefix: "ftp-bare-up")
+            let up = try TestData.file(local.file("up.bin"), size: 50_000)
+            _ = try await fs.upload(local.file("up.bin"), to: "/pub/bare/up.bin", options: .init()).result
+            #expect(FTPTest.same(server.local("/pub/bare/up.bin"), up))
+            let again = try #require(
+                await FTPTest.error {
+                    _ = try await fs.upload(local.file("up.bin"), to: "/pub/bare/up.bin", options: .init()).result
+                })
+            #expect(again.code == .destinationExists)
+        }
+
         /// A server without `REST` cannot resume: the `.part` is started over
         /// and the file arrives whole, instead of the download failing for good.
         @Test func aPartOnAServerWithoutRESTIsStartedOver() async throws {

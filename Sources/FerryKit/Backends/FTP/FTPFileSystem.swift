@@ -183,6 +183,12 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let completion = await endpoint.engine.perform(file)
         if completion.interrupted { throw FerryError(.cancelled, operation: "stat", target: display) }
         if completion.code == .ok {
+            guard file.log.lastReply(verb: "SIZE")?.code == 213 || file.log.lastReply(verb: "MDTM")?.code == 213
+            else {
+                // Neither SIZE nor MDTM answered (a server without them): libcurl's
+                // request succeeds for any name then, file, folder or nothing at all.
+                return try await listedEntry(p)
+            }
             return RemoteEntry(
                 name: name, path: p, kind: .file, size: file.contentLength >= 0 ? file.contentLength : nil,
                 modified: file.fileTime >= 0
@@ -196,6 +202,30 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let c2 = await endpoint.engine.perform(folder)
         if c2.code == .ok && !c2.interrupted { return RemoteEntry(name: name, path: p, kind: .directory) }
         throw fileError
+    }
+
+    /// `stat` by the listing of the parent folder, for servers that answer
+    /// neither `SIZE` nor `MDTM` nor `MLST`.
+    private func listedEntry(_ p: String) async throws(FerryError) -> RemoteEntry {
+        let display = endpoint.display(p)
+        let parent = FTPEndpoint.parent(of: p)
+        let name = FTPEndpoint.name(of: p)
+        let entries: [RemoteEntry]
+        do {
+            entries = try await listing(parent).entries
+        } catch {
+            var e = error
+            e.operation = "stat"
+            e.target = display
+            throw e
+        }
+        guard var entry = entries.first(where: { $0.name == name }) else {
+            throw FerryError(
+                .notFound, operation: "stat", target: display,
+                detail: "not in the listing of \(parent) (the server has no SIZE or MDTM)")
+        }
+        entry.path = p
+        return entry
     }
 
     // MARK: download

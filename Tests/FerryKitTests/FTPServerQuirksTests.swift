@@ -97,5 +97,20 @@ extension FTPServerTests {
             try await fs.delete("/pub/renamed ")
             #expect(try FileManager.default.contentsOfDirectory(atPath: server.local("/pub")).isEmpty)
         }
+
+        /// A server that answers `EPSV`/`PASV` at once (pyftpdlib, proftpd) used to
+        /// cost every other listing on a reused connection a second: libcurl read
+        /// the reply in the call that sent the command and then waited for nothing.
+        @Test(arguments: FTPServerKind.allCases)
+        func listingsOnAReusedConnectionDoNotWait(kind: FTPServerKind) async throws {
+            let (server, fs) = try await FTPTest.open(kind)
+            try server.write(Data("x".utf8), at: "/pub/again/a")
+            _ = try await fs.list("/pub/again")
+            let start = ContinuousClock.now
+            for _ in 0..<8 { #expect(try await fs.list("/pub/again").count == 1) }
+            let took = ContinuousClock.now - start
+            // A few milliseconds each; with the stall about four seconds.
+            #expect(took < .seconds(2), "\(took)")
+        }
     }
 }

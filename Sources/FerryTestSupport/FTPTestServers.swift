@@ -40,17 +40,31 @@ public struct FTPTestServerOptions: Sendable {
     /// Answer `421` to connections beyond this many from one address (pyftpdlib only),
     /// as many hosting servers do.
     public var maxConnectionsPerIP: Int?
+    /// Commands the server does not know (pyftpdlib only): it answers them
+    /// `500 Command not understood` and leaves them out of `FEAT`, like servers
+    /// without `SIZE`, `MDTM`, `REST`, `EPSV`, `MLSD` or `FEAT` itself.
+    public var withoutCommands: [String] = []
+    /// The address the server names in its `PASV` replies (pyftpdlib only), as a
+    /// server behind NAT names a private or public address that is not this one.
+    public var passiveAddress: String?
+    /// Answer `550` to `LIST` and `MLSD` of an empty folder (pyftpdlib only), as
+    /// some embedded and Windows servers do.
+    public var emptyFolderListing550 = false
 
     /// Options for `FTPTestServer`; the defaults give a plain server.
     public init(
         tls: FTPTestTLS = .none, throttle: Int? = nil, readOnlyFolders: [String] = [], refuseRename: Bool = false,
-        maxConnectionsPerIP: Int? = nil
+        maxConnectionsPerIP: Int? = nil, withoutCommands: [String] = [], passiveAddress: String? = nil,
+        emptyFolderListing550: Bool = false
     ) {
         self.tls = tls
         self.throttle = throttle
         self.readOnlyFolders = readOnlyFolders
         self.refuseRename = refuseRename
         self.maxConnectionsPerIP = maxConnectionsPerIP
+        self.withoutCommands = withoutCommands
+        self.passiveAddress = passiveAddress
+        self.emptyFolderListing550 = emptyFolderListing550
     }
 }
 
@@ -294,6 +308,9 @@ public final class FTPTestServer: Sendable {
         for folder in options.readOnlyFolders { args += ["--read-only", folder] }
         if options.refuseRename { args.append("--no-rename") }
         if let n = options.maxConnectionsPerIP { args += ["--max-per-ip", String(n)] }
+        for command in options.withoutCommands { args += ["--without", command] }
+        if let address = options.passiveAddress { args += ["--passive-address", address] }
+        if options.emptyFolderListing550 { args.append("--empty-550") }
         let log = dir.file("pyftpdlib.log")
         let process = try SpawnedProcess(python, args, logPath: log)
         return (process, log)
@@ -319,6 +336,9 @@ public final class FTPTestServer: Sendable {
         p.add_argument("--read-only", action="append", default=[])
         p.add_argument("--no-rename", action="store_true")
         p.add_argument("--max-per-ip", type=int, default=0)
+        p.add_argument("--without", action="append", default=[])
+        p.add_argument("--passive-address")
+        p.add_argument("--empty-550", action="store_true")
         a = p.parse_args()
 
         perm = "elradfmwMT"
@@ -360,6 +380,28 @@ public final class FTPTestServer: Sendable {
 
             handler.dtp_handler = Throttled
 
+        base = handler
+
+        class Scripted(base):
+            proto_cmds = {k: v for k, v in base.proto_cmds.items() if k not in a.without}
+
+            def listing_refused(self, path):
+                if a.empty_550 and os.path.isdir(path) and not os.listdir(path):
+                    self.respond("550 No files found.")
+                    return True
+                return False
+
+            def ftp_LIST(self, path):
+                if not self.listing_refused(path):
+                    return base.ftp_LIST(self, path)
+
+            def ftp_MLSD(self, path):
+                if not self.listing_refused(path):
+                    return base.ftp_MLSD(self, path)
+
+        handler = Scripted
+        if a.passive_address:
+            handler.masquerade_address = a.passive_address
         handler.authorizer = auth
         handler.banner = "ferry test pyftpdlib"
         server = FTPServer(("127.0.0.1", a.port), handler)

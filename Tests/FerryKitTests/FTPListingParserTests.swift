@@ -238,6 +238,13 @@ private func expectWellFormed(
         #expect(l.entries.map(\.size) == [512, 1234])
         try #require(l.entries.count == 2)
         #expect(l.entries[1].modified == ts(2020, 1, 2))
+        // NetWare servers pad the name column (the name is "login", not "   login").
+        let padded = list([
+            "d [R----F--] supervisor            512       Jan 16 18:53    login",
+            "- [R----F--] rhesus             214059       Oct 20  2019    cx.exe",
+        ])
+        #expect(padded.entries.map(\.name) == ["login", "cx.exe"])
+        #expect(padded.entries.map(\.path) == ["/pub/login", "/pub/cx.exe"])
     }
 
     @Test func noiseIsNotCounted() {

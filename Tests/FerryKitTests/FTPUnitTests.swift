@@ -27,6 +27,17 @@ struct FTPUnitTests {
         #expect(log.failure?.code == 550)
     }
 
+    /// RFC 2389 indents feature lines; some servers do not.
+    @Test func featuresWithoutTheIndent() {
+        var log = FTPReplyLog()
+        log.consumeOutgoing("FEAT\r\n")
+        log.consumeIncoming("211-Extensions supported:\r\nMDTM\r\nMLST type*;size*;modify*;\r\n SIZE\r\n211 END\r\n")
+        #expect(FTPServerInfo.features(fromFEAT: log.reply(to: "FEAT")) == ["MDTM", "MLST", "SIZE"])
+        log.consumeOutgoing("FEAT\r\n")
+        log.consumeIncoming("211 No extensions\r\n")
+        #expect(FTPServerInfo.features(fromFEAT: log.replies.last) == [])
+    }
+
     /// A reply that answers an earlier command marks the connection out of step.
     @Test func aReplyBehindItsCommandIsOutOfStep() {
         var log = FTPReplyLog()

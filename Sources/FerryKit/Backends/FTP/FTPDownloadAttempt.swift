@@ -203,6 +203,11 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         case .badDownloadResume:
             // The .part is longer than the file now is: it changed.
             outcome = .restart(reason: "the file is shorter than the \(offset) bytes already downloaded")
+        case .ftpCouldntUseREST where offset > 0:
+            // The server cannot resume (no REST, or it refused this offset): the
+            // bytes can only come again from the start.
+            let reply = log.lastReply(verb: "REST").map { " (\($0.code) \($0.text))" } ?? ""
+            outcome = .restart(reason: "the server cannot resume with REST" + reply)
         default:
             outcome = .failed(.ftp(completion, log: log, operation: "download", target: display))
         }
@@ -212,4 +217,6 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
 extension CurlCode {
     /// `REST` past the end of the file (libcurl checks it against `SIZE`).
     static let badDownloadResume = CurlCode(CURLE_BAD_DOWNLOAD_RESUME)
+    /// The server refused `REST` before a resumed `RETR`.
+    static let ftpCouldntUseREST = CurlCode(CURLE_FTP_COULDNT_USE_REST)
 }

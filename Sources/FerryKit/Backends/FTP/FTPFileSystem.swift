@@ -103,6 +103,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
             if completion.code == .ok && !completion.interrupted {
                 return FTPListingParser.parseMLSD(job.text, folder: folder)
             }
+            if Self.emptyFolderRefused(completion, job) { return FTPListing() }
             if let refused = job.log.lastReply(verb: "MLSD"), [500, 501, 502, 504].contains(refused.code) {
                 // FEAT promised MLST but MLSD is not there: remember, and use LIST.
                 FTPServerInfoCache.shared.update(endpoint.serverKey) { $0.mlsdRefused = true }
@@ -111,8 +112,21 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
             }
         }
         let (completion, job) = await fetchListing(urlPath, command: nil)
+        if Self.emptyFolderRefused(completion, job) { return FTPListing() }
         guard completion.code == .ok && !completion.interrupted else { throw listError(completion, job, folder) }
         return FTPListingParser.parseLIST(job.text, folder: folder, now: Date())
+    }
+
+    /// Whether a listing failed only because the folder is empty: some servers
+    /// (embedded ones, some Windows servers) answer `LIST` or `MLSD` of an empty
+    /// folder with "550 No files found". libcurl sends the listing command only
+    /// after the `CWD` into the folder worked, so the folder is there; a folder
+    /// that is not fails at its `CWD`, and a 550 that says "denied" stays an error.
+    static func emptyFolderRefused(_ completion: CurlCompletion, _ job: FTPCommandJob) -> Bool {
+        guard completion.code != .ok, !completion.interrupted, !job.tooLarge, let failure = job.log.failure,
+            failure.code == 550, failure.verb == "LIST" || failure.verb == "MLSD"
+        else { return false }
+        return FerryError.classify550(failure.text.lowercased()) == .notFound
     }
 
     /// Runs one listing request (`command` nil: LIST).
@@ -169,6 +183,12 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let completion = await endpoint.engine.perform(file)
         if completion.interrupted { throw FerryError(.cancelled, operation: "stat", target: display) }
         if completion.code == .ok {
+            guard file.log.lastReply(verb: "SIZE")?.code == 213 || file.log.lastReply(verb: "MDTM")?.code == 213
+            else {
+                // Neither SIZE nor MDTM answered (a server without them): libcurl's
+                // request succeeds for any name then, file, folder or nothing at all.
+                return try await listedEntry(p)
+            }
             return RemoteEntry(
                 name: name, path: p, kind: .file, size: file.contentLength >= 0 ? file.contentLength : nil,
                 modified: file.fileTime >= 0
@@ -182,6 +202,30 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let c2 = await endpoint.engine.perform(folder)
         if c2.code == .ok && !c2.interrupted { return RemoteEntry(name: name, path: p, kind: .directory) }
         throw fileError
+    }
+
+    /// `stat` by the listing of the parent folder, for servers that answer
+    /// neither `SIZE` nor `MDTM` nor `MLST`.
+    private func listedEntry(_ p: String) async throws(FerryError) -> RemoteEntry {
+        let display = endpoint.display(p)
+        let parent = FTPEndpoint.parent(of: p)
+        let name = FTPEndpoint.name(of: p)
+        let entries: [RemoteEntry]
+        do {
+            entries = try await listing(parent).entries
+        } catch {
+            var e = error
+            e.operation = "stat"
+            e.target = display
+            throw e
+        }
+        guard var entry = entries.first(where: { $0.name == name }) else {
+            throw FerryError(
+                .notFound, operation: "stat", target: display,
+                detail: "not in the listing of \(parent) (the server has no SIZE or MDTM)")
+        }
+        entry.path = p
+        return entry
     }
 
     // MARK: download

@@ -449,8 +449,13 @@ extension FTPListingParser {
             case .none: continue
             case .invalid: return .invalid
             case .date(let modified, let last):
+                var nameLo = tokens[last].hi + 1
+                // NetWare pads the name column; its names do not start with blanks.
+                if firstField == 2 {
+                    while nameLo < hi, isBlank(b[nameLo]) { nameLo += 1 }
+                }
                 return unixEntry(
-                    b, nameLo: tokens[last].hi + 1, hi: hi, kind: kind, size: size,
+                    b, nameLo: nameLo, hi: hi, kind: kind, size: size,
                     modified: modified, prefix: context.prefix)
             }
         }

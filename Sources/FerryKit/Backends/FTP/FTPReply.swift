@@ -103,13 +103,16 @@ struct FTPReplyLog: Sendable {
 
     /// Feeds a command libcurl sent.
     mutating func consumeOutgoing(_ text: String) {
-        let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Only the line end goes: a name may end (or start) with spaces, and the
+        // reply to "DELE /a " is looked up by the command as it was sent.
+        var line = Substring(text)
+        while let last = line.last, last.isNewline { line.removeLast() }
         guard !line.isEmpty else { return }
         // Never keep a password, not even in memory longer than needed.
         if line.uppercased().hasPrefix("PASS") {
             lastCommand = "PASS"
         } else {
-            lastCommand = line
+            lastCommand = String(line)
         }
     }
 
@@ -232,7 +235,14 @@ extension CurlJob {
     /// stop reusing a connection that is a reply behind, and tell the engine when
     /// the server refused a connection for being one too many.
     func followFTP(_ log: inout FTPReplyLog, _ type: curl_infotype, _ text: UnsafeRawBufferPointer) {
+        let before = log.replies.count
         log.consume(type, text)
+        // libcurl 7.88 that reads the PASV/EPSV reply in the same call that sent
+        // the command sets up the data connection but neither opens it nor sets a
+        // timer ("sit down, relax and wait a little while"), so curl_multi_poll
+        // slept its full second before the connect: every other listing on a
+        // reused connection to a fast server took a second longer.
+        if log.replies[before...].contains(where: { $0.code == 227 || $0.code == 229 }) { performAgain = true }
         if log.outOfStep { easy.set(CURLOPT_FORBID_REUSE, 1) }
         if log.refusedAtLogin { refusedForTooManyConnections = true }
     }

@@ -24,7 +24,9 @@ struct FTPServerInfo: Sendable, Hashable {
     static func features(fromFEAT reply: FTPReply?) -> Set<String> {
         guard let reply, reply.code == 211 else { return [] }
         var out: Set<String> = []
-        for line in reply.lines.dropFirst() where line.hasPrefix(" ") {
+        // RFC 2389 indents each feature with a space; some servers do not, so every
+        // line between the first and the final one ("211 End") counts.
+        for line in reply.lines.dropFirst() where !line.prefix(3).allSatisfy({ $0.isASCII && $0.isNumber }) {
             let word = line.drop(while: { $0 == " " }).prefix { $0 != " " }
             if !word.isEmpty { out.insert(word.uppercased()) }
         }

@@ -175,6 +175,7 @@ private final class EngineLoop: @unchecked Sendable {
                 finishedAny = true
             }
             if finishedAny && !waiting.isEmpty { continue }
+            if drivesAgain() { continue }
             // Sleep only when nothing arrived meanwhile; from here until the next
             // take at the top a hand-over wakes us.
             let done = waiting.isEmpty && active.isEmpty
@@ -185,6 +186,17 @@ private final class EngineLoop: @unchecked Sendable {
             guard sleep else { continue }
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
+    }
+
+    /// Whether a job asked to be driven again before the engine waits
+    /// (`CurlJob.performAgain`); clears the requests.
+    private func drivesAgain() -> Bool {
+        var again = false
+        for job in active.values where job.performAgain {
+            job.performAgain = false
+            again = true
+        }
+        return again
     }
 
     private func limit(for host: String) -> Int {

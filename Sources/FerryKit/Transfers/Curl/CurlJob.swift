@@ -39,6 +39,10 @@ class CurlJob: @unchecked Sendable {
     /// because of how many this client already has (FTP `421` at login): the
     /// engine then holds the server to the connections that are working.
     var refusedForTooManyConnections = false
+    /// Set (on the engine thread, by a callback) when libcurl has more to do at
+    /// once but may not say so: the engine then drives it again before it waits
+    /// (see `followFTP`). Cleared by the engine.
+    var performAgain = false
 
     /// - Parameter tlsSessionCache: `.ftpShare` for FTPS (`FTPEndpoint.tlsSessionCache`).
     init(hostKey: String, tlsSessionCache: TLSSessionCache = .own) {

@@ -1,0 +1,186 @@
+import FerryTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+@testable import FerryKit
+
+/// Downloads against servers that answer the way real ones sometimes do (RFC 9110
+/// allows it, or old and broken servers do it anyway): redirects of every kind,
+/// bodies cut short, chunked and HTTP/1.0 bodies, unasked gzip, folded headers,
+/// multipart ranges, HEAD refused. Each server is scripted on 127.0.0.1.
+@Suite(.serialized)
+struct HTTPDownloadEdgeTests {
+    let out: TempDir
+
+    init() throws {
+        out = try TempDir(prefix: "dl-edge")
+    }
+
+    func download(_ url: String, to dest: String) -> Transfer {
+        var options = DownloadOptions()
+        options.retryDelay = .milliseconds(20)
+        return Ferry.download(try! RemoteURL(parsing: url), to: dest, options: options)
+    }
+
+    func contents(_ path: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    func bytes(_ count: Int, seed: UInt64 = 7) -> [UInt8] { Array(TestData.bytes(count, seed: seed)) }
+
+    /// What is in the destination folder, so a test can see nothing else was written.
+    func listing() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
+    }
+
+    // MARK: Redirects
+
+    @Test func everyRedirectStatusWithARelativeLocationIsFollowed() async throws {
+        let data = bytes(5000)
+        let server = try ScriptedHTTPServer { request in
+            switch request.path {
+            case "/files/data.bin": ScriptedResponse(body: data)
+            case "/r/301": ScriptedResponse(status: 301, headers: ["Location": "/files/data.bin"])
+            case "/r/302": ScriptedResponse(status: 302, headers: ["Location": "../files/data.bin"])
+            case "/r/303": ScriptedResponse(status: 303, headers: ["Location": "../files/./data.bin"])
+            case "/r/307": ScriptedResponse(status: 307, headers: ["Location": "/r/308"])
+            case "/r/308": ScriptedResponse(status: 308, headers: ["Location": "data.bin?x=1"])
+            case "/r/data.bin": ScriptedResponse(status: 302, headers: ["Location": "/files/data.bin"])
+            default: .text("no", status: 404)
+            }
+        }
+        defer { server.stop() }
+        for status in [301, 302, 303, 307, 308] {
+            let dest = out.file("r\(status).bin")
+            let r = try await download(server.url("/r/\(status)"), to: dest).result
+            #expect(r.size == 5000)
+            #expect(try contents(dest) == data, "\(status)")
+        }
+    }
+
+    @Test func credentialsAreNotSentToTheHostARedirectPointsAt() async throws {
+        let data = bytes(3000)
+        let other = try ScriptedHTTPServer { _ in ScriptedResponse(body: data) }
+        defer { other.stop() }
+        let origin = try ScriptedHTTPServer { _ in
+            ScriptedResponse(status: 302, headers: ["Location": other.url("/elsewhere.bin")])
+        }
+        defer { origin.stop() }
+        let url = "http://me:hunter2@127.0.0.1:\(origin.port)/a.bin"
+        let dest = out.file("a.bin")
+        _ = try await download(url, to: dest).result
+        #expect(try contents(dest) == data)
+        #expect(origin.requests.first?.headers["authorization"]?.hasPrefix("Basic ") == true)
+        #expect(other.requests.count == 1)
+        #expect(other.requests.allSatisfy { $0.headers["authorization"] == nil })
+    }
+
+    @Test func aResumeThroughARedirectKeepsTheJournalOfTheFinalFile() async throws {
+        let data = bytes(4000)
+        let server = try ScriptedHTTPServer { request in
+            switch request.path {
+            case "/latest": return ScriptedResponse(status: 302, headers: ["Location": "/v1.bin"])
+            case "/v1.bin":
+                guard let range = request.headers["range"] else {
+                    // Cut short: 1500 of the 4000 bytes announced.
+                    return .raw(
+                        Array("HTTP/1.1 200 OK\r\nContent-Length: 4000\r\nETag: \"v1\"\r\n\r\n".utf8)
+                            + data[..<1500])
+                }
+                let start = Int(range.dropFirst("bytes=".count).dropLast())!
+                return ScriptedResponse(
+                    status: 206, headers: ["Content-Range": "bytes \(start)-3999/4000", "ETag": "\"v1\""],
+                    body: Array(data[start...]))
+            default: return .text("no", status: 404)
+            }
+        }
+        defer { server.stop() }
+        let dest = out.file("latest")
+        let r = try await download(server.url("/latest"), to: dest).result
+        #expect(try contents(dest) == data)
+        #expect(r.retries == 1)
+        let resumed = server.requests.filter { $0.path == "/v1.bin" && $0.headers["range"] != nil }
+        #expect(resumed.map { $0.headers["range"] } == ["bytes=1500-"])
+        #expect(resumed.map { $0.headers["if-range"] } == ["\"v1\""])
+    }
+
+    // MARK: Responses
+
+    @Test func aBodyShorterThanItsContentLengthIsResumedNeverSaved() async throws {
+        let data = bytes(10_000)
+        let server = try ScriptedHTTPServer { request in
+            if let range = request.headers["range"] {
+                let start = Int(range.dropFirst("bytes=".count).dropLast())!
+                // The resumed answer is cut short too, once.
+                let end = start < 6000 ? 6000 : 10_000
+                let head =
+                    "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes \(start)-9999/10000\r\n"
+                    + "Content-Length: \(10_000 - start)\r\nLast-Modified: Mon, 02 Jan 2023 10:00:00 GMT\r\n\r\n"
+                return .raw(Array(head.utf8) + data[start..<end])
+            }
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Length: 10000\r\nLast-Modified: Mon, 02 Jan 2023 10:00:00 GMT\r\n\r\n"
+            return .raw(Array(head.utf8) + data[..<2500])
+        }
+        defer { server.stop() }
+        let dest = out.file("short.bin")
+        let r = try await download(server.url("/short.bin"), to: dest).result
+        #expect(try contents(dest) == data)
+        #expect(r.retries == 2)
+        #expect(server.requests.compactMap { $0.headers["range"] } == ["bytes=2500-", "bytes=6000-"])
+        #expect(
+            server.requests.compactMap { $0.headers["if-range"] }.allSatisfy {
+                $0 == "Mon, 02 Jan 2023 10:00:00 GMT"
+            })
+    }
+
+    @Test func chunkedHTTP10AndCloseDelimitedBodiesArriveWhole() async throws {
+        let data = bytes(70_000)
+        var body = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+        for piece in stride(from: 0, to: data.count, by: 30_000) {
+            let end = min(piece + 30_000, data.count)
+            body += Array("\(String(end - piece, radix: 16))\r\n".utf8) + data[piece..<end] + Array("\r\n".utf8)
+        }
+        body += Array("0\r\n\r\n".utf8)
+        let chunked = body
+        let http10 = Array("HTTP/1.0 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n".utf8)
+        let server = try ScriptedHTTPServer { request in
+            request.path == "/chunked.bin" ? .raw(chunked) : .raw(http10 + data)
+        }
+        defer { server.stop() }
+        for name in ["chunked.bin", "old.bin"] {
+            let dest = out.file(name)
+            let r = try await download(server.url("/" + name), to: dest).result
+            #expect(r.size == 70_000)
+            #expect(try contents(dest) == data, "\(name)")
+        }
+    }
+
+    @Test func gzipThatWasNotAskedForIsSavedAsSent() async throws {
+        // gzip of "ferry " * 50, as a server that compresses regardless would send it.
+        let gz: [UInt8] = [
+            31, 139, 8, 0, 0, 0, 0, 0, 2, 3, 75, 75, 45, 42, 170, 84, 72, 27, 37, 137, 32, 1, 59, 111, 11, 6, 44, 1, 0,
+            0,
+        ]
+        let server = try ScriptedHTTPServer { _ in
+            ScriptedResponse(headers: ["Content-Encoding": "gzip", "Content-Type": "text/plain"], body: gz)
+        }
+        defer { server.stop() }
+        let dest = out.file("page.txt")
+        let r = try await download(server.url("/page.txt"), to: dest).result
+        #expect(r.size == Int64(gz.count))
+        #expect(try contents(dest) == gz)
+        #expect(server.requests.first?.headers["accept-encoding"] == nil)
+    }
+
+    @Test func noContentGivesAnEmptyFile() async throws {
+        let server = try ScriptedHTTPServer { _ in ScriptedResponse(status: 204) }
+        defer { server.stop() }
+        let dest = out.file("empty")
+        let r = try await download(server.url("/empty"), to: dest).result
+        #expect(r.size == 0)
+        #expect(try contents(dest).isEmpty)
+    }
+
+}

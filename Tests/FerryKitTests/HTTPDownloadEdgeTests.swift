@@ -59,6 +59,35 @@ struct HTTPDownloadEdgeTests {
         }
     }
 
+    @Test func aRedirectToAnotherSchemeIsRefusedWithAClearError() async throws {
+        // Nothing listens on the FTP port: a followed redirect would fail to connect.
+        let ftpPort = Loopback.freePort()
+        let server = try ScriptedHTTPServer { request in
+            switch request.path {
+            case "/ftp.bin":
+                ScriptedResponse(
+                    status: 302, headers: ["Location": "ftp://me:hunter2@127.0.0.1:\(ftpPort)/ftp.bin"])
+            case "/file.bin": ScriptedResponse(status: 301, headers: ["Location": "file:///etc/hostname"])
+            case "/dict.bin": ScriptedResponse(status: 307, headers: ["Location": "dict://127.0.0.1:\(ftpPort)/x"])
+            default: .text("no", status: 404)
+            }
+        }
+        defer { server.stop() }
+        for (name, scheme) in [("ftp.bin", "ftp://"), ("file.bin", "file://"), ("dict.bin", "dict://")] {
+            let dest = out.file(name)
+            await #expect {
+                _ = try await download(server.url("/" + name), to: dest).result
+            } throws: { error in
+                guard let e = error as? FerryError else { return false }
+                let text = e.description
+                return e.code == .unsupportedScheme && !e.isTransient && text.contains(name)
+                    && text.contains("redirect") && text.contains(scheme) && !text.contains("hunter2")
+            }
+            #expect(!FileManager.default.fileExists(atPath: dest))
+        }
+        #expect(try listing().isEmpty)
+    }
+
     @Test func credentialsAreNotSentToTheHostARedirectPointsAt() async throws {
         let data = bytes(3000)
         let other = try ScriptedHTTPServer { _ in ScriptedResponse(body: data) }

@@ -131,7 +131,9 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
             outcome = .complete(expectedSize: totalSize)
             return
         }
-        outcome = .failed(.curl(completion, operation: "download", target: display))
+        outcome = .failed(
+            HTTPFileSystem.refusedRedirect(completion, headers: headers, operation: "download", target: display)
+                ?? .curl(completion, operation: "download", target: display))
     }
 }
 

@@ -25,6 +25,8 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         easy.set(CURLOPT_URL, url.wireURL(scheme: scheme))
         easy.set(CURLOPT_FOLLOWLOCATION, 1)
         easy.set(CURLOPT_MAXREDIRS, 10)
+        // A redirect may lead only to HTTP(S): libcurl would follow ftp:// too.
+        easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         easy.set(CURLOPT_USERAGENT, "ferry/\(Ferry.version)")
         // Large reads: fewer callbacks and syscalls per gigabyte.
         easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
@@ -48,7 +50,10 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         job.easy.set(CURLOPT_TIMEOUT_MS, 60_000)
         let c = await engine.perform(job)
         if c.interrupted { throw FerryError(.cancelled, operation: "stat", target: target.redacted) }
-        guard c.code == .ok else { throw FerryError.curl(c, operation: "stat", target: target.redacted) }
+        guard c.code == .ok else {
+            throw HTTPFileSystem.refusedRedirect(c, headers: job.headers, operation: "stat", target: target.redacted)
+                ?? FerryError.curl(c, operation: "stat", target: target.redacted)
+        }
         let status = job.headers.status != 0 ? job.headers.status : c.responseCode
         if status >= 400 {
             throw FerryError.http(
@@ -59,6 +64,20 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let name = target.lastComponent
         return RemoteEntry(
             name: name.isEmpty ? "/" : name, path: target.path, kind: .file, size: size, modified: modified)
+    }
+
+    /// The error for a redirect to another scheme (ftp://, file:// ...), which
+    /// libcurl refused to follow; nil when `completion` is something else.
+    static func refusedRedirect(
+        _ completion: CurlCompletion, headers: HTTPHeaders, operation: String, target: String
+    ) -> FerryError? {
+        guard completion.code == .unsupportedProtocol, (300..<400).contains(headers.status),
+            let location = headers["Location"]
+        else { return nil }
+        return FerryError(
+            .unsupportedScheme, operation: operation, target: target, serverCode: headers.status,
+            serverText: headers.reason,
+            detail: "redirected to \(RemoteURL.redact(location)); Ferry follows redirects only to http:// and https://")
     }
 
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {

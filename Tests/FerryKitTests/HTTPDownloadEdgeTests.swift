@@ -212,4 +212,49 @@ struct HTTPDownloadEdgeTests {
         #expect(try contents(dest).isEmpty)
     }
 
+    // MARK: stat
+
+    @Test func statAsksWithGETWhenHEADIsRefusedOrSaysNoSize() async throws {
+        let data = bytes(5000)
+        let server = try ScriptedHTTPServer { request in
+            if request.method == "HEAD" {
+                switch request.path {
+                case "/405.bin": return ScriptedResponse(status: 405, headers: ["Allow": "GET"])
+                case "/501.bin": return .text("", status: 501)
+                // No Content-Length at all.
+                default: return .raw("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+                }
+            }
+            if request.headers["range"] == "bytes=0-0" {
+                return ScriptedResponse(
+                    status: 206,
+                    headers: ["Content-Range": "bytes 0-0/5000", "Last-Modified": "Mon, 02 Jan 2023 10:00:00 GMT"],
+                    body: [data[0]])
+            }
+            return ScriptedResponse(body: data)
+        }
+        defer { server.stop() }
+        let fs = HTTPFileSystem(url: try RemoteURL(parsing: server.url("/")))
+        for name in ["405.bin", "501.bin", "nolength.bin"] {
+            let e = try await fs.stat("/" + name)
+            #expect(e.size == 5000, "\(name)")
+            #expect(e.name == name)
+            #expect(e.modified != nil)
+        }
+    }
+
+    @Test func statStillFailsWhenGETIsRefusedToo() async throws {
+        let server = try ScriptedHTTPServer { request in
+            request.method == "HEAD" ? .text("", status: 405) : .text("gone", status: 404)
+        }
+        defer { server.stop() }
+        let fs = HTTPFileSystem(url: try RemoteURL(parsing: server.url("/")))
+        await #expect {
+            _ = try await fs.stat("/x.bin")
+        } throws: { error in
+            guard let e = error as? FerryError else { return false }
+            return e.code == .notFound && e.description.contains("x.bin") && e.description.contains("404 Not Found")
+        }
+    }
+
 }

@@ -212,6 +212,44 @@ struct HTTPDownloadEdgeTests {
         #expect(try contents(dest).isEmpty)
     }
 
+    @Test func foldedHeaderLinesAreJoined() {
+        var h = HTTPHeaders()
+        for line in [
+            "HTTP/1.1 200 OK\r\n", "Last-Modified:\r\n", " Mon, 02 Jan 2023\r\n", "\t 10:00:00 GMT\r\n",
+            "ETag: \"a\r\n", "  b\"\r\n", "X-Long: " + String(repeating: "v", count: 20_000) + "\r\n",
+        ] {
+            h.consume(line: line)
+        }
+        #expect(h["Last-Modified"] == "Mon, 02 Jan 2023 10:00:00 GMT")
+        #expect(h["ETag"] == "\"a b\"")
+        #expect(h["X-Long"]?.count == 20_000)
+        #expect(h["Mon, 02 Jan 2023 10"] == nil)
+        #expect(h.fields.count == 3)
+    }
+
+    @Test func anEmptyValidatorIsNoValidator() async throws {
+        // `ETag:` with nothing after it must not become `If-Range:` with nothing
+        // after it (libcurl drops such a header, and the Range goes unguarded).
+        let data = bytes(6000)
+        let lastModified = "Tue, 03 Jan 2023 11:00:00 GMT"
+        let server = try ScriptedHTTPServer { request in
+            if let range = request.headers["range"] {
+                let start = Int(range.dropFirst("bytes=".count).dropLast())!
+                return ScriptedResponse(
+                    status: 206, headers: ["Content-Range": "bytes \(start)-5999/6000", "Last-Modified": lastModified],
+                    body: Array(data[start...]))
+            }
+            let head = "HTTP/1.1 200 OK\r\nContent-Length: 6000\r\nETag:\r\nLast-Modified: \(lastModified)\r\n\r\n"
+            return .raw(Array(head.utf8) + data[..<1000])
+        }
+        defer { server.stop() }
+        let dest = out.file("v.bin")
+        _ = try await download(server.url("/v.bin"), to: dest).result
+        #expect(try contents(dest) == data)
+        let resumed = server.requests.filter { $0.headers["range"] != nil }
+        #expect(resumed.map { $0.headers["if-range"] } == [lastModified])
+    }
+
     // MARK: stat
 
     @Test func statAsksWithGETWhenHEADIsRefusedOrSaysNoSize() async throws {

@@ -30,8 +30,8 @@ struct DownloadJournal: Codable, Sendable, Hashable {
 
     /// The validator for `If-Range`: a strong ETag, else Last-Modified.
     var ifRangeValidator: String? {
-        if let etag, !etag.hasPrefix("W/") { return etag }
-        return lastModified
+        if let etag, !etag.isEmpty, !etag.hasPrefix("W/") { return etag }
+        return lastModified?.isEmpty == false ? lastModified : nil
     }
 
     static func path(forPart part: String) -> String { part + ".journal" }

@@ -63,8 +63,10 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
             outcome = .failed(.http(status: status, reason: headers.reason, operation: "download", target: display))
             return false
         }
-        let etag = headers["ETag"]
-        let lastModified = headers["Last-Modified"]
+        // An empty `ETag:` is no validator; as `If-Range:` it would be dropped, and
+        // the Range sent unguarded.
+        let etag = headers["ETag"].flatMap { $0.isEmpty ? nil : $0 }
+        let lastModified = headers["Last-Modified"].flatMap { $0.isEmpty ? nil : $0 }
         let contentLength = headers["Content-Length"].flatMap { Int64($0) }
         let journal = part.journal
         do {

@@ -37,6 +37,15 @@ struct HTTPHeaders: Sendable, Hashable {
             reason = parts.count > 2 ? String(decoding: parts[2], as: UTF8.self) : ""
             return
         }
+        if let first = bytes.first, first == 0x20 || first == 0x09 {
+            // An obsolete folded line (RFC 9112 5.2) continues the previous field's
+            // value, joined by one space.
+            let more = HTTPHeaders.trim(bytes)
+            guard !fields.isEmpty, !more.isEmpty else { return }
+            let value = fields[fields.count - 1].value
+            fields[fields.count - 1].value = (value.isEmpty ? "" : value + " ") + String(decoding: more, as: UTF8.self)
+            return
+        }
         guard let colon = bytes.firstIndex(of: 0x3A) else { return }
         let name = HTTPHeaders.trim(bytes[..<colon])
         guard !name.isEmpty else { return }

@@ -250,6 +250,40 @@ struct HTTPDownloadEdgeTests {
         #expect(resumed.map { $0.headers["if-range"] } == [lastModified])
     }
 
+    @Test func multipartRangesAreNeverWrittenIntoTheFile() async throws {
+        let data = bytes(3000)
+        let server = try ScriptedHTTPServer { request in
+            guard let range = request.headers["range"] else {
+                return ScriptedResponse(headers: ["ETag": "\"m\""], body: data)
+            }
+            let start = Int(range.dropFirst("bytes=".count).dropLast())!
+            guard start < data.count else {
+                return ScriptedResponse(status: 416, headers: ["Content-Range": "bytes */3000"])
+            }
+            // One part wrapped in MIME, and (wrongly) a top-level Content-Range too,
+            // without the size: nothing but the Content-Type tells.
+            var body = Array("--SEP\r\nContent-Type: application/octet-stream\r\n".utf8)
+            body += Array("Content-Range: bytes \(start)-2999/3000\r\n\r\n".utf8) + data[start...]
+            body += Array("\r\n--SEP--\r\n".utf8)
+            return ScriptedResponse(
+                status: 206,
+                headers: [
+                    "Content-Type": "multipart/byteranges; boundary=SEP", "ETag": "\"m\"",
+                    "Content-Range": "bytes \(start)-2999/*",
+                ], body: body)
+        }
+        defer { server.stop() }
+        let dest = out.file("m.bin")
+        try Data(data[..<1000]).write(to: URL(fileURLWithPath: dest + ".part"))
+        var journal = DownloadJournal(source: server.url("/m.bin"), bootID: DownloadJournal.currentBootID)
+        journal.etag = "\"m\""
+        try journal.save(to: dest + ".part.journal")
+        let r = try await download(server.url("/m.bin"), to: dest).result
+        #expect(try contents(dest) == data)
+        #expect(r.restarts == 1)
+        #expect(r.retries == 0)
+    }
+
     // MARK: stat
 
     @Test func statAsksWithGETWhenHEADIsRefusedOrSaysNoSize() async throws {

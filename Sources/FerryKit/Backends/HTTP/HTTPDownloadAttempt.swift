@@ -71,6 +71,12 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         let journal = part.journal
         do {
             if status == 206 {
+                // Several ranges wrapped in MIME (never asked for): the body is not
+                // the file's bytes, whatever Content-Range says.
+                if headers["Content-Type"]?.lowercased().hasPrefix("multipart/") == true {
+                    outcome = .restart(reason: "206 with a multipart body")
+                    return false
+                }
                 guard let range = headers["Content-Range"].flatMap(ContentRange.init) else {
                     outcome = .restart(reason: "206 without a valid Content-Range")
                     return false

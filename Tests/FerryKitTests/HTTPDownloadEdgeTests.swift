@@ -329,4 +329,24 @@ struct HTTPDownloadEdgeTests {
         }
     }
 
+    // MARK: Names and errors
+
+    @Test func anEscapedSlashStaysInTheRequestAndTheName() async throws {
+        let data = bytes(2000)
+        let server = try ScriptedHTTPServer { request in
+            request.path == "/api/files/docs%2Freadme.txt" ? ScriptedResponse(body: data) : .text("no", status: 404)
+        }
+        defer { server.stop() }
+        let url = try RemoteURL(parsing: server.url("/api/files/docs%2Freadme.txt"))
+        #expect(url.lastComponent == "docs%2Freadme.txt")
+        #expect(url.redacted == server.url("/api/files/docs%2Freadme.txt"))
+        let dest = out.file(url.lastComponent)
+        _ = try await Ferry.download(url, to: dest).result
+        #expect(try contents(dest) == data)
+        #expect(server.requests.map(\.path) == ["/api/files/docs%2Freadme.txt"])
+        #expect(try listing() == ["docs%2Freadme.txt"])
+        // Changing the path drops the escaped form with it.
+        #expect(url.with(path: "/b c").redacted == server.url("/b%20c"))
+    }
+
 }

@@ -21,7 +21,13 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// Password, decoded. Never printed: use `redacted`.
     public var password: String?
     /// Absolute path, decoded, starting with `/`.
-    public var path: String
+    public var path: String {
+        didSet { escapedPath = nil }
+    }
+    /// The path as it goes on the wire, kept only when decoding lost something: an
+    /// HTTP path with an escaped `/` (`files/docs%2Freadme.txt`, a name, not a
+    /// folder). Forgotten when `path` changes.
+    private(set) var escapedPath: String?
     /// HTTP query string without `?`, kept as written (already encoded).
     public var query: String?
 
@@ -152,6 +158,36 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         self.init(
             scheme: scheme, host: String(host), port: port, user: user, password: password,
             path: path, query: query)
+        if scheme == .http || scheme == .https, let escaped = RemoteURL.escapedSlashPath(rawPath) {
+            escapedPath = escaped
+        }
+    }
+
+    /// For a raw path holding `%2F`: the path encoded the way `percentEncodePath`
+    /// would, with those escaped slashes kept; nil when it holds none.
+    private static func escapedSlashPath(_ rawPath: Substring) -> String? {
+        let pieces = splitAtEscapedSlash(rawPath)
+        guard pieces.count > 1 else { return nil }
+        return pieces.map { percentEncodePath(percentDecode($0) ?? "") }.joined(separator: "%2F")
+    }
+
+    /// `text` cut at every `%2F` (either case).
+    private static func splitAtEscapedSlash(_ text: Substring) -> [Substring] {
+        var pieces: [Substring] = []
+        var start = text.startIndex
+        var i = start
+        while i < text.endIndex {
+            let rest = text[i...]
+            if rest.utf8.count >= 3, rest.hasPrefix("%"), rest.dropFirst().prefix(2).uppercased() == "2F" {
+                pieces.append(text[start..<i])
+                i = text.index(i, offsetBy: 3)
+                start = i
+            } else {
+                i = text.index(after: i)
+            }
+        }
+        pieces.append(text[start...])
+        return pieces
     }
 
     /// The URL as text with the password replaced by `***`.
@@ -160,8 +196,15 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     public var description: String { redacted }
 
     /// The last path component, decoded; empty for a folder URL or the root.
+    ///
+    /// An escaped slash stays escaped (`docs%2Freadme.txt`): it is part of the name.
     public var lastComponent: String {
-        path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? ""
+        if let escapedPath {
+            let last = escapedPath.split(separator: "/", omittingEmptySubsequences: true).last ?? ""
+            return RemoteURL.splitAtEscapedSlash(last).map { RemoteURL.percentDecode($0) ?? "" }
+                .joined(separator: "%2F")
+        }
+        return path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? ""
     }
 
     /// Whether the path ends in `/` (names a folder).
@@ -170,7 +213,9 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The same server with another path.
     public func with(path newPath: String) -> RemoteURL {
         var u = self
-        u.path = newPath.utf8.first == UInt8(ascii: "/") ? newPath : "/" + newPath
+        let absolute = newPath.utf8.first == UInt8(ascii: "/") ? newPath : "/" + newPath
+        // The same path keeps its escaped form.
+        if absolute != path { u.path = absolute }
         u.query = nil
         return u
     }
@@ -197,7 +242,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         var s = (overrideScheme ?? scheme.rawValue) + "://"
         s += host.contains(":") ? "[\(host)]" : host
         if let port { s += ":\(port)" }
-        s += RemoteURL.percentEncodePath(path)
+        s += escapedPath ?? RemoteURL.percentEncodePath(path)
         if let query { s += "?" + query }
         return s
     }
@@ -212,7 +257,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         }
         s += host.contains(":") ? "[\(host)]" : host
         if let port { s += ":\(port)" }
-        s += RemoteURL.percentEncodePath(path)
+        s += escapedPath ?? RemoteURL.percentEncodePath(path)
         if let query { s += "?" + query }
         return s
     }

@@ -349,4 +349,28 @@ struct HTTPDownloadEdgeTests {
         #expect(url.with(path: "/b c").redacted == server.url("/b%20c"))
     }
 
+    @Test func errorsNameTheFileAndTheServersReasonWithoutControlCharacters() async throws {
+        let server = try ScriptedHTTPServer { request in
+            switch request.path {
+            case "/moved.bin": ScriptedResponse(status: 302, headers: ["Location": "/gone.bin"])
+            case "/gone.bin": .raw("HTTP/1.1 410 Gone\u{1B}[2J away\r\nContent-Length: 0\r\n\r\n")
+            default: .raw("HTTP/1.1 418 \r\nContent-Length: 0\r\n\r\n")
+            }
+        }
+        defer { server.stop() }
+        let url = "http://me:hunter2@127.0.0.1:\(server.port)/moved.bin"
+        await #expect {
+            _ = try await download(url, to: out.file("moved.bin")).result
+        } throws: { error in
+            guard let e = error as? FerryError else { return false }
+            let text = e.description
+            return e.code == .notFound && text.contains("moved.bin") && text.contains("410 Gone")
+                && !text.contains("hunter2") && !text.unicodeScalars.contains { $0.value < 0x20 }
+        }
+        await #expect {
+            _ = try await download(server.url("/teapot.bin"), to: out.file("teapot.bin")).result
+        } throws: { error in
+            (error as? FerryError)?.description == "download \(server.url("/teapot.bin")): 418 HTTP error"
+        }
+    }
 }

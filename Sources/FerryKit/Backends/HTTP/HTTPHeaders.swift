@@ -34,7 +34,9 @@ struct HTTPHeaders: Sendable, Hashable {
             // HTTP/1.1 404 Not Found
             let parts = bytes.split(separator: 0x20, maxSplits: 2, omittingEmptySubsequences: true)
             status = parts.count > 1 ? Int(String(decoding: parts[1], as: UTF8.self)) ?? 0 : 0
-            reason = parts.count > 2 ? String(decoding: parts[2], as: UTF8.self) : ""
+            // The reason ends up in messages on a terminal: no escape sequences.
+            let printable = parts.count > 2 ? HTTPHeaders.trim(parts[2]).filter { $0 >= 0x20 && $0 != 0x7F } : []
+            reason = String(decoding: printable, as: UTF8.self)
             return
         }
         if let first = bytes.first, first == 0x20 || first == 0x09 {

@@ -134,6 +134,32 @@ struct HTTPDownloadEdgeTests {
         #expect(resumed.map { $0.headers["if-range"] } == ["\"v1\""])
     }
 
+    @Test func aResumeWithoutValidatorsStartsOverWhenTheRedirectLeadsElsewhere() async throws {
+        let v1 = bytes(4000, seed: 1)
+        let v2 = bytes(4000, seed: 2)
+        let latest = Mutex("/v1.bin")
+        let server = try ScriptedHTTPServer { request in
+            if request.path == "/latest" {
+                return ScriptedResponse(status: 302, headers: ["Location": latest.withLock { $0 }])
+            }
+            let data = request.path == "/v1.bin" ? v1 : v2
+            guard let range = request.headers["range"] else {
+                // No ETag, no Last-Modified, cut short; and a new version is out.
+                latest.withLock { $0 = "/v2.bin" }
+                let head = "HTTP/1.1 200 OK\r\nContent-Length: 4000\r\n\r\n"
+                return .raw(Array(head.utf8) + data[..<1500])
+            }
+            let start = Int(range.dropFirst("bytes=".count).dropLast())!
+            return ScriptedResponse(
+                status: 206, headers: ["Content-Range": "bytes \(start)-3999/4000"], body: Array(data[start...]))
+        }
+        defer { server.stop() }
+        let dest = out.file("latest")
+        let r = try await download(server.url("/latest"), to: dest).result
+        #expect(try contents(dest) == v2)
+        #expect(r.restarts == 1)
+    }
+
     // MARK: Responses
 
     @Test func aBodyShorterThanItsContentLengthIsResumedNeverSaved() async throws {

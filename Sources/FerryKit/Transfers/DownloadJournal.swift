@@ -19,6 +19,9 @@ struct DownloadJournal: Codable, Sendable, Hashable {
     var lastModified: String?
     /// Full size of the file, when known.
     var totalSize: Int64?
+    /// Where redirects led, redacted, when that was not `source` itself: with no
+    /// validator, a resume that lands elsewhere cannot continue these bytes.
+    var finalSource: String?
     /// Set when nothing can tell later whether the file is still the one the bytes
     /// came from (an FTP file fetched by its `LIST` entry, whose time is not exact,
     /// without `MDTM`): such a part is never resumed, only started over.

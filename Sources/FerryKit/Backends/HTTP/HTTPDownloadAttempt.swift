@@ -69,6 +69,9 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         let lastModified = headers["Last-Modified"].flatMap { $0.isEmpty ? nil : $0 }
         let contentLength = headers["Content-Length"].flatMap { Int64($0) }
         let journal = part.journal
+        let finalSource =
+            easy.info(CURLINFO_REDIRECT_COUNT) > 0
+            ? easy.info(string: CURLINFO_EFFECTIVE_URL).map(RemoteURL.redact) : nil
         do {
             if status == 206 {
                 // Several ranges wrapped in MIME (never asked for): the body is not
@@ -93,6 +96,11 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
                     outcome = .restart(reason: "Last-Modified changed")
                     return false
                 }
+                if journal.ifRangeValidator == nil, journal.finalSource != finalSource {
+                    // Nothing vouches that bytes from another place continue these.
+                    outcome = .restart(reason: "redirected to \(finalSource ?? display), not where the bytes came from")
+                    return false
+                }
                 if let old = journal.totalSize, let new = range.total, old != new {
                     outcome = .restart(reason: "size changed from \(old) to \(new)")
                     return false
@@ -100,12 +108,13 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
                 totalSize = range.total ?? journal.totalSize
                 try part.begin(
                     at: offset, etag: etag ?? journal.etag, lastModified: lastModified ?? journal.lastModified,
-                    totalSize: totalSize)
+                    totalSize: totalSize, finalSource: finalSource)
             } else if (200..<300).contains(status) {
                 // The whole file follows: Range was ignored, or If-Range said it changed.
                 if offset > 0 { restartedInPlace = true }
                 totalSize = contentLength
-                try part.begin(at: 0, etag: etag, lastModified: lastModified, totalSize: totalSize)
+                try part.begin(
+                    at: 0, etag: etag, lastModified: lastModified, totalSize: totalSize, finalSource: finalSource)
                 transfer.report(bytesDone: 0, totalBytes: totalSize, resumedFrom: 0, force: true)
             } else {
                 outcome = .failed(

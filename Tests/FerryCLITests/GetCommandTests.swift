@@ -70,6 +70,15 @@ struct GetCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == ["into"])
     }
 
+    @Test func aURLEndingInASlashIsSavedAsIndexHTML() throws {
+        try FileManager.default.createDirectory(atPath: files.file("site"), withIntermediateDirectories: true)
+        let page = try TestData.file(files.file("site/index.html"), size: 500)
+        let out = try run("get", nginx.url("/site/"))
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == ["index.html"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: work.file("index.html"))) == page)
+    }
+
     @Test func existingDestinationIsRefusedUnlessOverwrite() throws {
         try TestData.file(files.file("x.bin"), size: 1000)
         try "keep me".write(toFile: work.file("x.bin"), atomically: true, encoding: .utf8)

@@ -253,6 +253,28 @@ struct HTTPDownloadEdgeTests {
         #expect(h.fields.count == 3)
     }
 
+    @Test func longHeaderLinesAreReadAndHugeOnesFailClearly() async throws {
+        let data = bytes(1000)
+        let server = try ScriptedHTTPServer { request in
+            let size = request.path == "/long.bin" ? 60_000 : 400_000
+            return ScriptedResponse(headers: ["X-Padding": String(repeating: "p", count: size)], body: data)
+        }
+        defer { server.stop() }
+        let dest = out.file("long.bin")
+        _ = try await download(server.url("/long.bin"), to: dest).result
+        #expect(try contents(dest) == data)
+        let start = ContinuousClock.now
+        await #expect {
+            _ = try await download(server.url("/huge.bin"), to: out.file("huge.bin")).result
+        } throws: { error in
+            guard let e = error as? FerryError else { return false }
+            return e.code == .protocolError && e.description.contains("huge.bin")
+                && e.description.contains("headers too large")
+        }
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(try listing() == ["long.bin"])
+    }
+
     @Test func anEmptyValidatorIsNoValidator() async throws {
         // `ETag:` with nothing after it must not become `If-Range:` with nothing
         // after it (libcurl drops such a header, and the Range goes unguarded).

@@ -149,8 +149,8 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
             return
         }
         outcome = .failed(
-            HTTPFileSystem.refusedRedirect(completion, headers: headers, operation: "download", target: display)
-                ?? .curl(completion, operation: "download", target: display))
+            HTTPFileSystem.failure(
+                completion, headers: headers, bodyStarted: decided, operation: "download", target: display))
     }
 }
 

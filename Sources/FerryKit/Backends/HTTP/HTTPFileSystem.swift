@@ -80,8 +80,8 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         // A server that ignores the Range sends the whole file: its headers are all we want.
         let cutShort = firstByteOnly && c.code == .writeError && job.tooLarge
         guard c.code == .ok || cutShort else {
-            throw HTTPFileSystem.refusedRedirect(c, headers: job.headers, operation: "stat", target: target.redacted)
-                ?? FerryError.curl(c, operation: "stat", target: target.redacted)
+            throw HTTPFileSystem.failure(
+                c, headers: job.headers, bodyStarted: !job.body.isEmpty, operation: "stat", target: target.redacted)
         }
         let headers = job.headers
         var status = headers.status != 0 ? headers.status : c.responseCode
@@ -96,18 +96,28 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         return (status, headers, size)
     }
 
-    /// The error for a redirect to another scheme (ftp://, file:// ...), which
-    /// libcurl refused to follow; nil when `completion` is something else.
-    static func refusedRedirect(
-        _ completion: CurlCompletion, headers: HTTPHeaders, operation: String, target: String
-    ) -> FerryError? {
-        guard completion.code == .unsupportedProtocol, (300..<400).contains(headers.status),
+    /// The error for an HTTP request libcurl ended with `completion`: a redirect
+    /// to another scheme (ftp://, file:// ...), which it refused to follow, and
+    /// oversized headers get their own words; the rest is `FerryError.curl`.
+    static func failure(
+        _ completion: CurlCompletion, headers: HTTPHeaders, bodyStarted: Bool, operation: String, target: String
+    ) -> FerryError {
+        if completion.code == .unsupportedProtocol, (300..<400).contains(headers.status),
             let location = headers["Location"]
-        else { return nil }
-        return FerryError(
-            .unsupportedScheme, operation: operation, target: target, serverCode: headers.status,
-            serverText: headers.reason,
-            detail: "redirected to \(RemoteURL.redact(location)); Ferry follows redirects only to http:// and https://")
+        {
+            return FerryError(
+                .unsupportedScheme, operation: operation, target: target, serverCode: headers.status,
+                serverText: headers.reason,
+                detail:
+                    "redirected to \(RemoteURL.redact(location)); Ferry follows redirects only to http:// and https://")
+        }
+        if completion.code == .outOfMemory && !bodyStarted {
+            // What libcurl 7.88 says about a header line over 100 KB or headers over 300 KB.
+            return FerryError(
+                .protocolError, operation: operation, target: target, serverText: "response headers too large",
+                detail: "over libcurl's limit of 100 KB a line")
+        }
+        return .curl(completion, operation: operation, target: target)
     }
 
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {

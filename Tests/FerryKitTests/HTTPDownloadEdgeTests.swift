@@ -397,6 +397,25 @@ struct HTTPDownloadEdgeTests {
         #expect(url.with(path: "/b c").redacted == server.url("/b%20c"))
     }
 
+    @Test func aNameInAnotherEncodingThanUTF8IsFetchedAsWritten() async throws {
+        // An old server with Latin-1 names: "café.txt" is caf%E9.txt on the wire.
+        let data = bytes(1500)
+        let server = try ScriptedHTTPServer { request in
+            request.path == "/old/caf%E9.txt" ? ScriptedResponse(body: data) : .text("no", status: 404)
+        }
+        defer { server.stop() }
+        let url = try RemoteURL(parsing: server.url("/old/caf%e9.txt"))
+        #expect(url.lastComponent == "caf%E9.txt")
+        #expect(url.redacted == server.url("/old/caf%E9.txt"))
+        let dest = out.file(url.lastComponent)
+        _ = try await Ferry.download(url, to: dest).result
+        #expect(try contents(dest) == data)
+        #expect(server.requests.map(\.path) == ["/old/caf%E9.txt"])
+        // Malformed escapes are still a bad URL.
+        #expect(throws: FerryError.self) { try RemoteURL(parsing: server.url("/old/caf%E.txt")) }
+        #expect(throws: FerryError.self) { try RemoteURL(parsing: server.url("/old/caf%zz.txt")) }
+    }
+
     @Test func errorsNameTheFileAndTheServersReasonWithoutControlCharacters() async throws {
         let server = try ScriptedHTTPServer { request in
             switch request.path {

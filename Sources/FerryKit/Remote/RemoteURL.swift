@@ -151,24 +151,36 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             }
             port = p
         }
-        guard let path = RemoteURL.percentDecode(rawPath.isEmpty ? "/" : rawPath) else {
+        let web = scheme == .http || scheme == .https
+        guard let bytes = RemoteURL.percentDecodeBytes(rawPath.isEmpty ? "/" : rawPath) else {
             throw invalid("bad percent-escape in path")
         }
+        var path = String(validating: bytes, as: UTF8.self)
+        if path == nil && web {
+            // A name in another encoding (Latin-1 on an old server): shown with
+            // replacement characters, sent exactly as written.
+            path = String(decoding: bytes, as: UTF8.self)
+        }
+        guard let path else { throw invalid("bad percent-escape in path") }
         guard !path.contains("\0") else { throw invalid("NUL in path") }
         self.init(
             scheme: scheme, host: String(host), port: port, user: user, password: password,
             path: path, query: query)
-        if scheme == .http || scheme == .https, let escaped = RemoteURL.escapedSlashPath(rawPath) {
+        if web, let escaped = RemoteURL.escapedForm(rawPath) {
             escapedPath = escaped
         }
     }
 
-    /// For a raw path holding `%2F`: the path encoded the way `percentEncodePath`
-    /// would, with those escaped slashes kept; nil when it holds none.
-    private static func escapedSlashPath(_ rawPath: Substring) -> String? {
+    /// For a raw path that decoding would lose something of (an escaped `/`, bytes
+    /// that are not UTF-8): the path escaped the way `percentEncodePath` would,
+    /// keeping those; nil when the decoded path says it all.
+    private static func escapedForm(_ rawPath: Substring) -> String? {
         let pieces = splitAtEscapedSlash(rawPath)
-        guard pieces.count > 1 else { return nil }
-        return pieces.map { percentEncodePath(percentDecode($0) ?? "") }.joined(separator: "%2F")
+        let decoded = pieces.map { percentDecodeBytes($0) ?? [] }
+        guard pieces.count > 1 || decoded.contains(where: { String(validating: $0, as: UTF8.self) == nil })
+        else { return nil }
+        let allowed = unreserved.union("/".utf8)
+        return decoded.map { percentEncode(bytes: $0, allowed: allowed) }.joined(separator: "%2F")
     }
 
     /// `text` cut at every `%2F` (either case).
@@ -201,7 +213,8 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     public var lastComponent: String {
         if let escapedPath {
             let last = escapedPath.split(separator: "/", omittingEmptySubsequences: true).last ?? ""
-            return RemoteURL.splitAtEscapedSlash(last).map { RemoteURL.percentDecode($0) ?? "" }
+            // Pieces that are not UTF-8 stay escaped too.
+            return RemoteURL.splitAtEscapedSlash(last).map { RemoteURL.percentDecode($0) ?? String($0) }
                 .joined(separator: "%2F")
         }
         return path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? ""
@@ -307,11 +320,15 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     static func percentEncode(_ text: String, allowed: Set<UInt8>) -> String {
+        percentEncode(bytes: text.utf8, allowed: allowed)
+    }
+
+    static func percentEncode<C: Collection<UInt8>>(bytes input: C, allowed: Set<UInt8>) -> String {
         var out = ""
-        out.reserveCapacity(text.utf8.count)
+        out.reserveCapacity(input.count)
         let hex = Array("0123456789ABCDEF".utf8)
         var bytes: [UInt8] = []
-        for b in text.utf8 {
+        for b in input {
             if allowed.contains(b) {
                 bytes.append(b)
             } else {
@@ -327,8 +344,13 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// Decodes `%XX` escapes (a `+` stays a `+`); nil for a malformed escape or
     /// bytes that are not UTF-8.
     public static func percentDecode<S: StringProtocol>(_ text: S) -> String? {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
+        return percentDecodeBytes(text).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
+    /// Decodes `%XX` escapes to bytes, UTF-8 or not; nil for a malformed escape.
+    static func percentDecodeBytes<S: StringProtocol>(_ text: S) -> [UInt8]? {
         let utf8 = Array(text.utf8)
-        guard utf8.contains(UInt8(ascii: "%")) else { return String(text) }
         var out: [UInt8] = []
         out.reserveCapacity(utf8.count)
         var i = 0
@@ -351,6 +373,6 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
                 i += 1
             }
         }
-        return String(validating: out, as: UTF8.self)
+        return out
     }
 }

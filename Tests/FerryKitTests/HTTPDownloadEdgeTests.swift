@@ -212,6 +212,30 @@ struct HTTPDownloadEdgeTests {
         }
     }
 
+    @Test func aChunkedBodyCutBeforeItsLastChunkIsResumed() async throws {
+        let data = bytes(50_000)
+        let server = try ScriptedHTTPServer { request in
+            if let range = request.headers["range"] {
+                let start = Int(range.dropFirst("bytes=".count).dropLast())!
+                return ScriptedResponse(
+                    status: 206, headers: ["Content-Range": "bytes \(start)-49999/50000", "ETag": "\"c\""],
+                    body: Array(data[start...]))
+            }
+            // Two chunks of 20,000, then the connection closes: no last chunk.
+            var out = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nETag: \"c\"\r\n\r\n".utf8)
+            for start in [0, 20_000] {
+                out += Array("4e20\r\n".utf8) + data[start..<(start + 20_000)] + Array("\r\n".utf8)
+            }
+            return .raw(out)
+        }
+        defer { server.stop() }
+        let dest = out.file("cut-chunked.bin")
+        let r = try await download(server.url("/cut-chunked.bin"), to: dest).result
+        #expect(try contents(dest) == data)
+        #expect(r.retries == 1)
+        #expect(server.requests.compactMap { $0.headers["range"] } == ["bytes=40000-"])
+    }
+
     @Test func gzipThatWasNotAskedForIsSavedAsSent() async throws {
         // gzip of "ferry " * 50, as a server that compresses regardless would send it.
         let gz: [UInt8] = [

@@ -73,7 +73,8 @@ enum GetCommand: Command {
         -> [Item]
     {
         func name(for url: RemoteURL) -> String {
-            let n = url.lastComponent
+            // A URL ending in `/` names a folder's page, not a file called like the folder.
+            let n = url.isFolderPath ? "" : url.lastComponent
             return n.isEmpty || n == "." || n == ".." ? "index.html" : n
         }
         var items: [Item] = []

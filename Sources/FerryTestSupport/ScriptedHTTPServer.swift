@@ -48,6 +48,9 @@ public struct ScriptedResponse: Sendable {
     public var delay: Duration
     /// Answer nothing at all: wait `delay`, then close the connection (a sleeping card).
     public var silent: Bool
+    /// Bytes sent exactly as they are instead of a response made from the fields
+    /// above (an old, odd or broken server); the connection closes after them.
+    public var raw: [UInt8]?
 
     /// Creates a response.
     public init(
@@ -65,6 +68,16 @@ public struct ScriptedResponse: Sendable {
     public static func text(_ text: String, status: Int = 200) -> ScriptedResponse {
         ScriptedResponse(status: status, headers: ["Content-Type": "text/plain"], body: Array(text.utf8))
     }
+
+    /// Exactly these bytes (head and body, CRLFs included), then the connection closes.
+    public static func raw(_ bytes: [UInt8]) -> ScriptedResponse {
+        var r = ScriptedResponse()
+        r.raw = bytes
+        return r
+    }
+
+    /// Exactly this text (head and body, CRLFs included), then the connection closes.
+    public static func raw(_ text: String) -> ScriptedResponse { raw(Array(text.utf8)) }
 
     /// No answer for `duration`, then the connection closes.
     public static func silence(for duration: Duration) -> ScriptedResponse {
@@ -161,6 +174,10 @@ public final class ScriptedHTTPServer: Sendable {
             let response = handler(request)
             if response.delay > .zero { Thread.sleep(forTimeInterval: response.delay / .seconds(1)) }
             if response.silent { return }
+            if let raw = response.raw {
+                _ = writeAll(fd, raw)
+                return
+            }
             var head = "HTTP/1.1 \(response.status) \(Self.reason(response.status))\r\n"
             var fields = response.headers
             fields["Content-Length"] = String(response.body.count)
@@ -267,6 +284,12 @@ public final class ScriptedHTTPServer: Sendable {
         switch status {
         case 200: "OK"
         case 206: "Partial Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 303: "See Other"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
+        case 405: "Method Not Allowed"
         case 400: "Bad Request"
         case 403: "Forbidden"
         case 404: "Not Found"

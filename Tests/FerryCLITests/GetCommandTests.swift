@@ -21,6 +21,10 @@ struct GetCommandTests {
     }
 
     func run(_ args: String..., env: [String: String]? = nil) throws -> TestProcess.Output {
+        try run(args, env: env)
+    }
+
+    func run(_ args: [String], env: [String: String]? = nil) throws -> TestProcess.Output {
         try TestProcess.run(ferry, args, cwd: work.path, environment: env)
     }
 
@@ -45,6 +49,34 @@ struct GetCommandTests {
         for i in 0..<6 {
             #expect(try Data(contentsOf: URL(fileURLWithPath: work.file("dl/f\(i).bin"))).count == 50_000 + i)
         }
+    }
+
+    @Test func namesFromURLsStayFlatInTheDestinationFolder() throws {
+        try FileManager.default.createDirectory(atPath: files.file("docs"), withIntermediateDirectories: true)
+        let readme = try TestData.file(files.file("docs/readme.txt"), size: 1000, seed: 1)
+        let query = try TestData.file(files.file("q.bin"), size: 1000, seed: 2)
+        let japanese = try TestData.file(files.file("日本.txt"), size: 1000, seed: 3)
+        // nginx reads the escaped slash as a folder; the name keeps it escaped.
+        let urls = [
+            nginx.url("/docs%2Freadme.txt"), nginx.url("/q.bin?name=/../x&y=1"), nginx.url("/%E6%97%A5%E6%9C%AC.txt"),
+        ]
+        let out = try run(["get"] + urls + ["-o", "into/"])
+        #expect(out.status == 0, "\(out.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: work.file("into")).sorted()
+        #expect(names == ["docs%2Freadme.txt", "q.bin", "日本.txt"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: work.file("into/docs%2Freadme.txt"))) == readme)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: work.file("into/q.bin"))) == query)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: work.file("into/日本.txt"))) == japanese)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == ["into"])
+    }
+
+    @Test func aURLEndingInASlashIsSavedAsIndexHTML() throws {
+        try FileManager.default.createDirectory(atPath: files.file("site"), withIntermediateDirectories: true)
+        let page = try TestData.file(files.file("site/index.html"), size: 500)
+        let out = try run("get", nginx.url("/site/"))
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == ["index.html"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: work.file("index.html"))) == page)
     }
 
     @Test func existingDestinationIsRefusedUnlessOverwrite() throws {

@@ -21,7 +21,13 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// Password, decoded. Never printed: use `redacted`.
     public var password: String?
     /// Absolute path, decoded, starting with `/`.
-    public var path: String
+    public var path: String {
+        didSet { escapedPath = nil }
+    }
+    /// The path as it goes on the wire, kept only when decoding lost something: an
+    /// HTTP path with an escaped `/` (`files/docs%2Freadme.txt`, a name, not a
+    /// folder). Forgotten when `path` changes.
+    private(set) var escapedPath: String?
     /// HTTP query string without `?`, kept as written (already encoded).
     public var query: String?
 
@@ -145,13 +151,55 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             }
             port = p
         }
-        guard let path = RemoteURL.percentDecode(rawPath.isEmpty ? "/" : rawPath) else {
+        let web = scheme == .http || scheme == .https
+        guard let bytes = RemoteURL.percentDecodeBytes(rawPath.isEmpty ? "/" : rawPath) else {
             throw invalid("bad percent-escape in path")
         }
+        var path = String(validating: bytes, as: UTF8.self)
+        if path == nil && web {
+            // A name in another encoding (Latin-1 on an old server): shown with
+            // replacement characters, sent exactly as written.
+            path = String(decoding: bytes, as: UTF8.self)
+        }
+        guard let path else { throw invalid("bad percent-escape in path") }
         guard !path.contains("\0") else { throw invalid("NUL in path") }
         self.init(
             scheme: scheme, host: String(host), port: port, user: user, password: password,
             path: path, query: query)
+        if web, let escaped = RemoteURL.escapedForm(rawPath) {
+            escapedPath = escaped
+        }
+    }
+
+    /// For a raw path that decoding would lose something of (an escaped `/`, bytes
+    /// that are not UTF-8): the path escaped the way `percentEncodePath` would,
+    /// keeping those; nil when the decoded path says it all.
+    private static func escapedForm(_ rawPath: Substring) -> String? {
+        let pieces = splitAtEscapedSlash(rawPath)
+        let decoded = pieces.map { percentDecodeBytes($0) ?? [] }
+        guard pieces.count > 1 || decoded.contains(where: { String(validating: $0, as: UTF8.self) == nil })
+        else { return nil }
+        let allowed = unreserved.union("/".utf8)
+        return decoded.map { percentEncode(bytes: $0, allowed: allowed) }.joined(separator: "%2F")
+    }
+
+    /// `text` cut at every `%2F` (either case).
+    private static func splitAtEscapedSlash(_ text: Substring) -> [Substring] {
+        var pieces: [Substring] = []
+        var start = text.startIndex
+        var i = start
+        while i < text.endIndex {
+            let rest = text[i...]
+            if rest.utf8.count >= 3, rest.hasPrefix("%"), rest.dropFirst().prefix(2).uppercased() == "2F" {
+                pieces.append(text[start..<i])
+                i = text.index(i, offsetBy: 3)
+                start = i
+            } else {
+                i = text.index(after: i)
+            }
+        }
+        pieces.append(text[start...])
+        return pieces
     }
 
     /// The URL as text with the password replaced by `***`.
@@ -160,8 +208,16 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     public var description: String { redacted }
 
     /// The last path component, decoded; empty for a folder URL or the root.
+    ///
+    /// An escaped slash stays escaped (`docs%2Freadme.txt`): it is part of the name.
     public var lastComponent: String {
-        path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? ""
+        if let escapedPath {
+            let last = escapedPath.split(separator: "/", omittingEmptySubsequences: true).last ?? ""
+            // Pieces that are not UTF-8 stay escaped too.
+            return RemoteURL.splitAtEscapedSlash(last).map { RemoteURL.percentDecode($0) ?? String($0) }
+                .joined(separator: "%2F")
+        }
+        return path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? ""
     }
 
     /// Whether the path ends in `/` (names a folder).
@@ -170,7 +226,9 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The same server with another path.
     public func with(path newPath: String) -> RemoteURL {
         var u = self
-        u.path = newPath.utf8.first == UInt8(ascii: "/") ? newPath : "/" + newPath
+        let absolute = newPath.utf8.first == UInt8(ascii: "/") ? newPath : "/" + newPath
+        // The same path keeps its escaped form.
+        if absolute != path { u.path = absolute }
         u.query = nil
         return u
     }
@@ -197,7 +255,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         var s = (overrideScheme ?? scheme.rawValue) + "://"
         s += host.contains(":") ? "[\(host)]" : host
         if let port { s += ":\(port)" }
-        s += RemoteURL.percentEncodePath(path)
+        s += escapedPath ?? RemoteURL.percentEncodePath(path)
         if let query { s += "?" + query }
         return s
     }
@@ -212,7 +270,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         }
         s += host.contains(":") ? "[\(host)]" : host
         if let port { s += ":\(port)" }
-        s += RemoteURL.percentEncodePath(path)
+        s += escapedPath ?? RemoteURL.percentEncodePath(path)
         if let query { s += "?" + query }
         return s
     }
@@ -262,11 +320,15 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     static func percentEncode(_ text: String, allowed: Set<UInt8>) -> String {
+        percentEncode(bytes: text.utf8, allowed: allowed)
+    }
+
+    static func percentEncode<C: Collection<UInt8>>(bytes input: C, allowed: Set<UInt8>) -> String {
         var out = ""
-        out.reserveCapacity(text.utf8.count)
+        out.reserveCapacity(input.count)
         let hex = Array("0123456789ABCDEF".utf8)
         var bytes: [UInt8] = []
-        for b in text.utf8 {
+        for b in input {
             if allowed.contains(b) {
                 bytes.append(b)
             } else {
@@ -282,8 +344,13 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// Decodes `%XX` escapes (a `+` stays a `+`); nil for a malformed escape or
     /// bytes that are not UTF-8.
     public static func percentDecode<S: StringProtocol>(_ text: S) -> String? {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
+        return percentDecodeBytes(text).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
+    /// Decodes `%XX` escapes to bytes, UTF-8 or not; nil for a malformed escape.
+    static func percentDecodeBytes<S: StringProtocol>(_ text: S) -> [UInt8]? {
         let utf8 = Array(text.utf8)
-        guard utf8.contains(UInt8(ascii: "%")) else { return String(text) }
         var out: [UInt8] = []
         out.reserveCapacity(utf8.count)
         var i = 0
@@ -306,6 +373,6 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
                 i += 1
             }
         }
-        return String(validating: out, as: UTF8.self)
+        return out
     }
 }

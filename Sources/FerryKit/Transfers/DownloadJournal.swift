@@ -19,6 +19,9 @@ struct DownloadJournal: Codable, Sendable, Hashable {
     var lastModified: String?
     /// Full size of the file, when known.
     var totalSize: Int64?
+    /// Where redirects led, redacted, when that was not `source` itself: with no
+    /// validator, a resume that lands elsewhere cannot continue these bytes.
+    var finalSource: String?
     /// Set when nothing can tell later whether the file is still the one the bytes
     /// came from (an FTP file fetched by its `LIST` entry, whose time is not exact,
     /// without `MDTM`): such a part is never resumed, only started over.
@@ -30,8 +33,8 @@ struct DownloadJournal: Codable, Sendable, Hashable {
 
     /// The validator for `If-Range`: a strong ETag, else Last-Modified.
     var ifRangeValidator: String? {
-        if let etag, !etag.hasPrefix("W/") { return etag }
-        return lastModified
+        if let etag, !etag.isEmpty, !etag.hasPrefix("W/") { return etag }
+        return lastModified?.isEmpty == false ? lastModified : nil
     }
 
     static func path(forPart part: String) -> String { part + ".journal" }

@@ -131,7 +131,8 @@ final class PartFile: @unchecked Sendable {
     /// validators can never describe new bytes. `verifiable: false` marks bytes
     /// whose version no validator describes (`DownloadJournal.unverifiable`).
     func begin(
-        at offset: Int64, etag: String?, lastModified: String?, totalSize: Int64?, verifiable: Bool = true
+        at offset: Int64, etag: String?, lastModified: String?, totalSize: Int64?, verifiable: Bool = true,
+        finalSource: String? = nil
     ) throws(FerryError) {
         try flush(naming: false)
         if offset == 0 && journalOnDisk {
@@ -145,8 +146,9 @@ final class PartFile: @unchecked Sendable {
         let unverifiable: Bool? = verifiable ? nil : true
         let changed =
             journal.etag != etag || journal.lastModified != lastModified || journal.totalSize != totalSize
-            || journal.unverifiable != unverifiable
+            || journal.unverifiable != unverifiable || journal.finalSource != finalSource
         journal.etag = etag
+        journal.finalSource = finalSource
         journal.lastModified = lastModified
         journal.totalSize = totalSize
         journal.unverifiable = unverifiable

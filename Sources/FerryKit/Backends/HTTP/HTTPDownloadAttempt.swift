@@ -63,12 +63,23 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
             outcome = .failed(.http(status: status, reason: headers.reason, operation: "download", target: display))
             return false
         }
-        let etag = headers["ETag"]
-        let lastModified = headers["Last-Modified"]
+        // An empty `ETag:` is no validator; as `If-Range:` it would be dropped, and
+        // the Range sent unguarded.
+        let etag = headers["ETag"].flatMap { $0.isEmpty ? nil : $0 }
+        let lastModified = headers["Last-Modified"].flatMap { $0.isEmpty ? nil : $0 }
         let contentLength = headers["Content-Length"].flatMap { Int64($0) }
         let journal = part.journal
+        let finalSource =
+            easy.info(CURLINFO_REDIRECT_COUNT) > 0
+            ? easy.info(string: CURLINFO_EFFECTIVE_URL).map(RemoteURL.redact) : nil
         do {
             if status == 206 {
+                // Several ranges wrapped in MIME (never asked for): the body is not
+                // the file's bytes, whatever Content-Range says.
+                if headers["Content-Type"]?.lowercased().hasPrefix("multipart/") == true {
+                    outcome = .restart(reason: "206 with a multipart body")
+                    return false
+                }
                 guard let range = headers["Content-Range"].flatMap(ContentRange.init) else {
                     outcome = .restart(reason: "206 without a valid Content-Range")
                     return false
@@ -85,6 +96,11 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
                     outcome = .restart(reason: "Last-Modified changed")
                     return false
                 }
+                if journal.ifRangeValidator == nil, journal.finalSource != finalSource {
+                    // Nothing vouches that bytes from another place continue these.
+                    outcome = .restart(reason: "redirected to \(finalSource ?? display), not where the bytes came from")
+                    return false
+                }
                 if let old = journal.totalSize, let new = range.total, old != new {
                     outcome = .restart(reason: "size changed from \(old) to \(new)")
                     return false
@@ -92,12 +108,13 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
                 totalSize = range.total ?? journal.totalSize
                 try part.begin(
                     at: offset, etag: etag ?? journal.etag, lastModified: lastModified ?? journal.lastModified,
-                    totalSize: totalSize)
+                    totalSize: totalSize, finalSource: finalSource)
             } else if (200..<300).contains(status) {
                 // The whole file follows: Range was ignored, or If-Range said it changed.
                 if offset > 0 { restartedInPlace = true }
                 totalSize = contentLength
-                try part.begin(at: 0, etag: etag, lastModified: lastModified, totalSize: totalSize)
+                try part.begin(
+                    at: 0, etag: etag, lastModified: lastModified, totalSize: totalSize, finalSource: finalSource)
                 transfer.report(bytesDone: 0, totalBytes: totalSize, resumedFrom: 0, force: true)
             } else {
                 outcome = .failed(
@@ -131,7 +148,9 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
             outcome = .complete(expectedSize: totalSize)
             return
         }
-        outcome = .failed(.curl(completion, operation: "download", target: display))
+        outcome = .failed(
+            HTTPFileSystem.failure(
+                completion, headers: headers, bodyStarted: decided, operation: "download", target: display))
     }
 }
 

@@ -25,6 +25,8 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         easy.set(CURLOPT_URL, url.wireURL(scheme: scheme))
         easy.set(CURLOPT_FOLLOWLOCATION, 1)
         easy.set(CURLOPT_MAXREDIRS, 10)
+        // A redirect may lead only to HTTP(S): libcurl would follow ftp:// too.
+        easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         easy.set(CURLOPT_USERAGENT, "ferry/\(Ferry.version)")
         // Large reads: fewer callbacks and syscalls per gigabyte.
         easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
@@ -41,24 +43,81 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     public func stat(_ path: String) async throws -> RemoteEntry {
         let target = url.with(path: path)
-        let job = CurlRequestJob(hostKey: target.hostKey, maxBody: 0)
+        var response = try await ask(target, firstByteOnly: false)
+        // Some servers refuse HEAD (405, 501) or leave the size out of its answer:
+        // ask for the first byte instead, whose Content-Range tells the size.
+        if response.status == 405 || response.status == 501 || (response.status < 400 && response.size == nil) {
+            let get = try await ask(target, firstByteOnly: true)
+            if get.status < 400 || response.status >= 400 { response = get }
+        }
+        if response.status >= 400 {
+            throw FerryError.http(
+                status: response.status, reason: response.headers.reason, operation: "stat",
+                target: target.redacted)
+        }
+        let modified = response.headers["Last-Modified"].flatMap(HTTPDate.parse).map { RemoteTimestamp(utc: $0) }
+        let name = target.lastComponent
+        return RemoteEntry(
+            name: name.isEmpty ? "/" : name, path: target.path, kind: .file, size: response.size, modified: modified)
+    }
+
+    /// The final response to a HEAD, or to a GET of the first byte only, and the
+    /// file size it tells.
+    private func ask(_ target: RemoteURL, firstByteOnly: Bool) async throws -> (
+        status: Int, headers: HTTPHeaders, size: Int64?
+    ) {
+        let job = CurlRequestJob(hostKey: target.hostKey, maxBody: firstByteOnly ? 1 : 0)
         HTTPFileSystem.configure(job.easy, url: target, verifyTLS: verifyTLS)
-        job.easy.set(CURLOPT_NOBODY, 1)
+        if firstByteOnly {
+            job.easy.set(CURLOPT_RANGE, "0-0")
+        } else {
+            job.easy.set(CURLOPT_NOBODY, 1)
+        }
         job.easy.set(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
         job.easy.set(CURLOPT_TIMEOUT_MS, 60_000)
         let c = await engine.perform(job)
         if c.interrupted { throw FerryError(.cancelled, operation: "stat", target: target.redacted) }
-        guard c.code == .ok else { throw FerryError.curl(c, operation: "stat", target: target.redacted) }
-        let status = job.headers.status != 0 ? job.headers.status : c.responseCode
-        if status >= 400 {
-            throw FerryError.http(
-                status: status, reason: job.headers.reason, operation: "stat", target: target.redacted)
+        // A server that ignores the Range sends the whole file: its headers are all we want.
+        let cutShort = firstByteOnly && c.code == .writeError && job.tooLarge
+        guard c.code == .ok || cutShort else {
+            throw HTTPFileSystem.failure(
+                c, headers: job.headers, bodyStarted: !job.body.isEmpty, operation: "stat", target: target.redacted)
         }
-        let size = job.headers["Content-Length"].flatMap { Int64($0) }
-        let modified = job.headers["Last-Modified"].flatMap(HTTPDate.parse).map { RemoteTimestamp(utc: $0) }
-        let name = target.lastComponent
-        return RemoteEntry(
-            name: name.isEmpty ? "/" : name, path: target.path, kind: .file, size: size, modified: modified)
+        let headers = job.headers
+        var status = headers.status != 0 ? headers.status : c.responseCode
+        var size = headers["Content-Length"].flatMap { Int64($0) }
+        if firstByteOnly && status == 206 {
+            size = headers["Content-Range"].flatMap(ContentRange.init)?.total
+        } else if firstByteOnly && status == 416 {
+            // No first byte to give: an empty file.
+            size = headers["Content-Range"].flatMap { ContentRange.total416($0) }
+            if size != nil { status = 200 }
+        }
+        return (status, headers, size)
+    }
+
+    /// The error for an HTTP request libcurl ended with `completion`: a redirect
+    /// to another scheme (ftp://, file:// ...), which it refused to follow, and
+    /// oversized headers get their own words; the rest is `FerryError.curl`.
+    static func failure(
+        _ completion: CurlCompletion, headers: HTTPHeaders, bodyStarted: Bool, operation: String, target: String
+    ) -> FerryError {
+        if completion.code == .unsupportedProtocol, (300..<400).contains(headers.status),
+            let location = headers["Location"]
+        {
+            return FerryError(
+                .unsupportedScheme, operation: operation, target: target, serverCode: headers.status,
+                serverText: headers.reason,
+                detail:
+                    "redirected to \(RemoteURL.redact(location)); Ferry follows redirects only to http:// and https://")
+        }
+        if completion.code == .outOfMemory && !bodyStarted {
+            // What libcurl 7.88 says about a header line over 100 KB or headers over 300 KB.
+            return FerryError(
+                .protocolError, operation: operation, target: target, serverText: "response headers too large",
+                detail: "over libcurl's limit of 100 KB a line")
+        }
+        return .curl(completion, operation: operation, target: target)
     }
 
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {

@@ -34,7 +34,18 @@ struct HTTPHeaders: Sendable, Hashable {
             // HTTP/1.1 404 Not Found
             let parts = bytes.split(separator: 0x20, maxSplits: 2, omittingEmptySubsequences: true)
             status = parts.count > 1 ? Int(String(decoding: parts[1], as: UTF8.self)) ?? 0 : 0
-            reason = parts.count > 2 ? String(decoding: parts[2], as: UTF8.self) : ""
+            // The reason ends up in messages on a terminal: no escape sequences.
+            let printable = parts.count > 2 ? HTTPHeaders.trim(parts[2]).filter { $0 >= 0x20 && $0 != 0x7F } : []
+            reason = String(decoding: printable, as: UTF8.self)
+            return
+        }
+        if let first = bytes.first, first == 0x20 || first == 0x09 {
+            // An obsolete folded line (RFC 9112 5.2) continues the previous field's
+            // value, joined by one space.
+            let more = HTTPHeaders.trim(bytes)
+            guard !fields.isEmpty, !more.isEmpty else { return }
+            let value = fields[fields.count - 1].value
+            fields[fields.count - 1].value = (value.isEmpty ? "" : value + " ") + String(decoding: more, as: UTF8.self)
             return
         }
         guard let colon = bytes.firstIndex(of: 0x3A) else { return }

@@ -156,6 +156,7 @@ struct CurlCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     static let couldntConnect = CurlCode(CURLE_COULDNT_CONNECT)
     static let operationTimedOut = CurlCode(CURLE_OPERATION_TIMEDOUT)
     static let writeError = CurlCode(CURLE_WRITE_ERROR)
+    static let outOfMemory = CurlCode(CURLE_OUT_OF_MEMORY)
     static let abortedByCallback = CurlCode(CURLE_ABORTED_BY_CALLBACK)
     static let partialFile = CurlCode(CURLE_PARTIAL_FILE)
     static let recvError = CurlCode(CURLE_RECV_ERROR)

@@ -21,9 +21,16 @@ final class Console: Sendable {
         lock.withLock { _ in Console.write(1, text) }
     }
 
-    /// Writes one line to stderr.
+    /// Writes text meant for people to stdout, control characters shown as `?`
+    /// (`Format.printable`): names and values that came from a server.
+    func show(_ text: String) {
+        out(Format.printable(text))
+    }
+
+    /// Writes one line to stderr, control characters shown as `?`.
     func error(_ text: String) {
-        lock.withLock { _ in Console.write(2, text + "\n") }
+        let line = Format.printable(text)
+        lock.withLock { _ in Console.write(2, line + "\n") }
     }
 
     /// Writes raw text to stderr (progress drawing).
@@ -56,6 +63,20 @@ final class Console: Sendable {
 
 /// Human-readable sizes and durations.
 enum Format {
+    /// `text` with its control characters (C0 but the line feed, DEL, C1) shown as
+    /// `?`, as GNU ls shows names on a terminal: a file name, a card's SSID or a
+    /// server's text never moves the cursor, recolours or retitles the terminal.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var out = String.UnicodeScalarView()
+        for s in text.unicodeScalars { out.append(isControl(s) ? "?" : s) }
+        return String(out)
+    }
+
+    private static func isControl(_ s: Unicode.Scalar) -> Bool {
+        (s.value < 0x20 && s != "\n") || (0x7F...0x9F).contains(s.value)
+    }
+
     static func bytes(_ n: Int64) -> String {
         let units = ["B", "KB", "MB", "GB", "TB"]
         var v = Double(n)

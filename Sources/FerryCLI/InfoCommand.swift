@@ -57,7 +57,7 @@ enum InfoCommand: Command {
         if !info.unsupportedOperations.isEmpty {
             rows.append(("lacks", info.unsupportedOperations.map { "op=\($0)" }.joined(separator: " ")))
         }
-        console.out(rows.map { $0.0.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.1 + "\n" }.joined())
+        console.show(rows.map { $0.0.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.1 + "\n" }.joined())
         return 0
     }
 

@@ -51,22 +51,20 @@ final class ProgressReporter: Sendable {
     /// Starts showing a transfer.
     func add(_ transfer: Transfer, label: String) {
         state.withLock {
-            $0.rows[transfer.id] = Row(label: label, transfer: transfer)
+            $0.rows[transfer.id] = Row(label: Format.printable(label), transfer: transfer)
             $0.order.append(transfer.id)
         }
     }
 
     /// Stops showing a transfer and reports its end.
     func finish(_ transfer: Transfer, label: String, result: Result<TransferResult, FerryError>) {
-        let message: String? = state.withLock { s in
+        state.withLock { s in
             s.rows[transfer.id] = nil
             s.order.removeAll { $0 == transfer.id }
             s.lastJSON[transfer.id] = nil
             s.doneFiles += 1
             if case .success(let r) = result { s.doneBytes += r.size }
-            return nil
         }
-        _ = message
         switch mode {
         case .json:
             console.json(JSONResult(transfer: transfer, result: result))

@@ -113,7 +113,7 @@ enum ListCommand: Command {
             if let target = e.symlinkTarget { name += " -> " + target }
             text += "\(kind) \(size.leftPadded(to: 12)) \(date)  \(name)\n"
         }
-        console.out(text)
+        console.show(text)
         if !args.has("quiet") {
             console.error("\(entries.count) item\(entries.count == 1 ? "" : "s") in \(url.redacted)")
         }

@@ -217,10 +217,10 @@ final class SyncOutput: Sendable {
         case .planned(let item):
             let size = item.size.map { " (\(Format.bytes($0)))" } ?? ""
             switch item.action {
-            case .download: console.out("would import \(item.remotePath) -> \(shown(item.destination))\(size)\n")
+            case .download: console.show("would import \(item.remotePath) -> \(shown(item.destination))\(size)\n")
             case .downloadChanged:
-                console.out("would import again (changed) \(item.remotePath) -> \(shown(item.destination))\(size)\n")
-            case .recordExisting: console.out("would record \(shown(item.destination)) (already here)\n")
+                console.show("would import again (changed) \(item.remotePath) -> \(shown(item.destination))\(size)\n")
+            case .recordExisting: console.show("would record \(shown(item.destination)) (already here)\n")
             }
         case .downloadStarted(let item, let transfer):
             transfers.withLock { $0[item.remotePath] = transfer }
@@ -235,14 +235,14 @@ final class SyncOutput: Sendable {
                 reporter.message("ferry sync: \(error)")
             }
         case .deletedFromSource(let item):
-            if !quiet { console.out("deleted from the source: \(item.remotePath)\n") }
+            if !quiet { console.show("deleted from the source: \(item.remotePath)\n") }
         case .keptOnSource(let item, let reason):
             reporter.message("ferry sync: kept \(item.remotePath) on the source: \(reason)")
         case .passFinished(let s):
             if watching && s.pass > 1 && s.imported == 0 && s.failures.isEmpty && s.deleted.isEmpty && s.recorded == 0 {
                 break
             }
-            console.out(SyncOutput.text(s, watching: watching))
+            console.show(SyncOutput.text(s, watching: watching))
         case .sourceUnavailable(let error):
             reporter.message("ferry sync: the source is not answering (\(error)); waiting for it")
         case .sourceAvailable:

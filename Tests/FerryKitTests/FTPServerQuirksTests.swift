@@ -67,6 +67,29 @@ extension FTPServerTests {
             #expect(FTPTest.same(dest, data))
         }
 
+        /// A server that answers neither `SIZE` nor `MDTM` (nor `MLST`) leaves a
+        /// part nothing to be checked against: its resume starts over, so a file
+        /// replaced meanwhile never arrives as the old start plus the new rest.
+        @Test func aPartWithoutSizeOrTimeIsStartedOverOnResume() async throws {
+            let (server, fs) = try await FTPTest.open(
+                .pyftpdlib, options: .init(throttle: 1_000_000, withoutCommands: ["SIZE", "MDTM", "MLST", "MLSD"]))
+            try server.write(TestData.bytes(4_000_000, seed: 1), at: "/pub/v.bin")
+            let out = try TempDir(prefix: "ftp-novalidator")
+            let dest = out.file("v.bin")
+            let t = fs.download("/pub/v.bin", to: dest, options: .init())
+            for _ in 0..<100 where (LocalFile.size(atPath: dest + ".part") ?? 0) < 300_000 {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            t.pause()
+            try await Task.sleep(for: .milliseconds(150))
+            try #require((LocalFile.size(atPath: dest + ".part") ?? 0) > 0, "no part to resume")
+            let replaced = try server.write(TestData.bytes(4_000_000, seed: 2), at: "/pub/v.bin")
+            t.resume()
+            let r = try await t.result
+            #expect(r.restarts >= 1)
+            #expect(FTPTest.same(dest, replaced))
+        }
+
         /// Some servers answer the listing of an empty folder with `550`: that
         /// folder is empty, while a folder that is not there is still an error.
         @Test(arguments: [false, true])

@@ -24,7 +24,8 @@ struct DownloadJournal: Codable, Sendable, Hashable {
     var finalSource: String?
     /// Set when nothing can tell later whether the file is still the one the bytes
     /// came from (an FTP file fetched by its `LIST` entry, whose time is not exact,
-    /// without `MDTM`): such a part is never resumed, only started over.
+    /// without `MDTM`, or from a server that answers neither `SIZE` nor `MDTM`):
+    /// such a part is never resumed, only started over.
     var unverifiable: Bool?
     /// Bytes known to be on stable storage (fdatasync'd).
     var durableLength: Int64 = 0

@@ -162,10 +162,13 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
                 return false
             }
         }
+        // Bytes are verifiable by a time, or by a size when MDTM was asked (a
+        // server without SIZE and MDTM leaves nothing to check a part against).
+        let verifiable = modified != nil || (size != nil && listed?.skipsMDTM != true)
         do {
             try part.begin(
                 at: offset, etag: nil, lastModified: modified ?? journal.lastModified,
-                totalSize: size ?? journal.totalSize, verifiable: modified != nil || listed?.skipsMDTM != true)
+                totalSize: size ?? journal.totalSize, verifiable: verifiable)
         } catch {
             outcome = .failed(error)
             return false

@@ -175,6 +175,8 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// that are not UTF-8): the path escaped the way `percentEncodePath` would,
     /// keeping those; nil when the decoded path says it all.
     private static func escapedForm(_ rawPath: Substring) -> String? {
+        // Without an escape decoding loses nothing (the common case, once per URL).
+        guard rawPath.utf8.contains(UInt8(ascii: "%")) else { return nil }
         let pieces = splitAtEscapedSlash(rawPath)
         let decoded = pieces.map { percentDecodeBytes($0) ?? [] }
         guard pieces.count > 1 || decoded.contains(where: { String(validating: $0, as: UTF8.self) == nil })

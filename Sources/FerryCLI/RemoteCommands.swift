@@ -2,15 +2,18 @@ import FerryKit
 import Foundation
 
 /// Options every command that talks to a server accepts.
-let connectionOptions: [CommandSpec.Option] = [
-    .init(long: "insecure", short: "k", takesValue: false, help: "accept TLS certificates that do not verify"),
-    .init(
-        long: "connections", short: nil, takesValue: true, help: "connections to this server at once", valueName: "N"),
-]
+let connectionOptions: [CommandSpec.Option] =
+    [
+        .init(long: "insecure", short: "k", takesValue: false, help: "accept TLS certificates that do not verify"),
+        .init(
+            long: "connections", short: nil, takesValue: true, help: "connections to this server at once",
+            valueName: "N"),
+    ] + sshOptions
 
 /// Opens the file system a URL names, with the command's connection options.
 func openFileSystem(_ url: RemoteURL, _ args: ParsedArguments) throws -> any RemoteFileSystem {
     var options = ConnectionOptions(verifyTLS: !args.has("insecure"))
+    applySSHOptions(&options, args, url: url)
     if args.value("connections") != nil {
         options.maxConnections = try args.int("connections", default: 1, in: 1...64)
     }

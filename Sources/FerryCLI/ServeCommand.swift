@@ -22,7 +22,7 @@ enum ServeCommand: Command {
                 long: "token", short: nil, takesValue: true,
                 help: "require this access token (default: a random one when ADDR is not loopback)", valueName: "TEXT"),
             .init(long: "insecure", short: "k", takesValue: false, help: "do not verify TLS certificates"),
-        ],
+        ] + sshOptions,
         minPositionals: 0, maxPositionals: 1,
         details: """
             Serves a folder list and image viewer for URL (a local folder, flashair://,
@@ -41,6 +41,7 @@ enum ServeCommand: Command {
         configuration.port = try args.int("port", default: 8000, in: 0...65535)
         configuration.cacheDirectory = args.value("cache").map { ($0 as NSString).standardizingPath }
         configuration.connectionOptions.verifyTLS = !args.has("insecure")
+        applySSHOptions(&configuration.connectionOptions, args, url: configuration.source)
         if let token = args.value("token") {
             guard token.count >= 4,
                 token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.~".contains($0)) })

@@ -99,6 +99,7 @@ enum SyncCommand: Command {
             throw UsageError(message: "HTTP servers cannot list folders; sync from a card, an FTP server or a folder")
         }
         var connection = ConnectionOptions(verifyTLS: !args.has("insecure"))
+        applySSHOptions(&connection, args, url: url)
         if args.value("connections") != nil {
             connection.maxConnections = try args.int("connections", default: 1, in: 1...64)
         }

@@ -1,13 +1,13 @@
 import Foundation
 
 /// A parsed location Ferry can talk to: `flashair://`, `ftp://`, `ftps://`,
-/// `ftpes://`, `http://`, `https://`, `file://` or a plain local path.
+/// `ftpes://`, `sftp://`, `http://`, `https://`, `file://` or a plain local path.
 ///
 /// The path is stored decoded (`/My Photos/a#1.jpg`); `redacted` never shows a password.
 public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The protocols Ferry speaks.
     public enum Scheme: String, Sendable, Hashable, CaseIterable {
-        case flashair, ftp, ftps, ftpes, http, https, file
+        case flashair, ftp, ftps, ftpes, sftp, http, https, file
     }
 
     /// The protocol.
@@ -72,7 +72,8 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             }
             throw FerryError(
                 .unsupportedScheme, target: RemoteURL.redact(text),
-                detail: "\(schemeText):// is not supported; use flashair, ftp, ftps, ftpes, http, https or a local path"
+                detail:
+                    "\(schemeText):// is not supported; use flashair, ftp, ftps, ftpes, sftp, http, https or a local path"
             )
         }
         var rest = Substring(text[schemeEnd.upperBound...])
@@ -247,6 +248,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         case .https: 443
         case .ftp, .ftpes: 21
         case .ftps: 990
+        case .sftp: 22
         case .file: 0
         }
     }

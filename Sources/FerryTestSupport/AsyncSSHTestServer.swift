@@ -77,13 +77,14 @@ public final class AsyncSSHTestServer: Sendable {
 
     public var log: String { process.log }
 
-    /// Every read the server answered, in order: (path, offset, length).
-    public var reads: [(path: String, offset: Int64, length: Int)] {
+    /// Every read the server answered, in order: (path, offset, length, SFTP
+    /// session number: 1 for the first session the server started, and so on).
+    public var reads: [(path: String, offset: Int64, length: Int, session: Int)] {
         let text = (try? String(contentsOfFile: dir.file("reads.log"), encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let f = line.split(separator: "\t")
-            guard f.count == 3, let o = Int64(f[1]), let n = Int(f[2]) else { return nil }
-            return (String(f[0]), o, n)
+            guard f.count == 4, let o = Int64(f[1]), let n = Int(f[2]), let c = Int(f[3]) else { return nil }
+            return (String(f[0]), o, n, c)
         }
     }
 
@@ -130,6 +131,7 @@ public final class AsyncSSHTestServer: Sendable {
         args = p.parse_args()
         reads = open(args.reads, "a", buffering=1)
         closed = [False]
+        connections = [0]
 
         class Server(asyncssh.SSHServer):
             def begin_auth(self, username):
@@ -143,6 +145,8 @@ public final class AsyncSSHTestServer: Sendable {
             def __init__(self, chan):
                 super().__init__(chan, chroot=args.root.encode())
                 self.paths = {}
+                connections[0] += 1
+                self.session_no = connections[0]
 
             def deny(self, path):
                 if args.deny and args.deny.encode() in path:
@@ -154,9 +158,9 @@ public final class AsyncSSHTestServer: Sendable {
                 self.paths[id(f)] = path.decode("utf-8", "replace")
                 return f
 
-            def listdir(self, path):
+            def scandir(self, path):
                 self.deny(path)
-                return super().listdir(path)
+                return super().scandir(path)
 
             def mkdir(self, path, attrs):
                 self.deny(path)
@@ -167,7 +171,7 @@ public final class AsyncSSHTestServer: Sendable {
                 return super().remove(path)
 
             async def read(self, file_obj, offset, size):
-                reads.write("%s\t%d\t%d\n" % (self.paths.get(id(file_obj), "?"), offset, size))
+                reads.write("%s\t%d\t%d\t%d\n" % (self.paths.get(id(file_obj), "?"), offset, size, self.session_no))
                 if args.delay_ms:
                     await asyncio.sleep(args.delay_ms / 1000)
                 if args.close_at is not None and offset >= args.close_at and not closed[0]:

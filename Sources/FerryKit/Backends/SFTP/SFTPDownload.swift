@@ -46,6 +46,7 @@ extension SFTPFileSystem {
 final class SFTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     private var decided = false
     private let display: String
+    private let login: SSHLogin
     private var hostKeys: HostKeyCheck?
 
     init(
@@ -53,6 +54,7 @@ final class SFTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         transfer: Transfer, options: DownloadOptions
     ) {
         display = endpoint.display(path)
+        login = endpoint.login
         super.init(hostKey: endpoint.hostKey, part: part, transfer: transfer, offset: offset)
         hostKeys = endpoint.configure(easy, path: path, method: method, stallTimeout: options.stallTimeout)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
@@ -133,7 +135,8 @@ final class SFTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         case .badDownloadResume:
             outcome = .restart(reason: "the file is shorter than the \(offset) bytes already downloaded")
         default:
-            outcome = .failed(.sftp(completion, hostKeys: hostKeys, operation: "download", target: display))
+            outcome = .failed(
+                .sftp(completion, hostKeys: hostKeys, operation: "download", target: display, login: login))
         }
     }
 }

@@ -80,7 +80,8 @@ extension FerryError {
     /// then the SFTP status libcurl reported (its text names the server's status
     /// code, kept as `serverCode`), then libcurl's own code.
     static func sftp(
-        _ completion: CurlCompletion, hostKeys: HostKeyCheck?, operation: String, target: String
+        _ completion: CurlCompletion, hostKeys: HostKeyCheck?, operation: String, target: String,
+        login: SSHLogin? = nil
     ) -> FerryError {
         if let e = hostKeys?.error(operation: operation, target: target) { return e }
         if completion.interrupted { return FerryError(.cancelled, operation: operation, target: target) }
@@ -93,6 +94,7 @@ extension FerryError {
             return e
         }
         var e = FerryError.curl(completion, operation: operation, target: target)
+        if completion.code == .loginDenied, let login { e.detail = login.refusal(tried: login.methods) }
         if completion.code == .ssh {
             // The SSH session failed underneath (connection closed, channel error):
             // a new connection may well work.

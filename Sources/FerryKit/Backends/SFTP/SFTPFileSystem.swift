@@ -76,7 +76,8 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let completion = await endpoint.engine.perform(job)
         if completion.interrupted || completion.code != .ok {
             throw FerryError.sftp(
-                completion, hostKeys: job.hostKeys, operation: operation, target: endpoint.display(path))
+                completion, hostKeys: job.hostKeys, operation: operation, target: endpoint.display(path),
+                login: endpoint.login)
         }
         return job
     }
@@ -125,7 +126,8 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         }
         guard completion.code == .ok && !completion.interrupted else {
             throw FerryError.sftp(
-                completion, hostKeys: job.hostKeys, operation: "list", target: endpoint.display(folder))
+                completion, hostKeys: job.hostKeys, operation: "list", target: endpoint.display(folder),
+                login: endpoint.login)
         }
         return FTPListingParser.parseLIST(job.text, folder: folder, now: Date())
     }

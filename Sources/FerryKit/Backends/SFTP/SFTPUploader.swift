@@ -142,12 +142,14 @@ struct SFTPUploader: Sendable {
     ) async throws(FerryError) {
         let shown = endpoint.display(remote)
         var offset: Int64? = start
+        // Progress is what the server holds, not what libcurl took: a server that
+        // refuses every write (a full disk) takes bytes and stores none.
+        var held = start
         var failuresInRow = 0
         var delay = options.retryDelay
         while true {
             try await transfer.waitWhilePaused()
             var failure: FerryError
-            var moved: Int64 = 0
             do throws(FerryError) {
                 let from: Int64
                 if let offset {
@@ -158,6 +160,11 @@ struct SFTPUploader: Sendable {
                 }
                 offset = from
                 if from == size && size > 0 { return }
+                if from > held {
+                    held = from
+                    failuresInRow = 0
+                    delay = options.retryDelay
+                }
                 let job = SFTPUploadJob(
                     endpoint: endpoint, method: method, path: remote, fd: fd, sourcePath: source, offset: from,
                     size: size, createParents: options.createParents, stallTimeout: options.stallTimeout,
@@ -167,7 +174,6 @@ struct SFTPUploader: Sendable {
                 let completion = await engine.perform(job)
                 transfer.setInterrupter(nil)
                 sent += job.bytesSent
-                moved = job.bytesSent
                 if let readError = job.readError { throw readError }
                 if completion.interrupted {
                     if transfer.isCancelled { throw FerryError(.cancelled, operation: "upload", target: display) }
@@ -182,16 +188,18 @@ struct SFTPUploader: Sendable {
                         detail: "the server holds \(stored) of \(size) bytes", isTransient: stored < size)
                     if stored > size { offset = 0 }
                 } else {
-                    failure = .sftp(completion, hostKeys: job.hostKeys, operation: "upload", target: shown)
+                    failure = .sftp(
+                        completion, hostKeys: job.hostKeys, operation: "upload", target: shown, login: endpoint.login)
+                    if completion.code == .ssh {
+                        // libcurl 7.88 reports a refused SFTP write without the status.
+                        failure.detail =
+                            "the server stopped taking the file (a full disk or quota, or the connection dropped)"
+                    }
                 }
             } catch {
                 failure = error
             }
             guard failure.isTransient else { throw failure }
-            if moved > 0 {
-                failuresInRow = 0
-                delay = options.retryDelay
-            }
             failuresInRow += 1
             retries += 1
             if failuresInRow > options.maxRetries {

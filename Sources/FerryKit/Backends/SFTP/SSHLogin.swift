@@ -15,6 +15,8 @@ struct SSHLogin: Sendable, Hashable {
     var agent: Bool
     /// From the URL, `FERRY_PASSWORD` or `~/.netrc` (`Credentials.resolve`). Never printed.
     var password: String?
+    /// An `--identity` file that cannot be read (left out of `keyFiles`).
+    var unreadableIdentity: String?
 
     /// One way of logging in, as one connection attempt: libcurl takes one key
     /// file per connection and tries password before agent, so each method
@@ -48,15 +50,18 @@ struct SSHLogin: Sendable, Hashable {
             ?? environment["LOGNAME"] ?? NSUserName()
         let home = environment["HOME"] ?? NSHomeDirectory()
         let keys: [String]
+        var unreadable: String?
         if let identity = options.identityFile {
-            keys = [identity]
+            keys = FileManager.default.isReadableFile(atPath: identity) ? [identity] : []
+            if keys.isEmpty { unreadable = identity }
         } else {
             keys = ["id_ed25519", "id_ecdsa", "id_rsa"].map { home + "/.ssh/" + $0 }
                 .filter { FileManager.default.isReadableFile(atPath: $0) }
         }
         return SSHLogin(
             user: user, keyFiles: keys, passphrase: environment["FERRY_KEY_PASSPHRASE"],
-            agent: !(environment["SSH_AUTH_SOCK"] ?? "").isEmpty, password: credentials?.password)
+            agent: !(environment["SSH_AUTH_SOCK"] ?? "").isEmpty, password: credentials?.password,
+            unreadableIdentity: unreadable)
     }
 
     /// Sets one method's options on a handle.
@@ -80,16 +85,17 @@ struct SSHLogin: Sendable, Hashable {
 
     /// Why every method was refused, for a person: what was tried and what to do.
     func refusal(tried: [Method]) -> String {
+        let unreadable = unreadableIdentity.map { "; the key \($0) cannot be read" } ?? ""
         if tried.isEmpty {
             return "no way to log in as \(user): no key (~/.ssh/id_ed25519, id_ecdsa, id_rsa or --identity), "
-                + "no ssh-agent (SSH_AUTH_SOCK) and no password (URL, FERRY_PASSWORD or ~/.netrc)"
+                + "no ssh-agent (SSH_AUTH_SOCK) and no password (URL, FERRY_PASSWORD or ~/.netrc)" + unreadable
         }
         var text = "the server refused \(user) with " + tried.map(\.description).joined(separator: ", then ")
         let locked = keyFiles.filter { Self.isEncrypted($0) }
         if passphrase == nil, let first = locked.first {
             text += "; \(first) needs its passphrase in FERRY_KEY_PASSPHRASE"
         }
-        return text + "; check the user name, key and password"
+        return text + unreadable + "; check the user name, key and password"
     }
 
     /// Whether a private key file is protected by a passphrase (PEM `ENCRYPTED`,

@@ -42,14 +42,15 @@ struct SFTPEndpoint: Sendable {
         easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
         easy.set(CURLOPT_LOW_SPEED_TIME, stallSeconds ?? 30)
         easy.set(CURLOPT_TCP_KEEPALIVE, 1)
-        // libssh2 keeps a buffer's worth of SFTP reads in flight: a larger buffer
-        // is more requests outstanding, which is most of SFTP's speed.
+        // libssh2 keeps up to a buffer's worth of SFTP reads in flight. Measured
+        // against sshd on loopback (bench/RESULTS-sftp.md): 64-512 KiB are alike,
+        // 2 MiB and more get slower (libssh2 1.10 handles the long queue poorly).
         easy.set(CURLOPT_BUFFERSIZE, SFTPEndpoint.bufferSize)
-        easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 2 << 20)
+        easy.set(CURLOPT_UPLOAD_BUFFERSIZE, SFTPEndpoint.bufferSize)
         return check
     }
 
-    static let bufferSize = 2 << 20
+    static let bufferSize = 512 << 10
 
     // MARK: Paths
 

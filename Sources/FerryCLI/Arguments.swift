@@ -14,6 +14,8 @@ struct CommandSpec: Sendable {
         var takesValue: Bool
         var help: String
         var valueName: String = "VALUE"
+        /// The only values accepted, when they are a fixed set (completion offers them).
+        var choices: [String] = []
     }
 
     var name: String

@@ -24,7 +24,8 @@ enum SyncCommand: Command {
                 help: "only files modified since DATE (YYYY-MM-DD[THH:MM[:SS]], local time)", valueName: "DATE"),
             .init(
                 long: "layout", short: nil, takesValue: true,
-                help: "tree: keep the remote folders (default); date: DIR/YYYY-MM-DD/NAME", valueName: "L"),
+                help: "tree: keep the remote folders (default); date: DIR/YYYY-MM-DD/NAME", valueName: "L",
+                choices: ["tree", "date"]),
             .init(
                 long: "delete-after", short: nil, takesValue: false,
                 help: "delete each file from the source once its copy is verified"),
@@ -133,7 +134,7 @@ enum SyncCommand: Command {
         case .success(let summary):
             if summary?.interrupted == true {
                 console.error("ferry sync: interrupted; partial files kept, run the same command again to resume")
-                return 1
+                return 130
             }
             guard let summary else { return interrupt.fired ? 0 : 1 }
             return summary.succeeded ? 0 : 1
@@ -141,7 +142,7 @@ enum SyncCommand: Command {
             let error = FerryError.wrap(failure)
             if error.code == .cancelled && interrupt.fired {
                 console.error("ferry sync: interrupted")
-                return 1
+                return 130
             }
             throw error
         }
@@ -227,6 +228,11 @@ final class SyncOutput: Sendable {
             reporter.add(transfer, label: shown(item.destination))
         case .imported(let item, let result):
             if let t = take(item) { reporter.finish(t, label: shown(item.destination), result: .success(result)) }
+            // Watching into a log (a systemd journal, a file): one line per file, as it lands.
+            if mode == .silent && watching && !quiet {
+                console.show(
+                    "imported \(item.remotePath) -> \(shown(item.destination)) (\(Format.bytes(result.size)))\n")
+            }
         case .failed(let item, let error):
             // The reporter prints a transfer's failure itself.
             if let t = take(item) {

@@ -66,7 +66,17 @@ struct CommandSpec: Sendable {
     /// Options every command accepts.
     static let common: [Option] = [CommonOptions.quiet.option, CommonOptions.help.option]
 
-    var allOptions: [Option] { options + CommandSpec.common }
+    /// The command's options, then the common ones; a common option whose short
+    /// letter the command uses for itself (`ls -h`) keeps only its long name.
+    var allOptions: [Option] {
+        let shorts = Set(options.compactMap(\.short))
+        return options
+            + CommandSpec.common.map { o in
+                var o = o
+                if let s = o.short, shorts.contains(s) { o.short = nil }
+                return o
+            }
+    }
 }
 
 /// The options every command accepts.

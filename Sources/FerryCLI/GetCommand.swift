@@ -64,7 +64,6 @@ enum GetCommand: Command {
         options.verifyTLS = !args.has(ConnectionKeys.insecure)
         Ferry.setConnectionLimits(total: max(16, jobs), perHost: jobs)
 
-        let quiet = args.has(CommonOptions.quiet)
         let out = Output.make(
             json: args.has(TransferKeys.json), quiet: args.has(CommonOptions.quiet), console: console, verb: "saved",
             command: "get",
@@ -75,10 +74,9 @@ enum GetCommand: Command {
             output: output, recursive: args.has(Keys.recursive), includeHidden: args.has(Keys.all), only: only,
             options: options, args: args, out: out)
         let failedEarly = try await planner.plan(urls)
-        let code = await TransferRunner.run(
-            planner.files, jobs: jobs, verb: "downloaded", multi: planner.multi || failedEarly > 0, output: out,
-            console: console, command: "get")
-        return failedEarly > 0 && code == 0 ? 1 : code
+        return await TransferRunner.run(
+            planner.files, jobs: jobs, verb: "downloaded", multi: planner.multi, output: out, console: console,
+            command: "get", failedBefore: failedEarly)
     }
 
     static func makeLocalFolder(_ path: String) throws {

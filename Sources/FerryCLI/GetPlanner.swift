@@ -47,6 +47,8 @@ struct GetPlanner {
             }
             if let matched {
                 multi = true
+                // Every match goes into the folder -o names, as `cp *.jpg DIR` does.
+                if output != nil { try GetCommand.makeLocalFolder(base) }
                 for entry in matched {
                     try await add(url.with(path: entry.path), entry: entry, fs: fs, base: base, intoFolder: true)
                 }
@@ -54,7 +56,9 @@ struct GetPlanner {
             }
             // A URL ending in `/` names a folder (or a web page); anything else is asked about once.
             var entry: RemoteEntry?
-            if !url.isFolderPath || url.scheme != .http && url.scheme != .https {
+            // A web URL with a query names a page the path alone may not: no HEAD for it.
+            let web = url.scheme == .http || url.scheme == .https
+            if !(web && (url.isFolderPath || url.query != nil)) {
                 do {
                     entry = try await fs.stat(url.path)
                 } catch let e as FerryError

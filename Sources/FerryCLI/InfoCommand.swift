@@ -17,7 +17,12 @@ enum InfoCommand: Command {
             """)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
-        let url = try remoteURL(args.positionals[0], for: "info")
+        var url = try remoteURL(args.positionals[0], for: "info")
+        // A card is an HTTP server: `info http://HOST/` asks it as a card.
+        if url.scheme == .http {
+            url.scheme = .flashair
+            url.query = nil
+        }
         guard url.scheme == .flashair else {
             throw UsageError(message: "info works on FlashAir cards: flashair://HOST[:PORT]/")
         }

@@ -100,7 +100,7 @@ enum PutCommand: Command {
             let shown = target.with(path: pair.remote).redacted
             return PlannedFile(
                 label: (pair.local as NSString).lastPathComponent, source: pair.local, destination: shown,
-                size: LocalFileSize.of(pair.local), leave: leave,
+                size: localSize(pair.local), leave: leave,
                 start: { fs.upload(pair.local, to: pair.remote, options: opts) })
         }
         let out = Output.make(
@@ -111,8 +111,7 @@ enum PutCommand: Command {
     }
 }
 
-enum LocalFileSize {
-    static func of(_ path: String) -> Int64? {
-        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value
-    }
+/// The size of a local file, nil when it cannot be read.
+func localSize(_ path: String) -> Int64? {
+    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value
 }

@@ -25,13 +25,14 @@ enum TransferRunner {
     /// 1 when one failed or differs, 130 after Ctrl-C.
     static func run(
         _ files: [PlannedFile], jobs: Int, verb: String, multi: Bool, output: any CommandOutput, console: Console,
-        command: String
+        command: String, failedBefore: Int = 0
     ) async -> Int32 {
         let started = ContinuousClock.now
         let registry = TransferRegistry()
         let interrupt = InterruptHandler { registry.cancelAll() }
         defer { interrupt.remove() }
         var summary = RunSummary(verb: verb)
+        summary.failed = failedBefore
         let moving = files.filter { $0.leave == nil }
         if multi {
             let sizes = moving.map(\.size)

@@ -53,7 +53,7 @@ final class JSONLinesOutput: CommandOutput {
             if let item {
                 console.json(JSONItem(failed: error, item: item, shown: shown ?? item.destination))
             } else {
-                console.json(JSONError(error))
+                console.json(JSONResult(failed: error))
             }
         case .notice(_, let json):
             if !json.isEmpty { console.json(json) }
@@ -151,6 +151,17 @@ struct JSONResult: Encodable {
         }
     }
 
+    /// A file that failed before its transfer began (its URL did not answer).
+    init(failed e: FerryError) {
+        ok = false
+        source = e.target ?? ""
+        destination = ""
+        error = Hints.describe(e)
+        errorCode = e.code.description
+        serverCode = e.serverCode
+        recovery = e.recovery?.rawValue
+    }
+
     init(left file: LeftFile) {
         source = file.source
         destination = file.destination
@@ -171,20 +182,6 @@ struct JSONResult: Encodable {
             errorCode = FerryError.Code.destinationExists.description
             recovery = FerryError.Recovery.replaceOrKeep.rawValue
         }
-    }
-}
-
-/// A failure that ended no transfer.
-struct JSONError: Encodable {
-    var type = "error"
-    var error: String
-    var errorCode: String
-    var serverCode: Int?
-
-    init(_ e: FerryError) {
-        error = Hints.describe(e)
-        errorCode = e.code.description
-        serverCode = e.serverCode
     }
 }
 

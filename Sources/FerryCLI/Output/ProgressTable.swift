@@ -98,7 +98,7 @@ final class ProgressTable: Sendable {
             lines.append(ProgressTable.name(row.label) + "  " + text)
         }
         if rows.count > 8 { lines.append("  ... and \(rows.count - 8) more") }
-        if totalFiles > 1 {
+        if totalFiles > 1 && !rows.isEmpty {
             var total = "total: \(doneFiles)/\(totalFiles) files, \(Format.bytes(doneBytes + activeBytes))"
             if let totalBytes { total += " of \(Format.bytes(totalBytes))" }
             total += ", \(Format.rate(speed))"

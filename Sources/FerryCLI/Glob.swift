@@ -10,7 +10,10 @@ import Foundation
 enum Glob {
     /// Whether `name` holds a pattern character.
     static func isPattern(_ name: String) -> Bool {
-        name.contains { $0 == "*" || $0 == "?" || $0 == "[" }
+        if name.contains(where: { $0 == "*" || $0 == "?" }) { return true }
+        // A bracket is a pattern only when closed: `[2J` alone is part of a name.
+        guard let open = name.firstIndex(of: "[") else { return false }
+        return name[name.index(after: open)...].dropFirst().contains("]")
     }
 
     /// Whether `name` matches `pattern`, as a shell matches (a leading dot only by a leading dot).

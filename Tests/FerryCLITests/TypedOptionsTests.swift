@@ -70,6 +70,13 @@ import Testing
         #expect(c.host == "192.168.0.1")
     }
 
+    @Test func patterns() {
+        #expect(Glob.isPattern("*.JPG") && Glob.isPattern("IMG_000?.JPG") && Glob.isPattern("IMG_[12].JPG"))
+        #expect(!Glob.isPattern("plain.jpg") && !Glob.isPattern("a[2J.txt") && !Glob.isPattern("[]"))
+        #expect(Glob.matches("*.JPG", "IMG_0001.JPG") && !Glob.matches("*.JPG", ".hidden.JPG"))
+        #expect(Glob.matches("IMG_000[12].JPG", "IMG_0002.JPG") && !Glob.matches("IMG_000[12].JPG", "IMG_0003.JPG"))
+    }
+
     @Test func infoInWords() {
         #expect(InfoCommand.wirelessMode(0) == "access point")
         #expect(InfoCommand.wirelessMode(4) == "access point, from power-on")

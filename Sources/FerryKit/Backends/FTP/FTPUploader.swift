@@ -5,7 +5,7 @@ import Foundation
     import Glibc
 #endif
 
-/// Drives one FTP upload (DESIGN.md, "Transfers: the contract"):
+/// Drives one FTP upload (docs/DESIGN.md, "Transfers: the contract"):
 ///
 /// 1. The overwrite policy decides first (`stat` of the destination).
 /// 2. The bytes go to `.NAME.ferry-part` beside the destination, so the final

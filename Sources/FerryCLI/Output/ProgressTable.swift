@@ -71,7 +71,7 @@ final class ProgressTable: Sendable {
         }
     }
 
-    func lines(width: Int) -> [String] {
+    func lines(width: Int, now: ContinuousClock.Instant = .now) -> [String] {
         let (rows, doneFiles, doneBytes, totalFiles, totalBytes) = state.withLock { s in
             (s.order.compactMap { s.rows[$0] }, s.doneFiles, s.doneBytes, s.totalFiles, s.totalBytes)
         }
@@ -87,7 +87,7 @@ final class ProgressTable: Sendable {
         // Nothing moves for a second: the first waiting one waits for the source's connection.
         let stalled =
             moving.isEmpty && waitingText != nil
-            && (waiting.first.map { ContinuousClock.now - $0.0.started > .seconds(1) } ?? false)
+            && (waiting.first.map { now - $0.0.started > .seconds(1) } ?? false)
         var lines: [String] = []
         for (row, p) in moving.prefix(8) {
             lines.append(

@@ -64,7 +64,7 @@ struct GetPlanner {
                 } catch let e as FerryError
                     where [.notFound, .connectionFailed, .authenticationFailed].contains(e.code)
                 {
-                    out.report(.failed(e.context(operation: "get", target: url.redacted)))
+                    out.report(.failed(ListCommand.notACard(e.context(operation: "get", target: url.redacted), url)))
                     failed += 1
                     continue
                 } catch {

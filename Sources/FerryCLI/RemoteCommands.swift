@@ -2,41 +2,42 @@ import FerryKit
 import Foundation
 
 /// Runs `body` on every URL argument (a pattern in the last component stands
-/// for every match), reporting each failure and going on; 1 when any failed.
-/// Bad URLs stop everything first (exit 2).
+/// for every match), reporting what each did ("deleted", "created folder") and
+/// each failure, and going on; 1 when any failed. Bad URLs stop everything
+/// first (exit 2).
 func forEachURL(
     _ args: ParsedArguments, command: String, operation: String, console: Console, expandPatterns: Bool = false,
-    _ body: (any RemoteFileSystem, RemoteURL) async throws -> Void
+    _ body: (any RemoteFileSystem, RemoteURL) async throws -> String
 ) async throws -> Int32 {
     let urls = try args.positionals.map { try remoteURL($0, for: command) }
+    let out = Output.make(
+        json: false, quiet: args.has(CommonOptions.quiet), console: console, verb: "", command: command)
+    defer { out.close() }
     var failed = 0
+    func one(_ fs: any RemoteFileSystem, _ url: RemoteURL) async {
+        do {
+            out.report(.did(action: try await body(fs, url), target: url.redacted))
+        } catch {
+            out.report(.failed(FerryError.wrap(error, operation: operation, target: url.redacted)))
+            failed += 1
+        }
+    }
     for url in urls {
         do {
             let fs = try openFileSystem(url, args)
             if expandPatterns, let matches = try await Glob.expand(url, in: fs) {
-                for entry in matches {
-                    let u = url.with(path: entry.path)
-                    do { try await body(fs, u) } catch {
-                        console.error("ferry \(command): \(describe(error, operation: operation, target: u.redacted))")
-                        failed += 1
-                    }
-                }
-                continue
+                for entry in matches { await one(fs, url.with(path: entry.path)) }
+            } else {
+                await one(fs, url)
             }
-            try await body(fs, url)
         } catch let e as UsageError {
             throw e
         } catch {
-            console.error("ferry \(command): \(describe(error, operation: operation, target: url.redacted))")
+            out.report(.failed(FerryError.wrap(error, operation: operation, target: url.redacted)))
             failed += 1
         }
     }
     return failed == 0 ? 0 : 1
-}
-
-/// An error as the command line prints it.
-func describe(_ error: any Error, operation: String, target: String) -> String {
-    Hints.describe(FerryError.wrap(error, operation: operation, target: target))
 }
 
 /// `ferry rm URL...`
@@ -50,7 +51,7 @@ enum RemoveCommand: Command {
         try await forEachURL(args, command: "rm", operation: "delete", console: console, expandPatterns: true) {
             fs, url in
             try await fs.delete(url.path)
-            if !args.has(CommonOptions.quiet) { console.error("deleted \(url.redacted)") }
+            return "deleted"
         }
     }
 }
@@ -65,7 +66,7 @@ enum MakeDirectoryCommand: Command {
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
         try await forEachURL(args, command: "mkdir", operation: "mkdir", console: console) { fs, url in
             try await fs.makeDirectory(url.path, createParents: args.has(parents))
-            if !args.has(CommonOptions.quiet) { console.error("created folder \(url.redacted)") }
+            return "created folder"
         }
     }
 }
@@ -79,7 +80,7 @@ enum RemoveDirectoryCommand: Command {
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
         try await forEachURL(args, command: "rmdir", operation: "rmdir", console: console) { fs, url in
             try await fs.removeDirectory(url.path)
-            if !args.has(CommonOptions.quiet) { console.error("removed folder \(url.redacted)") }
+            return "removed folder"
         }
     }
 }
@@ -103,9 +104,10 @@ enum MoveCommand: Command {
         }
         let destination = newName.hasPrefix("/") ? newName : remoteJoin(remoteParent(url.path), newName)
         try await openFileSystem(url, args).rename(url.path, to: destination)
-        if !args.has(CommonOptions.quiet) {
-            console.error("renamed \(url.redacted) to \(url.with(path: destination).redacted)")
-        }
+        let out = Output.make(
+            json: false, quiet: args.has(CommonOptions.quiet), console: console, verb: "", command: "mv")
+        out.report(.did(action: "renamed", target: "\(url.redacted) to \(url.with(path: destination).redacted)"))
+        out.close()
         return 0
     }
 }

@@ -53,8 +53,10 @@ enum ListCommand: Command {
         let url = try remoteURL(args.positionals[0], for: "ls")
         let fs = try openFileSystem(url, args)
         let listed: [RemoteEntry]
+        var shown = url.redacted
         if let matches = try await Glob.expand(url, in: fs, includeHidden: args.has(Keys.all)) {
             listed = matches
+            shown = "\(url.with(path: remoteParent(url.path)).redacted) matching \(localName(url.path))"
         } else {
             listed = try await list(fs, url)
         }
@@ -76,7 +78,7 @@ enum ListCommand: Command {
         console.show(
             args.has(Keys.long) ? longListing(entries, human: args.has(Keys.human)) : plainListing(entries))
         if !args.has(CommonOptions.quiet) {
-            console.error("\(entries.count) item\(entries.count == 1 ? "" : "s") in \(url.redacted)")
+            console.error("\(entries.count) item\(entries.count == 1 ? "" : "s") in \(shown)")
         }
         return 0
     }

@@ -97,5 +97,9 @@ struct ExistingFileTests {
         #expect(third.status == 1)
         #expect(third.stderr.contains("two.bin differs"), "\(third.stderr)")
         #expect(third.stderr.contains("0 uploaded, 1 already here, 1 differs (kept), 0 failed"), "\(third.stderr)")
+        // mv says what it did.
+        let mv = try TestProcess.run(ferry, ["mv", server.url("/pub/one.bin"), "three.bin"], cwd: work.path)
+        #expect(mv.status == 0, "\(mv.stderr)")
+        #expect(mv.stderr.contains("renamed ") && mv.stderr.contains("/pub/three.bin"), "\(mv.stderr)")
     }
 }

@@ -120,19 +120,7 @@ struct GetPlanner {
             throw UsageError(
                 message: "two files would both be saved as \(destination); download them separately with -o")
         }
-        var leave: LeftFile.Why?
-        if let entry {
-            switch ExistingFile.download(entry, to: destination) {
-            case .same: leave = .alreadyHere
-            case .differs(let reason):
-                if options.overwrite == .skip {
-                    leave = .keptExisting
-                } else if options.overwrite == .fail {
-                    leave = .differs(reason: reason)
-                }
-            case .missing, .folder: break
-            }
-        }
+        let leave = entry.flatMap { LeftFile.why(ExistingFile.download($0, to: destination), options.overwrite) }
         let opts = options
         files.append(
             PlannedFile(

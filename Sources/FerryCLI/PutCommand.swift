@@ -85,18 +85,8 @@ enum PutCommand: Command {
         }
         let opts = options
         let files = pairs.map { pair in
-            var leave: LeftFile.Why?
             let existing = listings[remoteParent(pair.remote)]?[pair.remote]
-            switch ExistingFile.upload(pair.local, to: existing) {
-            case .same: leave = .alreadyHere
-            case .differs(let reason):
-                if opts.overwrite == .skip {
-                    leave = .keptExisting
-                } else if opts.overwrite == .fail {
-                    leave = .differs(reason: reason)
-                }
-            case .missing, .folder: break
-            }
+            let leave = LeftFile.why(ExistingFile.upload(pair.local, to: existing), opts.overwrite)
             let shown = target.with(path: pair.remote).redacted
             return PlannedFile(
                 label: (pair.local as NSString).lastPathComponent, source: pair.local, destination: shown,

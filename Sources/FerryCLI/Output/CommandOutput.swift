@@ -58,6 +58,22 @@ struct LeftFile: Sendable {
     var destination: String
     var size: Int64?
     var why: Why
+
+    /// Why a destination is left as it is, given how it compares and the
+    /// command's choice; nil to transfer. The same file is always left (as rsync
+    /// does); one that differs is kept unless `--overwrite`.
+    static func why(_ existing: ExistingFile, _ policy: OverwritePolicy) -> Why? {
+        switch existing {
+        case .same: .alreadyHere
+        case .differs(let reason):
+            switch policy {
+            case .fail: .differs(reason: reason)
+            case .skip: .keptExisting
+            case .overwrite: nil
+            }
+        case .missing, .folder: nil
+        }
+    }
 }
 
 /// The numbers of one multi-file run.

@@ -56,6 +56,12 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         func invalid(_ why: String) -> FerryError {
             FerryError(.invalidURL, target: RemoteURL.redact(text), detail: why)
         }
+        // `flashair:PATH` and `flashair:///PATH`: the card in its own access-point
+        // mode, which names itself `flashair` (the default of every FlashAir tool).
+        if let rest = RemoteURL.defaultCardPath(text) {
+            try self.init(parsing: "flashair://" + RemoteURL.defaultCardHost + rest)
+            return
+        }
         guard let schemeEnd = RemoteURL.schemeSeparator(in: text) else {
             // A local path.
             guard !text.isEmpty else { throw invalid("empty") }
@@ -279,6 +285,19 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The range of the first `://` (plain scanning, no Foundation: runs per URL).
+    /// The host name a FlashAir card answers to on its own access point.
+    public static let defaultCardHost = "flashair"
+
+    /// The path of `flashair:PATH` or `flashair:///PATH` (nil for any other text).
+    static func defaultCardPath(_ text: String) -> String? {
+        let prefix = "flashair:"
+        guard text.utf8.count >= prefix.utf8.count, text.lowercased().hasPrefix(prefix) else { return nil }
+        let rest = text.dropFirst(prefix.count)
+        if rest.hasPrefix("///") { return String(rest.dropFirst(2)) }
+        if rest.hasPrefix("//") { return nil }
+        return rest.hasPrefix("/") ? String(rest) : "/" + rest
+    }
+
     static func schemeSeparator(in text: String) -> Range<String.Index>? {
         let u = text.utf8
         var i = u.startIndex

@@ -285,7 +285,7 @@ final class PartFile: @unchecked Sendable {
             } catch  where error.code == .destinationExists {
                 throw FerryError(
                     .destinationExists, operation: "rename", target: destination,
-                    detail: "appeared while downloading; use --overwrite to replace it")
+                    detail: "appeared while downloading", recovery: .replaceOrKeep)
             }
             close()
             return length

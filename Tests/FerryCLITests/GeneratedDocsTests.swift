@@ -108,7 +108,9 @@ struct GeneratedDocsTests {
         let text = try generate("zsh")
         try text.write(toFile: script, atomically: true, encoding: .utf8)
         #expect(text.hasPrefix("#compdef ferry\n"))
-        #expect(text.contains("'--overwrite[replace files that exist]'"))
+        let get = try #require(CLI.commands.first { $0.spec.name == "get" }?.spec)
+        let overwrite = try #require(get.allOptions.first { $0.long == "overwrite" })
+        #expect(text.contains("'--overwrite[\(overwrite.help)]'"))
         #expect(
             text.contains(
                 "'--layout=[tree: keep the remote folders (default); date: DIR/YYYY-MM-DD/NAME]:L:(tree date)'"))

@@ -134,10 +134,10 @@ struct SyncServiceTests {
         // One log line per imported file, as it landed.
         let lines = first.log.split(separator: "\n")
         for i in 1...3 {
-            let line = "imported /DCIM/100__TSB/IMG_000\(i).JPG -> 100__TSB/IMG_000\(i).JPG"
+            let line = "imported 100__TSB/IMG_000\(i).JPG ("
             #expect(lines.filter { $0.hasPrefix(line) }.count == 1, "\(first.log)")
         }
-        #expect(!first.log.contains("imported /DCIM/100__TSB/ZZZ_0001.MOV"))
+        #expect(!first.log.contains("imported 100__TSB/ZZZ_0001.MOV"))
 
         // The history holds exactly the whole files: a dry run plans only the stopped one.
         let dry = try TestProcess.run(
@@ -151,13 +151,15 @@ struct SyncServiceTests {
         let second = try start("camera", log: home.file("second.log"))
         defer { second.stop() }
         let done = Date().addingTimeInterval(20)
-        while !second.log.contains("imported /DCIM/100__TSB/ZZZ_0001.MOV") && Date() < done
+        while !second.log.contains("imported 100__TSB/ZZZ_0001.MOV") && Date() < done
             && second.process.isRunning
         {
             usleep(50_000)
         }
         #expect(fm.contents(atPath: dest + "/100__TSB/ZZZ_0001.MOV") == originals["/DCIM/100__TSB/ZZZ_0001.MOV"])
         #expect(!fm.fileExists(atPath: part))
+        let resumed = second.log.split(separator: "\n").filter { $0.hasPrefix("imported 100__TSB/ZZZ_0001.MOV (") }
+        #expect(resumed.count == 1 && resumed[0].contains("resumed at"), "\(second.log)")
         #expect(!second.log.contains("IMG_000"), "\(second.log)")
         // Idle, SIGTERM ends it at once with 0.
         second.signal(SIGTERM)

@@ -32,7 +32,12 @@ struct SFTPAwkwardServerTests {
     @Test func passwordLoginAndAWrongPasswordFailsOnceWithoutShowingIt() async throws {
         let server = try await AsyncSSHTestServer()
         try server.write(Data("hello".utf8), at: "/a.txt")
-        #expect(try await fs(server).list("/").map(\.name) == ["a.txt"])
+        try FileManager.default.createDirectory(atPath: server.local("/d"), withIntermediateDirectories: true)
+        #expect(try await fs(server).list("/").map(\.name).sorted() == ["a.txt", "d"])
+        // asyncssh answers `stat a.txt/` as `stat a.txt`: a file must not pass for a folder.
+        #expect(try await fs(server).stat("/a.txt").kind == .file)
+        #expect(try await fs(server).stat("/a.txt").size == 5)
+        #expect(try await fs(server).stat("/d").kind == .directory)
         let wrong = "not-the-Pa55word"
         do {
             _ = try await fs(server, password: wrong).list("/")

@@ -139,22 +139,27 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         try await entry(path)
     }
 
-    /// `stat` with a typed error. A folder is told by a `stat` of `path/` (which
-    /// fails for a file); a file's size and time come from opening it.
+    /// `stat` with a typed error. A folder is told by opening it as one (servers
+    /// differ on `stat` of `name/` for a file: OpenSSH refuses it, others drop the
+    /// slash); a file's size and time come from opening it.
     func entry(_ path: String) async throws(FerryError) -> RemoteEntry {
         let p = FTPEndpoint.normalize(path)
         try SFTPEndpoint.validate(p, operation: "stat", display: endpoint.display(p))
         if p == "/" { return RemoteEntry(name: "/", path: p, kind: .directory) }
         let name = FTPEndpoint.name(of: p)
-        let folder = try await job("stat", p, urlPath: p + "/")
-        folder.quote([])
+        let folder = try await job("stat", p, urlPath: p + "/", maxBody: 64 << 10)
         folder.easy.set(CURLOPT_FILETIME, 1)
-        try await run(folder, operation: "stat", path: p)
-        if folder.fileTime >= 0 {
+        let listed = await endpoint.engine.perform(folder)
+        if folder.tooLarge || (listed.code == .ok && !listed.interrupted) {
             return RemoteEntry(
                 name: name, path: p, kind: .directory,
-                modified: RemoteTimestamp(utc: Date(timeIntervalSince1970: TimeInterval(folder.fileTime))))
+                modified: folder.fileTime >= 0
+                    ? RemoteTimestamp(utc: Date(timeIntervalSince1970: TimeInterval(folder.fileTime))) : nil)
         }
+        let refused = FerryError.sftp(
+            listed, hostKeys: folder.hostKeys, operation: "stat", target: endpoint.display(p), login: endpoint.login)
+        // Only an SFTP status ("not a directory", "no such file") means "try it as a file".
+        guard refused.serverCode != nil, !listed.interrupted else { throw refused }
         let file = try await job("stat", p)
         file.quote([])
         file.easy.set(CURLOPT_FILETIME, 1)

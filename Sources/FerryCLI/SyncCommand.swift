@@ -95,9 +95,6 @@ enum SyncCommand: Command {
         if args.has("watch") && options.dryRun {
             throw UsageError(message: "--dry-run shows one pass; it does not go with --watch")
         }
-        if url.scheme == .http || url.scheme == .https {
-            throw UsageError(message: "HTTP servers cannot list folders; sync from a card, an FTP server or a folder")
-        }
         var connection = ConnectionOptions(verifyTLS: !args.has("insecure"))
         if args.value("connections") != nil {
             connection.maxConnections = try args.int("connections", default: 1, in: 1...64)

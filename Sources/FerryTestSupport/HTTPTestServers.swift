@@ -3,7 +3,8 @@ import Foundation
 /// nginx on 127.0.0.1 with a temporary config, serving `root`.
 ///
 /// Locations: `/` normal (Range, ETag), `/slow/` throttled with `limit_rate`,
-/// `/norange/` with `max_ranges 0` (ignores Range), and with `basicAuth`,
+/// `/norange/` with `max_ranges 0` (ignores Range), `/index/`, `/index-json/` and
+/// `/index-xml/` with `autoindex` (folder pages: html, json, xml), and with `basicAuth`,
 /// `/private/` behind HTTP basic authentication. The access log records the
 /// Range and If-Range headers, the status and the bytes sent of every request.
 public final class NginxServer: Sendable {
@@ -59,6 +60,9 @@ public final class NginxServer: Sendable {
                     root \(root);
                     location /slow/ { alias \(root)/; limit_rate \(slowRate); }
                     location /norange/ { alias \(root)/; max_ranges 0; }
+                    location /index/ { alias \(root)/; autoindex on; }
+                    location /index-json/ { alias \(root)/; autoindex on; autoindex_format json; }
+                    location /index-xml/ { alias \(root)/; autoindex on; autoindex_format xml; }
                     \(privateLocation)
                 }
             }

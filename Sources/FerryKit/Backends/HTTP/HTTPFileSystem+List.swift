@@ -40,12 +40,13 @@ extension HTTPFileSystem {
     }
 
     static func notAListing(_ target: String, contentType: String?) -> FerryError {
-        let shown = contentType.map { " (\($0))" } ?? ""
+        let page = contentType.map { "a \($0.split(separator: ";").first.map(String.init) ?? $0) page" } ?? "a page"
         return FerryError(
             .badListing, operation: "list", target: target, serverText: "not a folder listing",
             detail:
-                "the page\(shown) is no directory index Ferry reads (nginx autoindex, Apache, lighttpd, "
-                + "python http.server, Caddy browse); give the URL of a file, or turn on the server's folder listing")
+                "the server sent \(page) that is no directory index Ferry reads (nginx autoindex, Apache, "
+                + "lighttpd, python http.server, Caddy browse); give the URL of a file, "
+                + "or turn on the server's folder listing")
     }
 
     /// GETs a folder page and parses it.

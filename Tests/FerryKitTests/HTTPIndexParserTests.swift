@@ -182,6 +182,28 @@ struct HTTPIndexParserTests {
         #expect(HTTPIndexParser.parse(Array(page.utf8), contentType: nil, page: Self.page) == nil)
     }
 
+    @Test func apacheXHTMLStartsLikeXML() throws {
+        // IndexOptions XHTML: an XML declaration, then the same page as XHTML.
+        let page = """
+            <?xml version="1.0" encoding="ISO-8859-1"?>
+            <!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">
+            <html xmlns="http://www.w3.org/1999/xhtml">
+             <head>
+              <title>Index of /photos</title>
+             </head>
+             <body>
+            <h1>Index of /photos</h1>
+            <ul><li><a href="/"> Parent Directory</a></li>
+            <li><a href="a%20b.txt"> a b.txt</a></li>
+            <li><a href="sub/"> sub/</a></li>
+            </ul>
+            </body></html>
+            """
+        let parsed = try #require(HTTPIndexParser.parse(Array(page.utf8), contentType: "text/html", page: Self.page))
+        #expect(parsed.format == .apache)
+        #expect(parsed.entries.map(\.name) == ["a b.txt", "sub"])
+    }
+
     @Test func anEmptyFolderIsAnIndex() throws {
         let html =
             "<html><head><title>Index of /empty/</title></head><body><pre><a href=\"../\">../</a>\n</pre></body></html>"

@@ -44,8 +44,9 @@ enum HTTPIndexParser {
         if start.hasPrefix("[") || type.contains("json") {
             return parseJSON(body)
         }
-        if start.hasPrefix("<?xml") {
-            return parseXML(text)
+        // nginx's xml; Apache's `IndexOptions XHTML` pages start so too and are read as html.
+        if start.hasPrefix("<?xml"), let xml = parseXML(text) {
+            return xml
         }
         guard let format = htmlFormat(text) else { return nil }
         return (format, parseHTML(text, page: page))

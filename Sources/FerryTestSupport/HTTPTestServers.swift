@@ -5,7 +5,7 @@ import Foundation
 /// Locations: `/` normal (Range, ETag), `/slow/` throttled with `limit_rate`,
 /// `/norange/` with `max_ranges 0` (ignores Range), `/index/`, `/index-json/` and
 /// `/index-xml/` with `autoindex` (folder pages: html, json, xml), and with `basicAuth`,
-/// `/private/` behind HTTP basic authentication. The access log records the
+/// `/private/` behind HTTP basic authentication (with autoindex). The access log records the
 /// Range and If-Range headers, the status and the bytes sent of every request.
 public final class NginxServer: Sendable {
     public let port: Int
@@ -34,7 +34,7 @@ public final class NginxServer: Sendable {
                 toFile: dir.file("htpasswd"), atomically: true, encoding: .utf8)
             privateLocation =
                 "location /private/ { alias \(root)/; auth_basic \"ferry\"; "
-                + "auth_basic_user_file \(dir.file("htpasswd")); }"
+                + "auth_basic_user_file \(dir.file("htpasswd")); autoindex on; }"
         }
         let conf = """
             worker_processes 1;

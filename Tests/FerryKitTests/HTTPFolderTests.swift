@@ -146,6 +146,25 @@ struct HTTPFolderTests {
         } throws: { ($0 as? FerryError)?.code == .notFound }
     }
 
+    @Test func aFolderBehindBasicAuthentication() async throws {
+        let nginx = try NginxServer(root: www.path, basicAuth: ("ann", "s3cr#t"))
+        let url = "http://ann:s3cr%23t@127.0.0.1:\(nginx.port)/private/tree/"
+        let entries = try await fs(url).list("/private/tree/")
+        #expect(entries.count == 8)
+        let anonymous = nginx.url("/private/tree/")
+        await #expect {
+            try await fs(anonymous).list("/private/tree/")
+        } throws: { error in
+            (error as? FerryError)?.code == .authenticationFailed && !"\(error)".contains("s3cr")
+        }
+        let wrong = "http://ann:nope@127.0.0.1:\(nginx.port)/private/tree/"
+        await #expect {
+            try await fs(wrong).list("/private/tree/")
+        } throws: { error in
+            (error as? FerryError)?.code == .authenticationFailed && !"\(error)".contains("nope")
+        }
+    }
+
     @Test func syncFromAnAutoindexFolder() async throws {
         let nginx = try NginxServer(root: www.path)
         let dest = try TempDir(prefix: "sync")

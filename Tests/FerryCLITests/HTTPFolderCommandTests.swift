@@ -76,6 +76,57 @@ struct HTTPFolderCommandTests {
         try checkDownloaded("photos")
     }
 
+    @Test func aFolderURLWithoutRecursiveIsRefused() throws {
+        let nginx = try NginxServer(root: files.path)
+        let out = try run("get", nginx.url("/index/photos/"))
+        #expect(out.status == 2, "\(out.stderr)")
+        #expect(out.stderr.contains("photos is a folder; use -r"), "\(out.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: work.file("index.html")))
+        // A site's own page at a URL ending in / is still saved as index.html.
+        let page = try run("get", nginx.url("/site/"), "--quiet")
+        #expect(page.status == 0, "\(page.stderr)")
+        #expect(FileManager.default.fileExists(atPath: work.file("index.html")))
+    }
+
+    /// File requests (not folder pages) in an access log line list.
+    static func fileRequests(_ log: ArraySlice<String>) -> [String] {
+        log.filter { !$0.contains("/ status=") }
+    }
+
+    @Test func aSecondGetRecursiveMovesNoFileByte() throws {
+        let nginx = try NginxServer(root: files.path)
+        let first = try run("get", "-r", nginx.url("/index/photos/"), "-o", "copy")
+        #expect(first.status == 0, "\(first.stderr)")
+        let before = nginx.accessLog.count
+        let again = try run("get", "-r", nginx.url("/index/photos/"), "-o", "copy")
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("0 downloaded") && again.stderr.contains("5 already here"), "\(again.stderr)")
+        // nginx's page gives exact sizes: only the five folder pages were asked for.
+        #expect(Self.fileRequests(nginx.accessLog.dropFirst(before)).isEmpty, "\(nginx.accessLog.dropFirst(before))")
+
+        // A file that changed at the source is kept and reported.
+        try TestData.file(files.file("photos/café.jpg"), size: 5_000, seed: 99)
+        let changed = try run("get", "-r", nginx.url("/index/photos/"), "-o", "copy")
+        #expect(changed.status == 1)
+        #expect(changed.stderr.contains("1 differs (kept)"), "\(changed.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: work.file("copy/café.jpg"))) == data["café.jpg"])
+    }
+
+    @Test func roundedSizesAreAskedForOnlyOnARerun() throws {
+        let apache = try ApacheServer(root: files.path)
+        let first = try run("get", "-r", apache.url("/fancy/photos/"), "-o", "copy")
+        #expect(first.status == 0, "\(first.stderr)")
+        // A first run asks nothing but the pages and the files.
+        #expect(!apache.accessLog.contains { $0.hasPrefix("HEAD ") }, "\(apache.accessLog)")
+        let before = apache.accessLog.count
+        let again = try run("get", "-r", apache.url("/fancy/photos/"), "-o", "copy")
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("5 already here"), "\(again.stderr)")
+        // 71,000 B and up show as 69K...: those sizes come from a HEAD each; no GET of a file.
+        let asked = Self.fileRequests(apache.accessLog.dropFirst(before))
+        #expect(!asked.isEmpty && asked.allSatisfy { $0.hasPrefix("HEAD ") }, "\(asked)")
+    }
+
     @Test func syncFromAnHTTPFolder() throws {
         let nginx = try NginxServer(root: files.path)
         let out = try run("sync", nginx.url("/index/photos/"), "mirror", "--quiet")

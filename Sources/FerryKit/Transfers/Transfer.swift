@@ -39,6 +39,8 @@ public final class Transfer: Sendable, Identifiable {
         var waiters: [CheckedContinuation<Result<TransferResult, FerryError>, Never>] = []
         var interrupter: (@Sendable () -> Void)?
         var resumeWaiter: CheckedContinuation<Void, Never>?
+        /// `cancel(discardingPartialData: true)` was called.
+        var discardPartialData = false
     }
 
     private let box = Mutex(Box())
@@ -122,9 +124,29 @@ public final class Transfer: Sendable, Identifiable {
     /// Cancels: the result becomes `FerryError.cancelled`. A partial download is
     /// kept as `.part` so the same download started again resumes.
     public func cancel() {
+        cancel(discardingPartialData: false)
+    }
+
+    /// Cancels, and says what becomes of the bytes already moved.
+    ///
+    /// Keeping them is the default (``cancel()``, and cancelling the task that
+    /// awaits ``result``): the network is the expensive part, and the same
+    /// download started again continues from the `.part` (an FTP upload from its
+    /// temporary remote file) even after a relaunch; a crash keeps them anyway.
+    /// Discard when the file is no longer wanted (a superseded image, a user's
+    /// "cancel"): a download's `NAME.part` and `NAME.part.journal` are removed
+    /// before ``result`` throws `cancelled`, and an FTP upload deletes its
+    /// temporary `.NAME.ferry-part` where the server allows it. Bytes on disk
+    /// from an earlier run can be discarded any time with
+    /// ``Ferry/discardPartialDownload(at:)``.
+    ///
+    /// - Parameter discardingPartialData: Remove the partial data instead of
+    ///   keeping it for a later resume.
+    public func cancel(discardingPartialData: Bool) {
         let (interrupt, waiter) = box.withLock {
             b -> ((@Sendable () -> Void)?, CheckedContinuation<Void, Never>?) in
             guard !b.state.isFinished else { return (nil, nil) }
+            if discardingPartialData { b.discardPartialData = true }
             b.state = .cancelled
             defer { b.resumeWaiter = nil }
             return (b.interrupter, b.resumeWaiter)
@@ -157,6 +179,10 @@ public final class Transfer: Sendable, Identifiable {
 
     /// True once `cancel()` was called.
     var isCancelled: Bool { box.withLock { $0.state == .cancelled } }
+
+    /// True once `cancel(discardingPartialData: true)` was called: an upload
+    /// removes its temporary remote file.
+    var discardsPartialData: Bool { box.withLock { $0.state == .cancelled && $0.discardPartialData } }
 
     /// True while paused.
     var isPaused: Bool { box.withLock { $0.state == .paused } }
@@ -240,6 +266,10 @@ public final class Transfer: Sendable, Identifiable {
     }
 
     private func finish(_ outcome: Result<TransferResult, FerryError>) {
+        // The driver has returned: its `.part` is closed, and can go.
+        if case .failure(let e) = outcome, e.code == .cancelled, discardsPartialData, !destination.contains("://") {
+            _ = try? Ferry.discardPartialDownload(at: destination)
+        }
         let (waiters, observers) = box.withLock { b in
             guard b.outcome == nil else {
                 return (

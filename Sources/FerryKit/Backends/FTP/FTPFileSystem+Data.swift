@@ -44,3 +44,14 @@ extension FTPFileSystem {
         throw FerryError.ftp(c, log: job.log, operation: operation, target: display)
     }
 }
+
+extension FTPUploader {
+    /// Deletes an upload's temporary file after `cancel(discardingPartialData: true)`.
+    /// Best effort: a server that refuses `DELE` keeps it, and a later upload of
+    /// the same file resumes from it or replaces it.
+    func discard(_ temporary: String) async {
+        guard let info = try? await fs.serverInfo(for: "upload", temporary) else { return }
+        let temp = FTPEndpoint.serverPath(temporary, entryPath: info.entryPath)
+        _ = try? await fs.endpoint.quote(["DELE " + temp], operation: "upload", path: temporary)
+    }
+}

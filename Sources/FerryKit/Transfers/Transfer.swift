@@ -41,6 +41,10 @@ public final class Transfer: Sendable, Identifiable {
         var resumeWaiter: CheckedContinuation<Void, Never>?
         /// `cancel(discardingPartialData: true)` was called.
         var discardPartialData = false
+        /// The stream ``progress`` returns, made on first access.
+        var shared: AsyncStream<TransferProgress>?
+        /// `bytesDone` of the last snapshot sent.
+        var lastEmitBytes: Int64 = 0
     }
 
     private let box = Mutex(Box())
@@ -81,9 +85,27 @@ public final class Transfer: Sendable, Identifiable {
     /// The latest progress snapshot.
     public var currentProgress: TransferProgress { box.withLock { $0.progress } }
 
-    /// Progress snapshots, newest wins (a slow reader skips stale ones). The stream
-    /// ends when the transfer ends. Each access makes a new, independent stream.
+    /// This transfer's progress snapshots (see ``TransferProgress`` for when one
+    /// is sent), newest wins: a slow reader skips stale ones. The stream starts
+    /// with the current snapshot and ends when the transfer ends.
+    ///
+    /// Every access returns the same stream, meant for one reader; for more
+    /// readers, each calls ``makeProgressStream()``.
     public var progress: AsyncStream<TransferProgress> {
+        if let stream = box.withLock({ $0.shared }) { return stream }
+        let made = makeProgressStream()
+        return box.withLock { b in
+            if let stream = b.shared { return stream }
+            b.shared = made
+            return made
+        }
+    }
+
+    /// A new, independent stream of this transfer's progress snapshots, for one
+    /// more reader (newest wins, ends when the transfer ends).
+    ///
+    /// - Returns: A stream that starts with the current snapshot.
+    public func makeProgressStream() -> AsyncStream<TransferProgress> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: TransferProgress.self, bufferingPolicy: .bufferingNewest(1))
         let (finished, key) = box.withLock { b -> (Bool, Int) in
@@ -232,7 +254,8 @@ public final class Transfer: Sendable, Identifiable {
         try await waitWhilePaused()
     }
 
-    /// Records progress; emits to observers at most ten times a second.
+    /// Records progress; emits to observers when 100 ms passed or 1% moved since
+    /// the last snapshot (see ``TransferProgress``).
     func report(bytesDone: Int64, totalBytes: Int64?, resumedFrom: Int64? = nil, force: Bool = false) {
         let now = ContinuousClock.now
         box.withLock { b in
@@ -242,9 +265,11 @@ public final class Transfer: Sendable, Identifiable {
             if let resumedFrom { b.progress.resumedFrom = resumedFrom }
             b.speed.sample(bytes: bytesDone, now: now)
             b.progress.bytesPerSecond = b.speed.bytesPerSecond
-            if force || b.lastEmit == nil || now - b.lastEmit! >= .milliseconds(100) {
+            let percent = totalBytes.map { $0 > 0 && bytesDone - b.lastEmitBytes >= max(1, $0 / 100) } ?? false
+            if force || percent || b.lastEmit == nil || now - b.lastEmit! >= .milliseconds(100) {
                 b.lastEmit = now
                 b.held = false
+                Transfer.stamp(&b)
                 for o in b.observers.values { o.yield(b.progress) }
             } else if !b.held && !b.observers.isEmpty {
                 // Held back: make sure it goes out even if no further bytes arrive
@@ -261,8 +286,15 @@ public final class Transfer: Sendable, Identifiable {
             guard b.held else { return }
             b.held = false
             b.lastEmit = .now
+            Transfer.stamp(&b)
             for o in b.observers.values { o.yield(b.progress) }
         }
+    }
+
+    /// Sets the bytes since the last snapshot sent, for the one about to go out.
+    private static func stamp(_ b: inout Box) {
+        b.progress.bytesSinceLastSnapshot = b.progress.bytesDone - b.lastEmitBytes
+        b.lastEmitBytes = b.progress.bytesDone
     }
 
     private func finish(_ outcome: Result<TransferResult, FerryError>) {
@@ -291,6 +323,7 @@ public final class Transfer: Sendable, Identifiable {
             b.waiters = []
             let o = Array(b.observers.values)
             b.observers = [:]
+            Transfer.stamp(&b)
             for c in o { c.yield(b.progress) }
             return (w, o)
         }

@@ -245,6 +245,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     private func download(_ path: String, listed: FTPListedFacts?, to destination: String, options: DownloadOptions)
         -> Transfer
     {
+        let destination = LocalDestination.prepare(destination, options)
         let p = FTPEndpoint.normalize(path)
         do {
             try FTPEndpoint.validate(p, operation: "download", display: endpoint.display(p))

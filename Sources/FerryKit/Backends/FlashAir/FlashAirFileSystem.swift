@@ -168,6 +168,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// file cleanly when it does not. A card that answers 503 or nothing for
     /// `options.maxRetries + 1` tries in a row fails with `notAnswering`.
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
+        let destination = LocalDestination.prepare(destination, options)
         let source = downloadSource(for: path)
         return Transfer.start(source: source.displayName, destination: destination) { transfer in
             do throws(FerryError) {

@@ -121,6 +121,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     }
 
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
+        let destination = LocalDestination.prepare(destination, options)
         var opts = options
         opts.verifyTLS = options.verifyTLS && verifyTLS
         return DownloadDriver.start(downloadSource(for: path), to: destination, options: opts)

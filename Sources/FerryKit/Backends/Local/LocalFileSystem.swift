@@ -67,7 +67,8 @@ public struct LocalFileSystem: RemoteFileSystem {
     }
 
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
-        LocalCopy.start(from: path, to: destination, overwrite: options.overwrite, resume: options.resume)
+        let destination = LocalDestination.prepare(destination, options)
+        return LocalCopy.start(from: path, to: destination, overwrite: options.overwrite, resume: options.resume)
     }
 
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {

@@ -73,6 +73,7 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         /// A file is larger than the caller's limit for reading it into memory.
         public static let tooLarge = Code(.tooLarge)
 
+        /// The kind in words: "not found", "login failed" ...
         public var description: String { base.rawValue }
     }
 
@@ -130,6 +131,7 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         return head
     }
 
+    /// The same line as `description`, for `localizedDescription`.
     public var errorDescription: String? { description }
 
     /// Returns a copy with the operation and target filled in where they were missing.

@@ -11,6 +11,7 @@ import Foundation
 /// if fs.capabilities.contains(.cardInfo) { print(try await fs.info().firmware ?? "?") }
 /// ```
 public struct RemoteCapabilities: OptionSet, Sendable, Hashable {
+    /// The bits of the set.
     public let rawValue: Int
 
     /// Creates a set from its raw bits.

@@ -145,26 +145,33 @@ extension RemoteFileSystem {
             detail: "\(url.scheme.rawValue):// cannot \(operation)")
     }
 
+    /// Throws `unsupportedOperation`: this backend cannot list.
     public func list(_ path: String) async throws -> [RemoteEntry] {
         throw unsupported("list", path)
     }
 
+    /// Downloads `entry.path`.
     public func download(_ entry: RemoteEntry, to destination: String, options: DownloadOptions) -> Transfer {
         download(entry.path, to: destination, options: options)
     }
 
+    /// A transfer that failed with `unsupportedOperation`: this backend cannot upload.
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
         Transfer.failed(unsupported("upload", path), source: source, destination: url.with(path: path).redacted)
     }
 
+    /// Throws `unsupportedOperation`: this backend cannot delete.
     public func delete(_ path: String) async throws { throw unsupported("delete", path) }
 
+    /// Throws `unsupportedOperation`: this backend cannot create folders.
     public func makeDirectory(_ path: String, createParents: Bool) async throws {
         throw unsupported("mkdir", path)
     }
 
+    /// Throws `unsupportedOperation`: this backend cannot remove folders.
     public func removeDirectory(_ path: String) async throws { throw unsupported("rmdir", path) }
 
+    /// Throws `unsupportedOperation`: this backend cannot rename.
     public func rename(_ path: String, to newPath: String) async throws {
         throw unsupported("rename", path)
     }

@@ -12,7 +12,16 @@ import Synchronization
 public final class Transfer: Sendable, Identifiable {
     /// Where a transfer is in its life.
     public enum State: String, Sendable, Hashable {
-        case running, paused, completed, failed, cancelled
+        /// Moving bytes, or waiting to retry.
+        case running
+        /// Paused by `pause()`; `resume()` continues.
+        case paused
+        /// Finished: `result` returns.
+        case completed
+        /// Ended with an error: `result` throws it.
+        case failed
+        /// Cancelled: `result` throws `cancelled`.
+        case cancelled
 
         /// True once the transfer has ended, whichever way.
         public var isFinished: Bool { self == .completed || self == .failed || self == .cancelled }

@@ -10,6 +10,7 @@ import Foundation
 ///
 /// Paths are relative to the login folder (see `FTPEndpoint`).
 public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
+    /// The URL this file system was opened with.
     public let url: RemoteURL
     let endpoint: FTPEndpoint
 

@@ -30,6 +30,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
         public init() {}
     }
 
+    /// The card's URL; its path is the starting folder.
     public let url: RemoteURL
     /// Timeouts and retries for CGI calls (downloads use their `DownloadOptions`).
     public let policy: RequestPolicy

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-swift format lint --strict -r Sources Tests Package.swift
+swift format lint --strict -r Sources Tests Examples Package.swift
 # FerryKit's DocC site, 0 warnings, every public symbol documented (about 40 s
 # from a clean .build/docs, 11 s after; its own scratch folder).
 scripts/docs.sh

@@ -11,12 +11,22 @@ cd "$(dirname "$0")/.."
 scratch=.build/docs
 graphs=$scratch/symbol-graphs
 site=$scratch/site
-rm -rf "$graphs" "$site"
+# The graphs are written only when FerryKit compiles: keep them between runs.
+rm -rf "$site"
 mkdir -p "$graphs"
 swift build --target FerryKit --scratch-path "$scratch" \
   -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$graphs" >"$scratch/build.log" 2>&1 ||
   { cat "$scratch/build.log"; exit 1; }
 python3 scripts/doc-coverage.py "$graphs"
+# The code in the articles and the README's library section compiles.
+snippets=$scratch/snippets
+rm -rf "$snippets"
+python3 scripts/doc-snippets.py "$snippets"
+for f in "$snippets"/*.swift; do
+  swiftc -typecheck -suppress-warnings -module-name DocSnippets "$f" -I "$scratch/debug/Modules" \
+    -Xcc -fmodule-map-file="$scratch/debug/CFerryOS.build/module.modulemap" -Xcc -I -Xcc Sources/CFerryOS/include \
+    -Xcc -fmodule-map-file=Sources/CCurl/module.modulemap -Xcc -fmodule-map-file=Sources/CSQLite/module.modulemap
+done
 docc convert Sources/FerryKit/FerryKit.docc \
   --additional-symbol-graph-dir "$graphs" \
   --fallback-display-name FerryKit --fallback-bundle-identifier org.ferry.FerryKit \

@@ -166,8 +166,10 @@ struct FlashAirCardTests {
         defer { card.stop() }
         let local = out.file("deep.txt")
         try TestData.file(local, size: 100)
+        var without = UploadOptions()
+        without.createParents = false  // the default creates them
         do throws(FerryError) {
-            _ = try await fs.upload(local, to: "/A/B/C/deep.txt", options: .init()).result
+            _ = try await fs.upload(local, to: "/A/B/C/deep.txt", options: without).result
             Issue.record("uploaded into a missing folder")
         } catch {
             #expect(error.code == .notFound)

@@ -58,6 +58,13 @@ import Testing
         for await p in t.progress { seen.append(p) }
         #expect(try await t.result.size == Int64(size))
         #expect(FileManager.default.fileExists(atPath: server.local("/pub/new/big.bin")))
+        // One stream per transfer: a second access is the same, finished stream.
+        var again = 0
+        for await _ in t.progress { again += 1 }
+        #expect(again == 0, "a second access made a new stream")
+        var other = 0
+        for await _ in t.makeProgressStream() { other += 1 }
+        #expect(other == 1, "a new stream gives the final snapshot")
         let percents = Set(seen.compactMap { $0.fraction.map { Int($0 * 100) } })
         #expect(percents.count >= 50, "\(percents.count) distinct percents in \(seen.count) snapshots")
         // Bytes since the last snapshot add up (no snapshot was skipped by this fast reader).

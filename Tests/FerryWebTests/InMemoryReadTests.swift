@@ -75,6 +75,7 @@ import Testing
         #expect(grown.jpeg == expected.jpeg)
         let padded = Self.nginxSent(nginx, "/padded.jpg")
         #expect(padded.requests == 2 && padded.bytes <= 256 * 1024, "nginx sent \(padded)")
+        print("thumbnail over HTTP: nginx sent \(plain.bytes) bytes (plain), \(padded.bytes) (grown) of \(photo.count)")
         #expect(try await fs.thumbnail("/notes.txt") == nil)
         await #expect(throws: FerryError.self) { try await fs.thumbnail("/missing.jpg") }
         do {

@@ -53,6 +53,14 @@ import Testing
         // mkdir -p by default; upload into a missing folder creates it too.
         try await fs.makeDirectory("/pub/a/b")
         #expect(try await fs.stat("/pub/a/b").isDirectory)
+        // count works through the protocol on a server too; a missing folder is notFound, as in list.
+        #expect(try await fs.count("/pub/a") == 1)
+        do {
+            _ = try await fs.count("/pub/nope")
+            Issue.record("count of a missing folder succeeded")
+        } catch let e as FerryError {
+            #expect(e.code == .notFound && e.operation == "count", "\(e)")
+        }
         let t = fs.upload(URL(fileURLWithPath: local.file("big.bin")), to: "/pub/new/big.bin")
         var seen: [TransferProgress] = []
         for await p in t.progress { seen.append(p) }

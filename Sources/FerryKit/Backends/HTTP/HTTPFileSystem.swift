@@ -5,6 +5,7 @@ import Foundation
 /// folder from the index page the server generates (HTTPFileSystem+List). Writing
 /// throws `unsupportedOperation`: plain HTTP has no writing.
 public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
+    /// The URL this file system was opened with.
     public let url: RemoteURL
     let engine: CurlEngine
     /// Verify TLS certificates.
@@ -42,6 +43,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         }
     }
 
+    /// Describes a file with `HEAD` (or a one-byte `GET` when HEAD is refused or tells no size).
     public func stat(_ path: String) async throws -> RemoteEntry {
         // A URL ending in `/` is a folder when its page is an index (HTTPFileSystem+List).
         if path.hasSuffix("/"), let folder = try await statFolder(path) { return folder }
@@ -129,7 +131,9 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         return .curl(completion, operation: operation, target: target)
     }
 
+    /// Starts downloading `path` with `Range` resumes, `If-Range` and retries.
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
+        let destination = LocalDestination.prepare(destination, options)
         var opts = options
         opts.verifyTLS = options.verifyTLS && verifyTLS
         return DownloadDriver.start(downloadSource(for: path), to: destination, options: opts)

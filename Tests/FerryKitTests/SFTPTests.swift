@@ -204,3 +204,35 @@ struct SFTPOpenSSHTests {
         #expect(attempts == 1, "\(server.log)")
     }
 }
+
+/// The pieces of the SFTP backend that need no server.
+struct SFTPUnitTests {
+    @Test func urlsDefaultToPort22AndNeverShowThePassword() throws {
+        let u = try RemoteURL(parsing: "sftp://ann:pa%20ss@nas.local/srv/My%20Photos/a.jpg")
+        #expect(u.scheme == .sftp && u.defaultPort == 22 && u.hostKey == "sftp://nas.local:22")
+        #expect(u.user == "ann" && u.password == "pa ss" && u.path == "/srv/My Photos/a.jpg")
+        #expect(u.redacted == "sftp://ann:***@nas.local/srv/My%20Photos/a.jpg")
+        #expect(try RemoteURL(parsing: "sftp://[::1]:2222/~/x").port == 2222)
+    }
+
+    @Test func sha256AndOpenSSHFingerprints() {
+        let hex = SHA256.hash(Array("abc".utf8)).map { String(format: "%02x", $0) }.joined()
+        #expect(hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        let long = SHA256.hash(Array(repeating: UInt8(ascii: "a"), count: 1_000_000))
+        #expect(
+            long.map { String(format: "%02x", $0) }.joined()
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        // An ed25519 key blob: string "ssh-ed25519", then the 32-byte key.
+        let blob: [UInt8] = [0, 0, 0, 11] + Array("ssh-ed25519".utf8) + [0, 0, 0, 32] + Array(repeating: 7, count: 32)
+        #expect(HostKeyCheck.keyType(blob) == "ssh-ed25519")
+        let fp = HostKeyCheck.fingerprint(blob)
+        #expect(fp.hasPrefix("SHA256:") && fp.count == 7 + 43 && !fp.hasSuffix("="))
+    }
+
+    @Test func quoteCommandArgumentsEscapeQuotesAndBackslashes() {
+        #expect(SFTPEndpoint.quoted("/a b/\"c\"\\d") == "\"/a b/\\\"c\\\"\\\\d\"")
+        #expect(throws: FerryError.self) {
+            try SFTPEndpoint.validate("/a\nrm /b", operation: "delete", display: "x")
+        }
+    }
+}

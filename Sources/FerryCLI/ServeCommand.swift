@@ -7,7 +7,8 @@ enum ServeCommand: Command {
     static let spec = CommandSpec(
         name: "serve",
         summary: "browse a source in a web browser (folder list, image viewer, upload)",
-        usage: "ferry serve [URL] [--host 127.0.0.1] [--port N] [--token TEXT] [--cache DIR] [--insecure]",
+        usage:
+            "ferry serve [URL] [--host 127.0.0.1] [--port N] [--token TEXT] [--cache DIR] [--import-to DIR] [--insecure]",
         options: [
             .init(
                 long: "host", short: nil, takesValue: true,
@@ -21,6 +22,10 @@ enum ServeCommand: Command {
             .init(
                 long: "token", short: nil, takesValue: true,
                 help: "require this access token (default: a random one when ADDR is not loopback)", valueName: "TEXT"),
+            .init(
+                long: "import-to", short: nil, takesValue: true,
+                help: "folder the page's imports go to (default ~/Pictures/Ferry; same history as ferry sync)",
+                valueName: "DIR"),
             .init(long: "insecure", short: "k", takesValue: false, help: "do not verify TLS certificates"),
         ],
         minPositionals: 0, maxPositionals: 1,
@@ -40,6 +45,11 @@ enum ServeCommand: Command {
         configuration.host = args.value("host") ?? "127.0.0.1"
         configuration.port = try args.int("port", default: 8000, in: 0...65535)
         configuration.cacheDirectory = args.value("cache").map { ($0 as NSString).standardizingPath }
+        configuration.importDirectory = args.value("import-to").map {
+            let path = ($0 as NSString).expandingTildeInPath
+            return ((path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path) as NSString)
+                .standardizingPath
+        }
         configuration.connectionOptions.verifyTLS = !args.has("insecure")
         if let token = args.value("token") {
             guard token.count >= 4,

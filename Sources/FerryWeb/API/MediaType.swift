@@ -1,11 +1,15 @@
 /// Content types by file extension, and which ones the page may show inline.
 ///
-/// Only images are shown inline. Anything else is sent as an attachment with
+/// Only images and films are shown inline. Anything else is sent as an attachment with
 /// a neutral type, so an HTML or SVG file from a source can never run script
 /// in the UI's origin.
 enum MediaType {
     /// Extensions the viewer opens (the original FlashAir browser's jpg/jpeg/jpe/png, plus common web images).
     static let viewable: Set<String> = ["jpg", "jpeg", "jpe", "png", "gif", "webp", "bmp"]
+    /// Films the viewer plays with the browser's `<video>` (over `/api/file`, with `Range`).
+    static let video: Set<String> = ["mp4", "mov", "m4v"]
+    /// Camera raw files and HEIC: shown as a file-type tile.
+    static let raw: Set<String> = ["cr2", "cr3", "nef", "arw", "dng", "raf", "orf", "rw2", "heic", "heif"]
     /// Extensions the server can make thumbnails of.
     static let thumbnailable: Set<String> = ["jpg", "jpeg", "jpe"]
 
@@ -26,6 +30,8 @@ enum MediaType {
         case "gif": "image/gif"
         case "webp": "image/webp"
         case "bmp": "image/bmp"
+        case "mp4", "m4v": "video/mp4"
+        case "mov": "video/quicktime"
         default: nil
         }
     }

@@ -9,21 +9,31 @@ extension WebAPI {
         var entries: [APIEntry]
     }
 
-    /// `GET /api/list?path=`: a folder, folders first then files, by name.
+    /// `GET /api/list?path=`: a folder, in the source's order (the page sorts:
+    /// one place, with the person's choice of order). Each entry says whether it
+    /// is hidden and whether the import history holds it.
     func list(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path") ?? "/", in: source)
-            let entries = try await source.fs.list(backend)
-                .map { APIEntry($0, path: WebPath.join(web, $0.name)) }
-                .sorted { a, b in
-                    let aFolder = a.type == "directory"
-                    let bFolder = b.type == "directory"
-                    if aFolder != bFolder { return aFolder }
-                    return a.name.localizedStandardCompare(b.name) == .orderedAscending
+            let listed = try await source.fs.list(backend)
+            let imported = await importedFiles(source)
+            let entries = listed.map { e -> APIEntry in
+                var entry = APIEntry(e, path: WebPath.join(web, e.name))
+                if source.isProtected(entry.path) { entry.system = true }
+                if entry.type == "file" {
+                    entry.imported = imported.map { $0[e.path].map { $0 == (e.size ?? -1) } ?? false }
                 }
+                return entry
+            }
             return .json(Listing(path: web, count: entries.count, entries: entries))
         }
+    }
+
+    /// What the import history holds for this source (backend path → size); nil when it cannot tell.
+    func importedFiles(_ source: WebSource) async -> [String: Int64]? {
+        guard let key = try? await source.historyKey.get(source.fs) else { return nil }
+        return importJob.imported(key: key)
     }
 
     /// `GET /api/stat?path=`: one entry.
@@ -103,7 +113,7 @@ extension WebAPI {
     }
 
     /// A local copy of a remote file, keyed by the version the page saw (`v`) or a fresh stat.
-    private func remoteCopy(_ backend: String, request: HTTPRequest, source: WebSource) async throws -> String {
+    func remoteCopy(_ backend: String, request: HTTPRequest, source: WebSource) async throws -> String {
         var version = request.query("v") ?? ""
         if version.isEmpty {
             let entry = try await source.fs.stat(backend)

@@ -32,6 +32,10 @@ final class WebAPI: Sendable {
     private let current: Mutex<WebSource?>
     /// Whether the page may pick the source (the server was started without one).
     let canConnect: Bool
+    /// The import the page started, if any.
+    let importJob: ImportJob
+    /// Previews fitted to the screen, cached like thumbnails.
+    let previews: ThumbnailCache
 
     init(configuration: WebConfiguration) throws {
         self.configuration = configuration
@@ -39,6 +43,8 @@ final class WebAPI: Sendable {
         let cache = configuration.resolvedCacheDirectory
         thumbnails = ThumbnailCache(folder: cache + "/thumbnails")
         remoteFiles = RemoteFileCache(folder: cache + "/files-\(getpid())")
+        previews = ThumbnailCache(folder: cache + "/previews", memoryLimit: 64 << 20)
+        importJob = ImportJob(directory: configuration.resolvedImportDirectory)
         if let url = configuration.source {
             current = Mutex(WebSource(fs: try Ferry.fileSystem(for: url, options: configuration.connectionOptions)))
             canConnect = false
@@ -66,10 +72,22 @@ final class WebAPI: Sendable {
             }
             return assets.response(for: request.path)
         }
-        var response = await api(request)
+        let route = String(request.path.dropFirst("/api/".count))
+        var response: HTTPResponse
+        if let source, Self.interactiveRoutes.contains(route) {
+            // On a card, the page's requests go before the import's downloads.
+            response = await source.share.interactive { await api(request) }
+        } else {
+            response = await api(request)
+        }
         response.headers.add(name: "X-Content-Type-Options", value: "nosniff")
         return response
     }
+
+    /// Requests a person waits for: they pause an import on a one-connection source.
+    static let interactiveRoutes: Set<String> = [
+        "list", "stat", "file", "thumb", "preview", "info", "new", "upload", "delete", "mkdir", "rename",
+    ]
 
     private func api(_ request: HTTPRequest) async -> HTTPResponse {
         let route = String(request.path.dropFirst("/api/".count))
@@ -86,9 +104,17 @@ final class WebAPI: Sendable {
         case ("delete", false): return await delete(request)
         case ("mkdir", false): return await makeDirectory(request)
         case ("rename", false): return await rename(request)
-        case ("list", false), ("stat", false), ("file", false), ("thumb", false), ("source", false):
+        case ("preview", true): return await preview(request)
+        case ("info", true): return await info(request)
+        case ("import", true): return importStatus()
+        case ("import", false): return await startImport(request)
+        case ("import-cancel", false): return cancelImport()
+        case ("new", true): return await newFiles()
+        case ("list", false), ("stat", false), ("file", false), ("thumb", false), ("source", false),
+            ("preview", false), ("info", false), ("new", false):
             return .failure(405, "use GET")
-        case ("upload", true), ("delete", true), ("mkdir", true), ("rename", true), ("connect", true):
+        case ("upload", true), ("delete", true), ("mkdir", true), ("rename", true), ("connect", true),
+            ("import-cancel", true):
             return .failure(405, "use POST")
         default: return .failure(404, "no such API: /api/\(route)")
         }
@@ -103,6 +129,10 @@ final class WebAPI: Sendable {
         var name: String?
         var canConnect: Bool
         var capabilities: WebSource.Capabilities?
+        /// One connection only (a card): the page shows "waiting for the card" on slow answers.
+        var singleConnection: Bool?
+        /// The import folder's name.
+        var importTo: String?
     }
 
     private func sourceInfo() -> HTTPResponse {
@@ -113,7 +143,8 @@ final class WebAPI: Sendable {
         return .json(
             SourceInfo(
                 connected: true, url: source.url.redacted, scheme: source.url.scheme.rawValue, name: name,
-                canConnect: canConnect, capabilities: source.capabilities))
+                canConnect: canConnect, capabilities: source.capabilities,
+                singleConnection: source.share.isSingleConnection, importTo: importJob.status.destination))
     }
 
     private struct ConnectBody: Decodable { var url: String }
@@ -132,7 +163,7 @@ final class WebAPI: Sendable {
             current.withLock { $0 = source }
             return sourceInfo()
         } catch {
-            return .failure(error)
+            return .failure(error, source: nil)
         }
     }
 
@@ -147,7 +178,7 @@ final class WebAPI: Sendable {
         do {
             return (web, try source.backendPath(web))
         } catch {
-            throw APIRefusal(.failure(error))
+            throw APIRefusal(.failure(error, source: source))
         }
     }
 
@@ -164,7 +195,7 @@ final class WebAPI: Sendable {
         } catch let refusal as APIRefusal {
             return refusal.response
         } catch {
-            return .failure(error)
+            return .failure(error, source: source)
         }
     }
 

@@ -1,0 +1,66 @@
+import FerryKit
+import FerryServer
+import Foundation
+
+extension WebAPI {
+    /// `GET /api/preview?path=&w=&h=[&v=]`: the photo fitted to a screen of
+    /// `w` x `h` pixels, made with libjpeg-turbo's DCT-scaled decode (a 12 MP
+    /// photo decodes at 1/2 or 1/4 for a phone), cached like thumbnails. The
+    /// headers `X-Image-Width` and `X-Image-Height` give the original's size,
+    /// so the page asks for the original only when a zoom needs more pixels.
+    func preview(_ request: HTTPRequest) async -> HTTPResponse {
+        await answer {
+            guard let source else { throw APIRefusal(409, "no source connected") }
+            let (web, backend) = try resolve(request.query("path"), in: source)
+            guard MediaType.thumbnailable.contains(MediaType.fileExtension(web)) else {
+                throw APIRefusal(415, "no previews for this kind of file: \(web)")
+            }
+            let w = Int(request.query("w") ?? "") ?? 1280
+            let h = Int(request.query("h") ?? "") ?? 800
+            // Steps of 256 pixels: a resized window reuses a preview instead of making another.
+            let side = (min(4096, max(256, max(w, h))) + 255) / 256 * 256
+            let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
+            let attributes = try? FileManager.default.attributesOfItem(atPath: local)
+            let version =
+                "\(attributes?[.size] as? Int64 ?? 0)-\((attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)"
+            let key = "preview\n\(source.url.hostKey)\n\(backend)\n\(version)\n\(side)"
+            let bytes: [UInt8]
+            if let cached = previews.get(key) {
+                bytes = cached
+            } else {
+                do {
+                    bytes = try await workers.run { () throws -> [UInt8] in
+                        let decoded = try JPEGCodec.decode(file: local, minSide: side)
+                        let pixels = JPEGCodec.downscale(decoded.image, maxSide: side)
+                        return try JPEGCodec.encode(pixels, quality: 85)
+                    }
+                } catch let error as JPEGError {
+                    throw APIRefusal(
+                        422, "cannot make a preview of \(web): \(error.code)\(error.detail.map { " (\($0))" } ?? "")")
+                }
+                previews.put(key, bytes)
+            }
+            var response = HTTPResponse.data(Data(bytes), contentType: "image/jpeg")
+            response.headers.add(name: "Cache-Control", value: "private, max-age=86400")
+            if let size = PhotoInfo.pixelSize(ofJPEGFile: local) {
+                response.headers.add(name: "X-Image-Width", value: String(size.width))
+                response.headers.add(name: "X-Image-Height", value: String(size.height))
+            }
+            return response
+        }
+    }
+
+    /// `GET /api/info?path=`: what the photo's Exif says (date taken, camera,
+    /// lens, shutter, aperture, ISO, focal length) and its pixel size.
+    func info(_ request: HTTPRequest) async -> HTTPResponse {
+        await answer {
+            guard let source else { throw APIRefusal(409, "no source connected") }
+            let (web, backend) = try resolve(request.query("path"), in: source)
+            let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
+            var info = PhotoInfo.read(file: local)
+            info.name = WebPath.name(web)
+            info.size = (try? FileManager.default.attributesOfItem(atPath: local)[.size] as? Int64) ?? nil
+            return .json(info)
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import FerryKit
+import FerryServer
+import FerryTestSupport
+import Foundation
+import Testing
+
+@testable import FerryWeb
+
+/// Import from the page (`/api/import`), previews, photo information and
+/// folder deletes, in process on a local folder.
+struct ImportAPITests {
+    let folder: TempDir
+    let cache: TempDir
+    var root: String { folder.path + "/root" }
+    var imported: String { folder.path + "/imported" }
+
+    init() async throws {
+        let folder = try TempDir(prefix: "ferry-import-api")
+        self.folder = folder
+        cache = try TempDir(prefix: "ferry-import-api-cache")
+        let root = folder.path + "/root"
+        try FileManager.default.createDirectory(atPath: root + "/DCIM/100FERRY", withIntermediateDirectories: true)
+        try await onThread {
+            for i in 1...4 {
+                try Data(SamplePhotos.jpeg(index: i, width: 320, height: 240)).write(
+                    to: URL(fileURLWithPath: root + String(format: "/DCIM/100FERRY/IMG_%04d.JPG", i)))
+            }
+        }
+        try Data("notes".utf8).write(to: URL(fileURLWithPath: root + "/DCIM/NOTES.TXT"))
+    }
+
+    func api() throws -> WebAPI {
+        var configuration = WebConfiguration(source: try RemoteURL(parsing: root), host: "127.0.0.1", port: 0)
+        configuration.cacheDirectory = cache.path
+        configuration.importDirectory = imported
+        return try WebAPI(configuration: configuration)
+    }
+
+    static func post(_ target: String, _ body: Any) -> HTTPRequest {
+        APITests.post(target, body: .data(try! JSONSerialization.data(withJSONObject: body)))
+    }
+
+    /// Polls `/api/import` until the import is no longer running.
+    static func finished(_ api: WebAPI) async throws -> [String: Any] {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let status = APITests.object(await api.handle(APITests.request("/api/import")))
+            if status["state"] as? String != "running" { return status }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("the import did not finish in 30 s")
+        return [:]
+    }
+
+    @Test func importsSelectedThenAllNewSharingTheSyncHistory() async throws {
+        let api = try api()
+        #expect(APITests.object(await api.handle(APITests.request("/api/import")))["state"] as? String == "idle")
+        let new = APITests.object(await api.handle(APITests.request("/api/new")))
+        #expect(new["count"] as? Int == 5)
+
+        let started = await api.handle(
+            Self.post("/api/import", ["paths": ["/DCIM/100FERRY/IMG_0001.JPG", "/DCIM/100FERRY/IMG_0003.JPG"]]))
+        #expect(started.status == 202)
+        var status = try await Self.finished(api)
+        #expect(status["state"] as? String == "done")
+        #expect(status["done"] as? Int == 2 && status["total"] as? Int == 2 && status["failed"] as? Int == 0)
+        #expect(status["destination"] as? String == "imported")
+        for name in ["IMG_0001.JPG", "IMG_0003.JPG"] {
+            let copy = imported + "/DCIM/100FERRY/" + name
+            #expect(FileManager.default.contentsEqual(atPath: copy, andPath: root + "/DCIM/100FERRY/" + name))
+        }
+        #expect(!FileManager.default.fileExists(atPath: imported + "/DCIM/100FERRY/IMG_0002.JPG"))
+        // The list marks what is imported.
+        let listing = APITests.object(await api.handle(APITests.request("/api/list?path=/DCIM/100FERRY")))
+        let flags = Dictionary(
+            uniqueKeysWithValues: (listing["entries"] as? [[String: Any]] ?? []).map {
+                ($0["name"] as? String ?? "", $0["imported"] as? Bool)
+            })
+        #expect(flags["IMG_0001.JPG"] == true && flags["IMG_0003.JPG"] == true && flags["IMG_0002.JPG"] == false)
+        #expect(APITests.object(await api.handle(APITests.request("/api/new")))["count"] as? Int == 3)
+
+        // All new: the other three.
+        #expect(await api.handle(Self.post("/api/import", ["layout": "tree"])).status == 202)
+        status = try await Self.finished(api)
+        #expect(status["state"] as? String == "done" && status["done"] as? Int == 3)
+        #expect(
+            FileManager.default.contentsEqual(atPath: imported + "/DCIM/NOTES.TXT", andPath: root + "/DCIM/NOTES.TXT"))
+        // `ferry sync SOURCE DIR` finds nothing new: one history.
+        let engine = try SyncEngine(url: try RemoteURL(parsing: root), directory: imported)
+        let summary = try await engine.runPass()
+        #expect(summary.imported == 0 && summary.alreadyImported == 5)
+    }
+
+    @Test func importRefusesBadRequestsAndCanDeleteAfter() async throws {
+        let api = try api()
+        #expect(await api.handle(Self.post("/api/import", ["layout": "flat-ish"])).status == 400)
+        #expect(await api.handle(Self.post("/api/import", ["paths": [String]()])).status == 400)
+        #expect(await api.handle(Self.post("/api/import", ["paths": ["/../outside"]])).status == 400)
+        #expect(await api.handle(APITests.request("/api/import-cancel")).status == 405)
+        let started = await api.handle(
+            Self.post(
+                "/api/import", ["paths": ["/DCIM/100FERRY/IMG_0002.JPG"], "layout": "date", "deleteAfter": true]))
+        #expect(started.status == 202)
+        let status = try await Self.finished(api)
+        #expect(status["state"] as? String == "done" && status["deleted"] as? Int == 1)
+        #expect(!FileManager.default.fileExists(atPath: root + "/DCIM/100FERRY/IMG_0002.JPG"))
+        let days = try FileManager.default.contentsOfDirectory(atPath: imported).filter { $0.hasPrefix("20") }
+        #expect(days.count == 1)
+        #expect(FileManager.default.fileExists(atPath: imported + "/" + (days.first ?? "") + "/IMG_0002.JPG"))
+        // Only that one left the source.
+        #expect(FileManager.default.fileExists(atPath: root + "/DCIM/100FERRY/IMG_0001.JPG"))
+    }
+
+    @Test func previewsAreFittedAndInfoIsRead() async throws {
+        let api = try api()
+        let response = await api.handle(
+            APITests.request("/api/preview?path=/DCIM/100FERRY/IMG_0001.JPG&w=200&h=100"))
+        #expect(response.status == 200)
+        #expect(response.headers["X-Image-Width"] == "320" && response.headers["X-Image-Height"] == "240")
+        guard case .data(let data) = response.body else {
+            Issue.record("no preview bytes")
+            return
+        }
+        let decoded = try JPEGCodec.decode(data: data)
+        #expect(decoded.image.width == 256 && decoded.image.height == 192)
+        // Cached: the same bytes again.
+        let again = await api.handle(APITests.request("/api/preview?path=/DCIM/100FERRY/IMG_0001.JPG&w=200&h=100"))
+        #expect(again.body == response.body)
+        #expect(await api.handle(APITests.request("/api/preview?path=/DCIM/NOTES.TXT")).status == 415)
+
+        let info = APITests.object(await api.handle(APITests.request("/api/info?path=/DCIM/100FERRY/IMG_0001.JPG")))
+        #expect(info["width"] as? Int == 320 && info["height"] as? Int == 240)
+        #expect(info["camera"] as? String == "Ferry demo")
+        #expect((info["taken"] as? String ?? "").count == 19)
+        #expect(info["name"] as? String == "IMG_0001.JPG")
+    }
+
+    @Test func photoInfoReadsExposureTags() {
+        // A little-endian Exif block by hand: IFD0 with Make, Model and the Exif IFD
+        // pointer; the Exif IFD with exposure, aperture, ISO, date, focal length, lens.
+        var tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0]
+        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+        func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16(v >> 16) }
+        let make = Array("Canon\0".utf8)
+        let model = Array("Canon EOS R6\0".utf8)
+        let date = Array("2024:06:01 12:34:56\0".utf8)
+        let lens = Array("RF24-105mm F4 L\0".utf8)
+        let ifd0At = 8
+        let exifAt = ifd0At + 2 + 3 * 12 + 4
+        var dataAt = exifAt + 2 + 6 * 12 + 4
+        var data: [UInt8] = []
+        func out(_ bytes: [UInt8]) -> Int {
+            let at = dataAt + data.count
+            data += bytes
+            return at
+        }
+        var ifd0 = le16(3)
+        ifd0 += le16(0x010F) + le16(2) + le32(make.count) + le32(out(make))
+        ifd0 += le16(0x0110) + le16(2) + le32(model.count) + le32(out(model))
+        ifd0 += le16(0x8769) + le16(4) + le32(1) + le32(exifAt)
+        ifd0 += le32(0)
+        var exif = le16(6)
+        exif += le16(0x829A) + le16(5) + le32(1) + le32(out(le32(1) + le32(250)))
+        exif += le16(0x829D) + le16(5) + le32(1) + le32(out(le32(28) + le32(10)))
+        exif += le16(0x8827) + le16(3) + le32(1) + le16(800) + le16(0)
+        exif += le16(0x9003) + le16(2) + le32(date.count) + le32(out(date))
+        exif += le16(0x920A) + le16(5) + le32(1) + le32(out(le32(50) + le32(1)))
+        exif += le16(0xA434) + le16(2) + le32(lens.count) + le32(out(lens))
+        exif += le32(0)
+        tiff += ifd0 + exif
+        dataAt = tiff.count
+        tiff += data
+        let payload = Array("Exif\0\0".utf8) + tiff
+        let app1: [UInt8] =
+            [0xFF, 0xE1] + [UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+        let sof: [UInt8] = [0xFF, 0xC0, 0, 17, 8, 0x0F, 0xA0, 0x17, 0x70, 3] + [UInt8](repeating: 0, count: 9)
+        let info = PhotoInfo.read(bytes: [0xFF, 0xD8] + app1 + sof + [0xFF, 0xD9])
+        #expect(info.camera == "Canon EOS R6")
+        #expect(info.lens == "RF24-105mm F4 L")
+        #expect(info.shutter == "1/250 s")
+        #expect(info.aperture == "f/2.8")
+        #expect(info.iso == 800)
+        #expect(info.focalLength == "50 mm")
+        #expect(info.taken == "2024-06-01 12:34:56")
+        #expect(info.width == 6000 && info.height == 4000)
+    }
+
+    @Test func foldersAreDeletedWithTheirContentsOnlyWhenAsked() async throws {
+        let api = try api()
+        let refused = await api.handle(Self.post("/api/delete", ["path": "/DCIM"]))
+        #expect(refused.status == 409)
+        let body = APITests.object(refused)
+        #expect(body["notEmpty"] as? Bool == true && body["files"] as? Int == 5 && body["folders"] as? Int == 1)
+        #expect(FileManager.default.fileExists(atPath: root + "/DCIM/100FERRY/IMG_0001.JPG"))
+        let done = await api.handle(Self.post("/api/delete", ["path": "/DCIM", "recursive": true]))
+        #expect(done.status == 200)
+        #expect(APITests.object(done)["files"] as? Int == 5)
+        #expect(!FileManager.default.fileExists(atPath: root + "/DCIM"))
+    }
+}

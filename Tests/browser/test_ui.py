@@ -260,8 +260,11 @@ def main():
         expect(not ui.testid("spinner").is_displayed(), "spinner gone")
         image = ui.testid("viewer-image")
         expect(image.is_displayed(), "image visible")
+        # The server's preview fitted to the window (1280 px wide at most), zoom in original pixels.
         natural = ui.driver.execute_script("return arguments[0].naturalWidth", image)
-        expect(natural == 1600, f"natural width {natural}")
+        expect(natural == 1280, f"preview width {natural}")
+        expect(ui.attr("data-level") == "preview", f"level {ui.attr('data-level')}")
+        expect(ui.attr("data-image-width") == "1600", f"original width {ui.attr('data-image-width')}")
         fit = float(ui.attr("data-fit"))
         expect(abs(ui.zoom() - fit) < 1e-3, f"fitted: zoom {ui.zoom()}, fit {fit}")
         ui.screenshot("viewer-loaded.png")

@@ -153,13 +153,20 @@ final class WebAPI: Sendable {
         guard canConnect else { return .failure(403, "this server was started for one source") }
         guard let body: ConnectBody = decode(request) else { return .failure(400, "expected JSON {\"url\": ...}") }
         do {
-            let url = try RemoteURL(parsing: body.url.trimmingCharacters(in: .whitespaces))
-            if url.scheme == .file, configuration.accessToken != nil {
-                return .failure(
-                    403, "local folders can only be opened from the command line when serving beyond this machine")
+            let text = body.url.trimmingCharacters(in: .whitespaces)
+            let source: WebSource
+            if SourceProbe.isBareHost(text) {
+                // A host or IP typed alone: look for a card, then an FTP server, then a web server.
+                source = try await SourceProbe.open(text, options: configuration.connectionOptions)
+            } else {
+                let url = try RemoteURL(parsing: text)
+                if url.scheme == .file, configuration.accessToken != nil {
+                    return .failure(
+                        403, "local folders can only be opened from the command line when serving beyond this machine")
+                }
+                source = WebSource(fs: try Ferry.fileSystem(for: url, options: configuration.connectionOptions))
+                _ = try await source.fs.list(source.root.isEmpty ? "/" : source.root)
             }
-            let source = WebSource(fs: try Ferry.fileSystem(for: url, options: configuration.connectionOptions))
-            _ = try await source.fs.list(source.root.isEmpty ? "/" : source.root)
             current.withLock { $0 = source }
             return sourceInfo()
         } catch {

@@ -64,7 +64,7 @@ export async function refreshNewCount() {
 function renderNewButton() {
   const b = $('import-new');
   const n = job.newCount;
-  b.textContent = n ? `Import all new (${n.count}, ${formatSize(n.bytes)})` : 'Import all new';
+  b.textContent = n ? `Import all new (${n.count}, ${formatSize(n.bytes)})` : 'Import all new (counting…)';
   b.dataset.count = n ? String(n.count) : '';
   b.disabled = running() || (n && n.count === 0);
 }
@@ -84,7 +84,7 @@ function renderPanel() {
   const title = {
     running: 'Importing', done: 'Imported', failed: 'Import finished with failures', cancelled: 'Import cancelled',
   }[state_] || 'Import';
-  $('import-title').textContent = `${title} into ${s.destination}`;
+  $('import-title').textContent = `${title} · to ${s.destination}/`;
   const parts = [`${s.done} / ${s.total} files`, `${formatSize(s.bytesDone)} / ${formatSize(s.bytesTotal)}`];
   if (state_ === 'running' && s.bytesPerSecond > 0) parts.push(`${formatSize(s.bytesPerSecond)}/s`);
   if (state_ === 'running' && s.eta != null) parts.push(`${formatDuration(s.eta)} left`);

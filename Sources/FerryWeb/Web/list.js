@@ -24,7 +24,7 @@ export function visibleEntries() {
  * Lists `path` and renders it; `history` is 'push', 'replace' or 'none'; `listing`, a listing
  * already asked for. Resolves to false on failure.
  */
-export async function showFolder(path, { history: mode = 'push', listing: asked } = {}) {
+export async function showFolder(path, { history: mode = 'push', listing: asked, keepMessage = false } = {}) {
   const token = ++state.listToken;
   const started = performance.now();
   let listing;
@@ -33,11 +33,11 @@ export async function showFolder(path, { history: mode = 'push', listing: asked 
   } catch (error) {
     if (token !== state.listToken) return false;
     showMessage(error.message, { kind: 'list' });
-    if (state.folder === null && path !== '/') return showFolder('/', { history: 'replace' });
+    if (state.folder === null && path !== '/') return showFolder('/', { history: 'replace', keepMessage: true });
     return false;
   }
   if (token !== state.listToken) return false;
-  clearMessage('list');
+  if (!keepMessage) clearMessage('list');
   if (state.folder !== listing.path) {
     state.selected.clear();
     state.anchor = null;

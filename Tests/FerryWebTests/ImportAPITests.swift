@@ -229,3 +229,50 @@ struct ConnectProbeTests {
         #expect(!text.contains(FileManager.default.currentDirectoryPath + "/"), "\(text)")
     }
 }
+
+/// Raw files: the embedded JPEG for thumbnails and the viewer.
+struct RawPreviewTests {
+    /// A TIFF-based raw file as cameras write them: IFD0 pointing at a JPEG preview, then the "sensor data".
+    static func tiffRaw(embedding jpeg: [UInt8]) -> [UInt8] {
+        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+        func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16(v >> 16) }
+        let jpegAt = 8 + 2 + 3 * 12 + 4
+        var out: [UInt8] = [0x49, 0x49, 0x2A, 0x00] + le32(8) + le16(3)
+        out += le16(0x0103) + le16(3) + le32(1) + le16(6) + le16(0)
+        out += le16(0x0201) + le16(4) + le32(1) + le32(jpegAt)
+        out += le16(0x0202) + le16(4) + le32(1) + le32(jpeg.count)
+        out += le32(0)
+        return out + jpeg + [UInt8](repeating: 0x55, count: 5000)
+    }
+
+    @Test func rawFilesShowTheirEmbeddedJPEG() async throws {
+        let folder = try TempDir(prefix: "ferry-raw")
+        let jpeg = try await onThread { try SamplePhotos.jpeg(index: 2, width: 640, height: 480) }
+        try Data(Self.tiffRaw(embedding: jpeg)).write(to: URL(fileURLWithPath: folder.file("IMG_0001.CR2")))
+        var raf = Array("FUJIFILMCCD-RAW 0201FF129502".utf8) + [UInt8](repeating: 0, count: 100 - 28)
+        raf.replaceSubrange(
+            84..<92, with: [0, 0, 0, 100] + withUnsafeBytes(of: UInt32(jpeg.count).bigEndian, Array.init))
+        try Data(raf + jpeg).write(to: URL(fileURLWithPath: folder.file("DSCF0001.RAF")))
+        try Data([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0, 0, 0] + [UInt8](repeating: 1, count: 3000)).write(
+            to: URL(fileURLWithPath: folder.file("EMPTY.NEF")))
+        #expect(RawPreview.locate(in: Self.tiffRaw(embedding: jpeg), fileSize: jpeg.count + 5100)?.length == jpeg.count)
+
+        var configuration = WebConfiguration(source: try RemoteURL(parsing: folder.path))
+        configuration.cacheDirectory = folder.path + "/.cache"
+        let api = try WebAPI(configuration: configuration)
+        let listing = APITests.object(await api.handle(APITests.request("/api/list?path=/")))
+        let cr2 = (listing["entries"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "IMG_0001.CR2" }
+        #expect(
+            cr2?["thumbnail"] as? Bool == true && cr2?["image"] as? Bool == true && cr2?["media"] as? String == "raw")
+        for name in ["IMG_0001.CR2", "DSCF0001.RAF"] {
+            let thumb = await api.handle(APITests.request("/api/thumb?path=/\(name)"))
+            #expect(thumb.status == 200, "\(name)")
+            let preview = await api.handle(APITests.request("/api/preview?path=/\(name)&w=400&h=300"))
+            #expect(preview.status == 200, "\(name)")
+            #expect(preview.headers["X-Image-Width"] == "640", "\(name)")
+            guard case .data(let data) = preview.body else { continue }
+            #expect(try JPEGCodec.decode(data: data).image.width == 512, "\(name)")
+        }
+        #expect(await api.handle(APITests.request("/api/thumb?path=/EMPTY.NEF")).status == 422)
+    }
+}

@@ -247,7 +247,12 @@ def main():
         wait_import("done", 120)
         for i in range(1, 21):
             expect(same(f"DCIM/100FERRY/IMG_{i:04d}.JPG"), f"IMG_{i:04d}.JPG after the restart")
-        ui.wait(lambda: all(e.get_attribute("data-imported") == "true" for e in ui.entries()), "all badges")
+        status = d.execute_script("return fetch('/api/import').then(r => r.json())")
+        figures["import downloads paused for the page (times)"] = status["pauses"]
+        expect(status["pauses"] >= 1, f"the import was never paused for the page: {status}")
+        expect(status["restarts"] == 0, f"a paused download started over: {status}")
+        ui.wait(lambda: d.execute_script("return [...document.querySelectorAll('[data-testid=entry]')]"
+                                         ".every(e => e.dataset.imported === 'true')"), "all badges")
         ui.wait(lambda: "(0," in ui.testid("import-new").text, f"none new: {ui.testid('import-new').text}")
 
     @check("ferry sync of the same card into the same folder imports nothing")

@@ -10,6 +10,8 @@ enum MediaType {
     static let video: Set<String> = ["mp4", "mov", "m4v"]
     /// Camera raw files and HEIC: shown as a file-type tile.
     static let raw: Set<String> = ["cr2", "cr3", "nef", "arw", "dng", "raf", "orf", "rw2", "heic", "heif"]
+    /// Raw files whose embedded JPEG the server can find (TIFF-based ones and Fujifilm's RAF).
+    static let rawWithPreview: Set<String> = ["cr2", "nef", "arw", "dng", "orf", "rw2", "pef", "raf"]
     /// Extensions the server can make thumbnails of.
     static let thumbnailable: Set<String> = ["jpg", "jpeg", "jpe"]
 

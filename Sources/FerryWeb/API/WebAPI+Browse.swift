@@ -78,7 +78,8 @@ extension WebAPI {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path"), in: source)
-            guard MediaType.thumbnailable.contains(MediaType.fileExtension(web)) else {
+            let raw = MediaType.rawWithPreview.contains(MediaType.fileExtension(web))
+            guard MediaType.thumbnailable.contains(MediaType.fileExtension(web)) || raw else {
                 throw APIRefusal(415, "no thumbnails for this kind of file: \(web)")
             }
             var version = request.query("v") ?? ""
@@ -90,7 +91,7 @@ extension WebAPI {
             let bytes: [UInt8]
             if let cached = thumbnails.get(key) {
                 bytes = cached
-            } else if let card = source.fs as? FlashAirFileSystem,
+            } else if !raw, let card = source.fs as? FlashAirFileSystem,
                 let embedded = try? await card.thumbnail(backend).jpeg
             {
                 // The card's thumbnail.cgi: the photo's Exif thumbnail, a few KB, no full download.
@@ -99,7 +100,13 @@ extension WebAPI {
             } else {
                 let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
                 do {
-                    bytes = try await workers.run { try ThumbnailMaker.thumbnail(ofFile: local) }
+                    bytes = try await workers.run {
+                        guard raw else { return try ThumbnailMaker.thumbnail(ofFile: local) }
+                        guard let jpeg = RawPreview.jpeg(ofFile: local) else {
+                            throw JPEGError(.corrupt, detail: "no embedded preview in this raw file")
+                        }
+                        return try ThumbnailMaker.thumbnail(ofData: jpeg)
+                    }
                 } catch let error as JPEGError {
                     throw APIRefusal(
                         422, "cannot make a thumbnail of \(web): \(error.code)\(error.detail.map { " (\($0))" } ?? "")")

@@ -19,7 +19,9 @@ extension WebAPI {
 
     /// `GET /api/import`: the running or last import.
     func importStatus() -> HTTPResponse {
-        .json(importJob.status)
+        var status = importJob.status
+        status.pauses = source?.share.pauses ?? 0
+        return .json(status)
     }
 
     /// `POST /api/import {"paths"?, "layout"?, "deleteAfter"?}`: starts an import (409 while one runs).

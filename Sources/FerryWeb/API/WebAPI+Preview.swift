@@ -12,7 +12,8 @@ extension WebAPI {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path"), in: source)
-            guard MediaType.thumbnailable.contains(MediaType.fileExtension(web)) else {
+            let raw = MediaType.rawWithPreview.contains(MediaType.fileExtension(web))
+            guard MediaType.thumbnailable.contains(MediaType.fileExtension(web)) || raw else {
                 throw APIRefusal(415, "no previews for this kind of file: \(web)")
             }
             let w = Int(request.query("w") ?? "") ?? 1280
@@ -30,7 +31,15 @@ extension WebAPI {
             } else {
                 do {
                     bytes = try await workers.run { () throws -> [UInt8] in
-                        let decoded = try JPEGCodec.decode(file: local, minSide: side)
+                        let decoded: JPEGCodec.Decoded
+                        if raw {
+                            guard let jpeg = RawPreview.jpeg(ofFile: local) else {
+                                throw JPEGError(.corrupt, detail: "no embedded preview in this raw file")
+                            }
+                            decoded = try JPEGCodec.decode(data: jpeg, minSide: side)
+                        } else {
+                            decoded = try JPEGCodec.decode(file: local, minSide: side)
+                        }
                         let pixels = JPEGCodec.downscale(decoded.image, maxSide: side)
                         return try JPEGCodec.encode(pixels, quality: 85)
                     }
@@ -42,7 +51,13 @@ extension WebAPI {
             }
             var response = HTTPResponse.data(Data(bytes), contentType: "image/jpeg")
             response.headers.add(name: "Cache-Control", value: "private, max-age=86400")
-            if let size = PhotoInfo.pixelSize(ofJPEGFile: local) {
+            let size =
+                raw
+                ? RawPreview.jpeg(ofFile: local).flatMap { j in
+                    let i = PhotoInfo.read(bytes: Array(j.prefix(256 * 1024)))
+                    return i.width.flatMap { w in i.height.map { (width: w, height: $0) } }
+                } : PhotoInfo.pixelSize(ofJPEGFile: local)
+            if let size {
                 response.headers.add(name: "X-Image-Width", value: String(size.width))
                 response.headers.add(name: "X-Image-Height", value: String(size.height))
             }

@@ -19,4 +19,12 @@ public enum ThumbnailMaker {
         let decoded = try JPEGCodec.decode(file: path, minSide: maxSide)
         return try JPEGCodec.encode(JPEGCodec.downscale(decoded.image, maxSide: maxSide), quality: quality)
     }
+
+    /// Makes a thumbnail of JPEG bytes (a raw file's embedded preview); see ``thumbnail(ofFile:maxSide:quality:)``.
+    public static func thumbnail(ofData data: [UInt8], maxSide: Int = defaultSide, quality: Int = 80)
+        throws(JPEGError) -> [UInt8]
+    {
+        let decoded = try JPEGCodec.decode(data: data, minSide: maxSide)
+        return try JPEGCodec.encode(JPEGCodec.downscale(decoded.image, maxSide: maxSide), quality: quality)
+    }
 }

@@ -12,6 +12,8 @@ final class ConnectionShare: Sendable {
     private struct Box {
         var interactive = 0
         var bulk: [Int: Transfer] = [:]
+        /// Downloads paused for the page so far.
+        var pauses = 0
         /// Bumped by every interactive request, so a scheduled resume that a newer request overtook does nothing.
         var generation = 0
     }
@@ -31,13 +33,18 @@ final class ConnectionShare: Sendable {
     /// Requests in flight that go before the import.
     var interactiveCount: Int { box.withLock { $0.interactive } }
 
+    /// How many times a bulk download was paused for the page.
+    var pauses: Int { box.withLock { $0.pauses } }
+
     /// Runs an interactive request with the import paused around it.
     func interactive<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
         guard isSingleConnection else { return try await body() }
         let paused = box.withLock { b -> [Transfer] in
             b.interactive += 1
             b.generation += 1
-            return Array(b.bulk.values)
+            let running = b.bulk.values.filter { $0.state == .running }
+            b.pauses += running.count
+            return running
         }
         for t in paused { t.pause() }
         defer { leave() }
@@ -65,6 +72,7 @@ final class ConnectionShare: Sendable {
         guard isSingleConnection else { return }
         let pauseNow = box.withLock { b -> Bool in
             b.bulk[transfer.id] = transfer
+            if b.interactive > 0 { b.pauses += 1 }
             return b.interactive > 0
         }
         if pauseNow { transfer.pause() }

@@ -30,6 +30,10 @@ final class ImportJob: Sendable {
         var current: String?
         var failures: [Failure] = []
         var deleted = 0
+        /// Files the engine had to start over (a pause for the page must never cause one).
+        var restarts = 0
+        /// Times a download was paused so the page's requests could use the card's connection.
+        var pauses = 0
         var layout = "tree"
         var deleteAfter = false
         /// The destination folder's name (never the full local path).
@@ -156,6 +160,7 @@ final class ImportJob: Sendable {
         case .imported(let item, let result):
             box.withLock { b in
                 b.status.done += 1
+                b.status.restarts += result.restarts
                 b.finishedBytes += result.size
                 if let id = b.running.first(where: { $0.value.path == source.webPath(item.remotePath) })?.key {
                     b.running[id] = nil

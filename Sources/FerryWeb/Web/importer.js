@@ -6,7 +6,7 @@ import { $, element, formatDuration, formatSize } from './util.js';
 import { ask } from './dialog.js';
 import { showMessage, clearMessage } from './messages.js';
 import { state } from './state.js';
-import { reloadFolder, selectedEntries, clearSelection } from './list.js';
+import { refreshFolder, selectedEntries, clearSelection } from './list.js';
 
 const job = { status: null, timer: 0, lastPaths: null, newCount: null };
 
@@ -112,7 +112,7 @@ async function poll() {
     renderPanel();
     if ((was === 'running' && s.state !== 'running') || (s.state === 'running' && progressed)) {
       // Imported badges, and files deleted after import.
-      reloadFolder();
+      refreshFolder();
       if (s.state !== 'running') refreshNewCount();
     }
   } catch (_) { /* the server went away: try again later */ }

@@ -65,6 +65,41 @@ export async function showFolder(path, { history: mode = 'push', listing: asked,
   return true;
 }
 
+/**
+ * Asks for the folder again and updates what changed in place (imported badges); the list is
+ * rebuilt only when entries came or went. Used while an import runs: a rebuild under the
+ * person's pointer would swallow clicks.
+ */
+export async function refreshFolder() {
+  if (state.folder === null) return;
+  const folder = state.folder;
+  let listing;
+  try {
+    listing = await api('list', { params: { path: folder }, quiet: true });
+  } catch (_) {
+    return;
+  }
+  if (state.folder !== folder) return;
+  const before = new Map(state.entries.map((e) => [e.path, e]));
+  const same = listing.entries.length === state.entries.length && listing.entries.every((e) => before.has(e.path));
+  if (!same) {
+    await showFolder(folder, { history: 'none', listing: Promise.resolve(listing), keepMessage: true });
+    return;
+  }
+  state.entries = listing.entries;
+  for (const li of $('entries').children) {
+    const entry = listing.entries.find((e) => e.path === li.dataset.path);
+    if (!entry || String(!!entry.imported) === li.dataset.imported) continue;
+    li.dataset.imported = String(!!entry.imported);
+    li.querySelector('.badge')?.remove();
+    if (entry.imported) li.prepend(importedBadge());
+  }
+}
+
+function importedBadge() {
+  return element('span', { class: 'badge', text: 'Imported', dataset: { testid: 'imported-badge' } });
+}
+
 export async function reloadFolder() {
   if (state.folder !== null) await showFolder(state.folder, { history: 'none' });
 }
@@ -147,7 +182,7 @@ function renderEntry(entry, can) {
     type: 'checkbox', class: 'select', checked: selected, title: `Select ${entry.name}`,
     'aria-label': `Select ${entry.name}`, dataset: { testid: 'select' },
   }) : null;
-  const badge = entry.imported ? element('span', { class: 'badge', text: 'Imported', dataset: { testid: 'imported-badge' } }) : null;
+  const badge = entry.imported ? importedBadge() : null;
   const actions = element('span', { class: 'actions' });
   if (isFile) {
     actions.append(iconButton('a', {
@@ -181,11 +216,21 @@ const thumbnails = 'IntersectionObserver' in window
       const img = item.target;
       img.src = img.dataset.src;
       img.removeAttribute('data-src');
-      img.onerror = () => { img.remove(); };
+      img.onerror = () => fileTile(img);
       observer.unobserve(img);
     }
   }, { rootMargin: '300px' })
   : { observe: (img) => { img.src = img.dataset.src; }, disconnect() {} };
+
+/** A thumbnail the server could not make (a raw file without a preview): the file-type tile instead. */
+function fileTile(img) {
+  const thumb = img.closest('.thumb');
+  const name = img.closest('li.entry')?.dataset.name || '';
+  img.remove();
+  if (!thumb) return;
+  thumb.innerHTML = FILE_ICON;  // constant markup
+  thumb.append(element('span', { class: 'kind', text: (name.includes('.') ? name.split('.').pop() : 'file').toUpperCase().slice(0, 5) }));
+}
 
 function entryOf(node) {
   const li = node.closest('li.entry');

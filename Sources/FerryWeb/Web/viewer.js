@@ -118,6 +118,7 @@ function loadImage(entry) {
     let response;
     if (entry.thumbnail) {
       response = await tracked(previewURL(entry), { signal: controller.signal });
+      if (!response.ok && entry.media === 'raw') throw new Error(await failText(response));
       if (!response.ok) response = null;  // not a JPEG the server can read: the original
     }
     let level = 'preview';
@@ -202,6 +203,7 @@ async function show(entry, token, blob, level, ow, oh) {
 /** The original, once a zoom needs more pixels than the preview has. */
 function maybeLoadOriginal() {
   if (viewer.level !== 'preview' || viewer.originalLoading || !viewer.entry) return;
+  if (viewer.entry.media === 'raw') return;  // the browser cannot show a raw file: its preview is all there is
   const needed = viewer.width * viewer.zoom * (window.devicePixelRatio || 1);
   if (needed <= viewer.pixels * 1.05) return;
   viewer.originalLoading = true;

@@ -97,6 +97,7 @@ struct ImportAPITests {
         #expect(await api.handle(Self.post("/api/import", ["paths": [String]()])).status == 400)
         #expect(await api.handle(Self.post("/api/import", ["paths": ["/../outside"]])).status == 400)
         #expect(await api.handle(APITests.request("/api/import-cancel")).status == 405)
+        #expect(await api.handle(Self.post("/api/import", ["restart": true])).status == 409)
         let started = await api.handle(
             Self.post(
                 "/api/import", ["paths": ["/DCIM/100FERRY/IMG_0002.JPG"], "layout": "date", "deleteAfter": true]))
@@ -109,6 +110,11 @@ struct ImportAPITests {
         #expect(FileManager.default.fileExists(atPath: imported + "/" + (days.first ?? "") + "/IMG_0002.JPG"))
         // Only that one left the source.
         #expect(FileManager.default.fileExists(atPath: root + "/DCIM/100FERRY/IMG_0001.JPG"))
+        // Restart repeats the last import: nothing is left to do.
+        #expect(await api.handle(Self.post("/api/import", ["restart": true])).status == 202)
+        let again = try await Self.finished(api)
+        #expect(
+            again["state"] as? String == "done" && again["total"] as? Int == 0 && again["deleteAfter"] as? Bool == true)
     }
 
     @Test func previewsAreFittedAndInfoIsRead() async throws {

@@ -252,6 +252,8 @@ def main():
     @check("open an image: spinner, then the loaded image")
     def _():
         ui.go(base=args.slow_url)
+        # SLOW_0003.JPG must stay unfetched for the stale-image check below: no prefetch here.
+        ui.driver.execute_script("window.ferry.prefetch = false")
         ui.open_image("SLOW_0001.JPG")  # seconds from the slow card
         expect(ui.testid("spinner").is_displayed(), "spinner while loading")
         expect(ui.testid("viewer-title").text == "SLOW_0001.JPG", "title while loading")
@@ -381,6 +383,7 @@ def main():
     @check("stale-image guard: B requested while A loads, A never shown")
     def _():
         ui.go(base=args.slow_url)
+        ui.driver.execute_script("window.ferry.prefetch = false")
         ui.open_image("SLOW_0003.JPG")  # A: never fetched before, seconds from the slow card
         expect(ui.testid("spinner").is_displayed() and ui.attr("data-loaded") == "false", "A still loading")
         ui.keys(Keys.ARROW_LEFT)  # B at once

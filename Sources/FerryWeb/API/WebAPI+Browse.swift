@@ -99,23 +99,25 @@ extension WebAPI {
                 thumbnails.put(key, bytes)
             } else {
                 let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
-                do {
-                    bytes = try await workers.run {
-                        guard raw else { return try ThumbnailMaker.thumbnail(ofFile: local) }
-                        guard let jpeg = RawPreview.jpeg(ofFile: local) else {
-                            throw JPEGError(.corrupt, detail: "no embedded preview in this raw file")
-                        }
-                        return try ThumbnailMaker.thumbnail(ofData: jpeg)
-                    }
-                } catch let error as JPEGError {
-                    throw APIRefusal(
-                        422, "cannot make a thumbnail of \(web): \(error.code)\(error.detail.map { " (\($0))" } ?? "")")
-                }
+                bytes = try await scaledJPEG(local, raw: raw, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
                 thumbnails.put(key, bytes)
             }
             var response = HTTPResponse.data(Data(bytes), contentType: "image/jpeg")
             response.headers.add(name: "Cache-Control", value: "private, max-age=86400")
             return response
+        }
+    }
+
+    /// A reduced JPEG of a photo (or a raw file's embedded one), made off the cooperative pool;
+    /// a file libjpeg cannot read is a 422 naming it.
+    func scaledJPEG(_ local: String, raw: Bool, side: Int, quality: Int, of web: String) async throws -> [UInt8] {
+        do {
+            return try await workers.run {
+                try ThumbnailMaker.scaled(ofFile: local, raw: raw, maxSide: side, quality: quality)
+            }
+        } catch let error as JPEGError {
+            throw APIRefusal(
+                422, "cannot read \(web) as a photo: \(error.code)\(error.detail.map { " (\($0))" } ?? "")")
         }
     }
 

@@ -9,6 +9,8 @@ extension WebAPI {
         /// `tree` (folders as on the source) or `date` (a folder per day).
         var layout: String?
         var deleteAfter: Bool?
+        /// The last import again, with its files and options (partial files resume).
+        var restart: Bool?
     }
 
     private struct NewFiles: Encodable {
@@ -24,7 +26,8 @@ extension WebAPI {
         return .json(status)
     }
 
-    /// `POST /api/import {"paths"?, "layout"?, "deleteAfter"?}`: starts an import (409 while one runs).
+    /// `POST /api/import {"paths"?, "layout"?, "deleteAfter"?, "restart"?}`: starts an import (409 while
+    /// one runs); `restart` repeats the last one.
     func startImport(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
@@ -35,12 +38,21 @@ extension WebAPI {
             guard let layout = SyncOptions.Layout(rawValue: body.layout ?? "tree") else {
                 throw APIRefusal(400, "layout must be tree or date")
             }
+            let key = try await source.historyKey.get(source.fs)
+            if body.restart == true {
+                guard let last = importJob.lastRequest else { throw APIRefusal(409, "no import to restart") }
+                guard
+                    importJob.start(
+                        source: source, key: key, files: last.files, layout: last.layout,
+                        deleteAfter: last.deleteAfter)
+                else { throw APIRefusal(409, "an import is running: wait for it or cancel it") }
+                return .json(importJob.status, status: 202)
+            }
             var files: Set<String>?
             if let paths = body.paths {
                 guard !paths.isEmpty else { throw APIRefusal(400, "no files to import") }
                 files = Set(try paths.map { try resolve($0, in: source).backend })
             }
-            let key = try await source.historyKey.get(source.fs)
             guard
                 importJob.start(
                     source: source, key: key, files: files, layout: layout, deleteAfter: body.deleteAfter ?? false)
@@ -61,11 +73,9 @@ extension WebAPI {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let key = try await source.historyKey.get(source.fs)
             let known = importJob.imported(key: key)
-            let files = try await source.fs.walk(source.root.isEmpty ? "/" : source.root).files
-            let new = files.filter { known[$0.path] != ($0.size ?? -1) }
+            let new = try await importJob.newFiles(in: source, known: known)
             return .json(
-                NewFiles(
-                    count: new.count, bytes: new.reduce(0) { $0 + ($1.size ?? 0) }, imported: files.count - new.count))
+                NewFiles(count: new.count, bytes: new.reduce(0) { $0 + ($1.size ?? 0) }, imported: known.count))
         }
     }
 }

@@ -29,24 +29,7 @@ extension WebAPI {
             if let cached = previews.get(key) {
                 bytes = cached
             } else {
-                do {
-                    bytes = try await workers.run { () throws -> [UInt8] in
-                        let decoded: JPEGCodec.Decoded
-                        if raw {
-                            guard let jpeg = RawPreview.jpeg(ofFile: local) else {
-                                throw JPEGError(.corrupt, detail: "no embedded preview in this raw file")
-                            }
-                            decoded = try JPEGCodec.decode(data: jpeg, minSide: side)
-                        } else {
-                            decoded = try JPEGCodec.decode(file: local, minSide: side)
-                        }
-                        let pixels = JPEGCodec.downscale(decoded.image, maxSide: side)
-                        return try JPEGCodec.encode(pixels, quality: 85)
-                    }
-                } catch let error as JPEGError {
-                    throw APIRefusal(
-                        422, "cannot make a preview of \(web): \(error.code)\(error.detail.map { " (\($0))" } ?? "")")
-                }
+                bytes = try await scaledJPEG(local, raw: raw, side: side, quality: 85, of: web)
                 previews.put(key, bytes)
             }
             var response = HTTPResponse.data(Data(bytes), contentType: "image/jpeg")

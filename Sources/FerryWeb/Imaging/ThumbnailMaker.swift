@@ -20,11 +20,15 @@ public enum ThumbnailMaker {
         return try JPEGCodec.encode(JPEGCodec.downscale(decoded.image, maxSide: maxSide), quality: quality)
     }
 
-    /// Makes a thumbnail of JPEG bytes (a raw file's embedded preview); see ``thumbnail(ofFile:maxSide:quality:)``.
-    public static func thumbnail(ofData data: [UInt8], maxSide: Int = defaultSide, quality: Int = 80)
-        throws(JPEGError) -> [UInt8]
-    {
-        let decoded = try JPEGCodec.decode(data: data, minSide: maxSide)
+    /// Makes a reduced JPEG of a photo, or of the JPEG a raw file embeds (see ``RawPreview``).
+    ///
+    /// - Throws: ``JPEGError``; `.corrupt` also for a raw file without an embedded preview.
+    public static func scaled(ofFile path: String, raw: Bool, maxSide: Int, quality: Int) throws(JPEGError) -> [UInt8] {
+        guard raw else { return try thumbnail(ofFile: path, maxSide: maxSide, quality: quality) }
+        guard let jpeg = RawPreview.jpeg(ofFile: path) else {
+            throw JPEGError(.corrupt, path: path, detail: "no embedded preview in this raw file")
+        }
+        let decoded = try JPEGCodec.decode(data: jpeg, minSide: maxSide)
         return try JPEGCodec.encode(JPEGCodec.downscale(decoded.image, maxSide: maxSide), quality: quality)
     }
 }

@@ -42,12 +42,22 @@ final class ImportJob: Sendable {
         var error: String?
     }
 
+    /// What an import was asked to do, kept for a restart.
+    struct Request: Sendable {
+        var files: Set<String>?
+        var layout: SyncOptions.Layout
+        var deleteAfter: Bool
+    }
+
     private struct Box {
         var status: Status
+        var last: Request?
         var task: Task<Void, Never>?
-        /// Running downloads: transfer id → (page path, bytes done, size).
-        var running: [Int: (path: String, done: Int64, size: Int64)] = [:]
+        /// Running downloads: transfer id → (page path, bytes done, size, smoothed speed).
+        var running: [Int: (path: String, done: Int64, size: Int64, speed: Double)] = [:]
         var finishedBytes: Int64 = 0
+        /// The last speed the engine measured (kept while a download is paused for the page).
+        var lastSpeed: Double = 0
         var started: ContinuousClock.Instant = .now
     }
 
@@ -75,6 +85,15 @@ final class ImportJob: Sendable {
         return out
     }
 
+    /// The files of `source` the history does not hold (path and size), leaving out the
+    /// import folder itself when it lies inside a local source (as `ferry sync` does).
+    func newFiles(in source: WebSource, known: [String: Int64]) async throws -> [RemoteEntry] {
+        let inside = directory + "/"
+        return try await source.fs.walk(source.root.isEmpty ? "/" : source.root).files.filter { e in
+            known[e.path] != (e.size ?? -1) && !(source.isLocal && e.path.hasPrefix(inside))
+        }
+    }
+
     /// Starts an import of `files` (backend paths), or of every new file when nil.
     ///
     /// - Returns: false when one runs already.
@@ -86,8 +105,10 @@ final class ImportJob: Sendable {
             b.status = Status(state: .running, destination: b.status.destination)
             b.status.layout = layout.rawValue
             b.status.deleteAfter = deleteAfter
+            b.last = Request(files: files, layout: layout, deleteAfter: deleteAfter)
             b.running = [:]
             b.finishedBytes = 0
+            b.lastSpeed = 0
             b.started = .now
             b.task = Task {
                 await self.run(source: source, key: key, files: files, layout: layout, deleteAfter: deleteAfter)
@@ -95,6 +116,9 @@ final class ImportJob: Sendable {
             return true
         }
     }
+
+    /// The last import's request (for Restart, from any page).
+    var lastRequest: Request? { box.withLock { $0.last } }
 
     /// Cancels the running import; its partial files stay as `.part` for a restart.
     func cancel() {
@@ -109,12 +133,11 @@ final class ImportJob: Sendable {
         source: WebSource, key: String, files: Set<String>?, layout: SyncOptions.Layout, deleteAfter: Bool
     ) async {
         // The plan's size, for the page's totals: new files = listed and not in the history.
-        let root = source.root.isEmpty ? "/" : source.root
         let known = imported(key: key)
         let candidates: [RemoteEntry]
         do {
-            candidates = try await source.fs.walk(root).files.filter { e in
-                (files == nil || files!.contains(e.path)) && known[e.path] != (e.size ?? -1)
+            candidates = try await newFiles(in: source, known: known).filter {
+                files == nil || files!.contains($0.path)
             }
         } catch {
             finish(.failed, error: WebMessages.text(error, source: source))
@@ -143,7 +166,7 @@ final class ImportJob: Sendable {
         case .downloadStarted(let item, let transfer):
             let path = source.webPath(item.remotePath)
             box.withLock { b in
-                b.running[transfer.id] = (path, 0, item.size ?? 0)
+                b.running[transfer.id] = (path, 0, item.size ?? 0, 0)
                 b.status.current = path
             }
             source.share.addBulk(transfer)
@@ -152,6 +175,7 @@ final class ImportJob: Sendable {
                     self.box.withLock { b in
                         guard b.running[transfer.id] != nil else { return }
                         b.running[transfer.id]?.done = p.bytesDone
+                        b.running[transfer.id]?.speed = p.bytesPerSecond
                         self.refresh(&b)
                     }
                 }
@@ -185,10 +209,15 @@ final class ImportJob: Sendable {
 
     private func refresh(_ b: inout Box) {
         b.status.bytesDone = b.finishedBytes + b.running.values.reduce(0) { $0 + $1.done }
-        let seconds =
-            Double((ContinuousClock.now - b.started).components.seconds)
-            + Double((ContinuousClock.now - b.started).components.attoseconds) / 1e18
-        b.status.bytesPerSecond = seconds > 0.5 ? Double(b.status.bytesDone) / seconds : 0
+        // The engine's smoothed speed of what downloads now; the average since the start until it has one.
+        let current = b.running.values.reduce(0) { $0 + $1.speed }
+        let elapsed = ContinuousClock.now - b.started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        if current > 0 {
+            b.lastSpeed = current
+        }
+        b.status.bytesPerSecond =
+            b.lastSpeed > 0 ? b.lastSpeed : seconds > 0.5 ? Double(b.status.bytesDone) / seconds : 0
         if b.status.bytesPerSecond > 0 {
             b.status.eta = Double(max(0, b.status.bytesTotal - b.status.bytesDone)) / b.status.bytesPerSecond
         }

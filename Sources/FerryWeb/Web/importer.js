@@ -8,7 +8,7 @@ import { showMessage, clearMessage } from './messages.js';
 import { state } from './state.js';
 import { refreshFolder, selectedEntries, clearSelection } from './list.js';
 
-const job = { status: null, timer: 0, lastPaths: null, newCount: null };
+const job = { status: null, timer: 0, newCount: null };
 
 export function renderSelectionBar() {
   const entries = selectedEntries();
@@ -41,7 +41,6 @@ async function start(paths, count, bytes) {
   try {
     const body = { layout, deleteAfter };
     if (paths) body.paths = paths;
-    job.lastPaths = paths;
     job.status = await api('import', { body });
     clearMessage('import');
     renderPanel();
@@ -140,12 +139,16 @@ export function bindImport() {
     }
   };
   $('import-restart').onclick = async () => {
-    const s = job.status;
-    if (!s) return;
-    // The same files again: what is imported already is skipped, partial files resume.
-    $('import-layout').value = s.layout;
-    $('import-delete-after').checked = s.deleteAfter;
-    await start(job.lastPaths, s.total - s.done, s.bytesTotal - s.bytesDone);
+    // The same import again (kept on the server, so this works after a reload or from another
+    // browser): what is imported already is skipped, partial files resume.
+    try {
+      job.status = await api('import', { body: { restart: true } });
+      clearMessage('import');
+      renderPanel();
+      poll();
+    } catch (error) {
+      showMessage(error.message, { kind: 'import' });
+    }
   };
   $('import-dismiss').onclick = () => {
     const s = job.status;

@@ -2,7 +2,11 @@
 
 export const $ = (id) => document.getElementById(id);
 
-/** What tests and automation can read: timings and the images the viewer showed. */
+/**
+ * What tests and automation can read: timings and the images the viewer showed. Setting
+ * `ferry.prefetch = false` stops the viewer fetching neighbours (a test that needs an image
+ * never fetched before).
+ */
 export const ferry = (window.ferry = { timings: {}, shown: [] });
 
 export function joinPath(folder, name) {

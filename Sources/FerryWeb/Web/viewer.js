@@ -26,7 +26,7 @@ export const viewer = {
 };
 
 const MAX_ZOOM = 4;
-const PREFETCH_AFTER = 1200;  // ms on an image before its neighbours are fetched
+const PREFETCH_AFTER = 500;  // ms on an image before its neighbours are fetched
 
 function viewable(e) {
   return e.image || e.media === 'video';
@@ -222,7 +222,7 @@ function maybeLoadOriginal() {
 
 /** Fetches the neighbours' previews into the browser's cache, after the person stayed a moment. */
 function prefetch(entry, token) {
-  if (token !== viewer.token || !viewer.open) return;
+  if (token !== viewer.token || !viewer.open || ferry.prefetch === false) return;
   const list = images();
   const index = list.findIndex((e) => e.path === entry.path);
   for (const near of [list[index + 1], list[index - 1]]) {

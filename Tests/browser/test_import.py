@@ -19,13 +19,12 @@ import os
 import subprocess
 import sys
 import time
-import traceback
 
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
-from test_ui import UI, Check, expect  # noqa: E402
+from test_ui import UI, checker, expect  # noqa: E402
 
 DESKTOP = (1280, 800)
 PHONE = (390, 844)
@@ -67,24 +66,7 @@ def main():
         d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                           {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": w < 600})
 
-    def check(name):
-        def run(body):
-            start = time.monotonic()
-            try:
-                body()
-                results.append((name, None))
-                print(f"ok   {name} ({time.monotonic() - start:.2f} s)", flush=True)
-            except Exception as error:  # noqa: BLE001 - report every failure and go on
-                results.append((name, error))
-                print(f"FAIL {name}: {error}", flush=True)
-                if not isinstance(error, Check):
-                    traceback.print_exc()
-                try:
-                    ui.screenshot(f"import-failed-{name.replace(' ', '-')}.png")
-                except Exception:  # noqa: BLE001
-                    pass
-            return body
-        return run
+    check = checker(ui, results, prefix="import-")
 
     def panel(attr="data-state"):
         return ui.testid("import-panel").get_attribute(attr)

@@ -144,19 +144,9 @@ class UI:
         return path
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--url", required=True)
-    parser.add_argument("--slow-url", required=True)
-    parser.add_argument("--local-url", required=True)
-    parser.add_argument("--root", required=True)
-    parser.add_argument("--artifacts", required=True)
-    args = parser.parse_args()
-    ui = UI(args.url, args.artifacts)
-    root = args.root
-    figures = {}
-    results = []
-
+def checker(ui, results, prefix=""):
+    """A decorator that runs a named check at once: prints ok/FAIL with its time, records the
+    result in `results`, and saves a screenshot of a failure (named after the check)."""
     def check(name):
         def run(body):
             start = time.monotonic()
@@ -170,11 +160,28 @@ def main():
                 if not isinstance(error, Check):
                     traceback.print_exc()
                 try:
-                    ui.screenshot(f"failed-{name.replace(' ', '-')}.png")
+                    ui.screenshot(f"{prefix}failed-{name.replace(' ', '-').replace('/', '-')}.png")
                 except Exception:  # noqa: BLE001
                     pass
             return body
         return run
+    return check
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--slow-url", required=True)
+    parser.add_argument("--local-url", required=True)
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--artifacts", required=True)
+    args = parser.parse_args()
+    ui = UI(args.url, args.artifacts)
+    root = args.root
+    figures = {}
+    results = []
+
+    check = checker(ui, results)
 
     @check("list and count at the root")
     def _():

@@ -21,6 +21,17 @@ enum MediaType {
         return name[name.index(after: dot)...].lowercased()
     }
 
+    /// Whether the server can make reduced JPEGs (`what`: thumbnails, previews) of `name`: true
+    /// for a raw file (its embedded JPEG), false for a JPEG.
+    ///
+    /// - Throws: ``APIRefusal`` 415 for any other kind of file.
+    static func photoKind(_ name: String, making what: String) throws(APIRefusal) -> Bool {
+        let ext = fileExtension(name)
+        if rawWithPreview.contains(ext) { return true }
+        guard thumbnailable.contains(ext) else { throw APIRefusal(415, "no \(what) for this kind of file: \(name)") }
+        return false
+    }
+
     /// Whether the viewer can show the file.
     static func isViewable(_ name: String) -> Bool { viewable.contains(fileExtension(name)) }
 

@@ -78,10 +78,7 @@ extension WebAPI {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path"), in: source)
-            let raw = MediaType.rawWithPreview.contains(MediaType.fileExtension(web))
-            guard MediaType.thumbnailable.contains(MediaType.fileExtension(web)) || raw else {
-                throw APIRefusal(415, "no thumbnails for this kind of file: \(web)")
-            }
+            let raw = try MediaType.photoKind(web, making: "thumbnails")
             var version = request.query("v") ?? ""
             if source.isLocal {
                 let entry = try await source.fs.stat(backend)

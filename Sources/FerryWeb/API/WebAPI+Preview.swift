@@ -12,10 +12,7 @@ extension WebAPI {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path"), in: source)
-            let raw = MediaType.rawWithPreview.contains(MediaType.fileExtension(web))
-            guard MediaType.thumbnailable.contains(MediaType.fileExtension(web)) || raw else {
-                throw APIRefusal(415, "no previews for this kind of file: \(web)")
-            }
+            let raw = try MediaType.photoKind(web, making: "previews")
             let w = Int(request.query("w") ?? "") ?? 1280
             let h = Int(request.query("h") ?? "") ?? 800
             // Steps of 256 pixels: a resized window reuses a preview instead of making another.

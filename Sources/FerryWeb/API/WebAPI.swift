@@ -9,12 +9,18 @@ import Synchronization
 /// |---|---|
 /// | `GET /api/source` | the source (redacted URL), its capabilities |
 /// | `POST /api/connect` `{"url"}` | opens a source (only when started without one) |
-/// | `GET /api/list?path=` | `{path, count, entries}`, folders first |
+/// | `GET /api/list?path=` | `{path, count, entries}` in the source's order, with `hidden`, `imported` |
 /// | `GET /api/stat?path=` | one entry |
 /// | `GET /api/file?path=[&download=1]` | the file, with `Range` |
 /// | `GET /api/thumb?path=[&v=]` | a JPEG thumbnail |
+/// | `GET /api/preview?path=&w=&h=` | the photo fitted to `w` x `h`, its size in `X-Image-Width/Height` |
+/// | `GET /api/info?path=` | date taken, camera, lens, exposure, pixel size |
+/// | `GET /api/new` | `{count, bytes, imported}`: files of the source not imported yet |
+/// | `GET /api/import` | the running or last import |
+/// | `POST /api/import` `{"paths"?, "layout"?, "deleteAfter"?, "restart"?}` | starts an import |
+/// | `POST /api/import-cancel` | cancels it (partial files stay as `.part`) |
 /// | `POST /api/upload?path=FOLDER[&overwrite=1]` | multipart files into a folder |
-/// | `POST /api/delete` `{"path"}` | deletes a file or an empty folder |
+/// | `POST /api/delete` `{"path", "recursive"?}` | deletes a file or a folder (with its contents if asked) |
 /// | `POST /api/mkdir` `{"path"}` | creates a folder |
 /// | `POST /api/rename` `{"path", "name"}` | renames within the folder |
 ///
@@ -74,7 +80,7 @@ final class WebAPI: Sendable {
         }
         let route = String(request.path.dropFirst("/api/".count))
         var response: HTTPResponse
-        if let source, Self.interactiveRoutes.contains(route) {
+        if let source, Self.interactiveRoutes.contains(route), request.query("background") == nil {
             // On a card, the page's requests go before the import's downloads.
             response = await source.share.interactive { await api(request) }
         } else {
@@ -84,7 +90,8 @@ final class WebAPI: Sendable {
         return response
     }
 
-    /// Requests a person waits for: they pause an import on a one-connection source.
+    /// Requests a person waits for: they pause an import on a one-connection source
+    /// (unless marked `background=1`, as the page's refresh of imported badges is).
     static let interactiveRoutes: Set<String> = [
         "list", "stat", "file", "thumb", "preview", "info", "new", "upload", "delete", "mkdir", "rename",
     ]

@@ -52,7 +52,8 @@ async function start(paths, count, bytes) {
 
 export async function refreshNewCount() {
   try {
-    const n = await api('new', { quiet: true });
+    // Counting walks the whole source: in the background, after what the person asked for.
+    const n = await api('new', { params: { background: '1' }, quiet: true });
     job.newCount = n;
   } catch (_) {
     job.newCount = null;
@@ -156,5 +157,6 @@ export function bindImport() {
     $('import-panel').hidden = true;
   };
   poll();
-  refreshNewCount();
+  // After the first screen: on a card every request waits its turn, and thumbnails go first.
+  setTimeout(refreshNewCount, 1500);
 }

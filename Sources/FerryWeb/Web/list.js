@@ -75,7 +75,8 @@ export async function refreshFolder() {
   const folder = state.folder;
   let listing;
   try {
-    listing = await api('list', { params: { path: folder }, quiet: true });
+    // In the background: it must not pause the import it follows.
+    listing = await api('list', { params: { path: folder, background: '1' }, quiet: true });
   } catch (_) {
     return;
   }

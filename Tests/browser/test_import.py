@@ -245,7 +245,8 @@ def main():
         expect(out.returncode == 0, f"ferry sync: {out.returncode} {out.stderr}")
         after = sorted(imported_files(args.imported))
         expect(before == after, f"ferry sync imported {set(after) - set(before)}")
-        expect('"imported":0' in out.stdout.replace(" ", ""), f"ferry sync said {out.stdout[-400:]}")
+        said = out.stdout.replace(" ", "")
+        expect('"imported":0' in said and '"alreadyImported":20' in said, f"ferry sync said {out.stdout[-400:]}")
 
     @check("viewer: counter, information panel, original on zoom with progress, prefetch")
     def _():
@@ -347,6 +348,26 @@ def main():
         expect(args.root not in ui.testid("message").text, "the server's folder in a message")
         ui.testid("message-close").click()
         expect(not ui.testid("message").is_displayed(), "closed")
+
+    @check("a non-empty folder: its count asked once, then deleted item by item with the result")
+    def _():
+        old = os.path.join(root, "OLD")
+        os.makedirs(os.path.join(old, "SUB"))
+        for i, name in enumerate(("a.txt", "b.txt", "SUB/c.txt")):
+            with open(os.path.join(old, name), "wb") as f:
+                f.write(b"x" * (1000 * (i + 1)))
+        ui.go()
+        ui.entry("OLD").find_element(By.CSS_SELECTOR, '[data-testid="delete"]').click()
+        ui.wait(lambda: ui.testid("dialog").is_displayed(), "the question")
+        ui.testid("dialog-ok").click()  # "Delete the folder OLD?"
+        ui.wait(lambda: ui.testid("dialog").is_displayed() and "holds" in ui.testid("dialog").text,
+                "the second question")
+        text = ui.testid("dialog").text
+        expect("3 files" in text and "6.0 KB" in text, f"second question: {text!r}")
+        ui.testid("dialog-ok").click()
+        ui.wait(lambda: not os.path.exists(old), "OLD deleted", 30)
+        ui.wait(lambda: "Deleted “OLD” and its 3 files" in ui.testid("message").text, "the result")
+        ui.wait(lambda: not ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="entry"][data-name="OLD"]'), "OLD gone")
 
     d.quit()
     for name, value in figures.items():

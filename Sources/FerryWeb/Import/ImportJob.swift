@@ -140,7 +140,7 @@ final class ImportJob: Sendable {
                 files == nil || files!.contains($0.path)
             }
         } catch {
-            finish(.failed, error: WebMessages.text(error, source: source))
+            finish(.failed, error: WebMessages.text(error, source: source, importDirectory: directory))
             return
         }
         box.withLock { b in
@@ -157,7 +157,9 @@ final class ImportJob: Sendable {
             let cancelled = summary.interrupted || Task.isCancelled
             finish(cancelled ? .cancelled : summary.failures.isEmpty ? .done : .failed, error: nil)
         } catch {
-            finish(Task.isCancelled ? .cancelled : .failed, error: WebMessages.text(error, source: source))
+            finish(
+                Task.isCancelled ? .cancelled : .failed,
+                error: WebMessages.text(error, source: source, importDirectory: directory))
         }
     }
 
@@ -196,7 +198,8 @@ final class ImportJob: Sendable {
             box.withLock { b in
                 let path = source.webPath(item.remotePath)
                 b.status.failed += 1
-                b.status.failures.append(.init(path: path, reason: WebMessages.text(error, source: source)))
+                b.status.failures.append(
+                    .init(path: path, reason: WebMessages.text(error, source: source, importDirectory: directory)))
                 if let id = b.running.first(where: { $0.value.path == path })?.key { b.running[id] = nil }
                 refresh(&b)
             }

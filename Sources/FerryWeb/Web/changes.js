@@ -37,6 +37,41 @@ export async function renameEntry(entry) {
 }
 
 /**
+ * Deletes a folder with everything in it, item by item (files, then folders deepest first),
+ * showing how far it got; throws with what was done when an item fails.
+ */
+async function deleteTree(folder) {
+  const files = [];
+  const folders = [];
+  const walk = async (path) => {
+    const listing = await api('list', { params: { path } });
+    for (const e of listing.entries) {
+      if (e.type === 'directory') {
+        folders.push(e.path);
+        await walk(e.path);
+      } else {
+        files.push(e);
+      }
+    }
+  };
+  await walk(folder.path);
+  let done = 0;
+  try {
+    for (const file of files) {
+      showMessage(`Deleting “${folder.name}”: ${done + 1} of ${files.length} files…`, { info: true, kind: 'progress' });
+      await api('delete', { body: { path: file.path } });
+      done++;
+    }
+    for (const path of folders.reverse()) await api('delete', { body: { path } });
+    await api('delete', { body: { path: folder.path } });
+  } catch (error) {
+    throw new Error(`${done} of ${files.length} files deleted, then: ${error.message}`);
+  }
+  showMessage(`Deleted “${folder.name}” and its ${files.length} file${files.length === 1 ? '' : 's'}.`,
+    { info: true, kind: 'progress' });
+}
+
+/**
  * Deletes entries after one confirmation naming the count and size. A folder that holds files is
  * not deleted blindly: the server says what it holds, and the page offers to delete it with its
  * contents.
@@ -63,10 +98,8 @@ export async function deleteEntries(entries) {
         const yes = await ask(`The folder “${entry.name}” holds ${d.files} file${d.files === 1 ? '' : 's'}` +
           ` (${formatSize(d.bytes)}). Delete it with everything in it?`, { ok: 'Delete all', danger: true });
         if (!yes) continue;
-        showMessage(`Deleting “${entry.name}” and its ${d.files} files…`, { info: true, kind: 'progress' });
         try {
-          const r = await api('delete', { body: { path: entry.path, recursive: true } });
-          showMessage(`Deleted “${entry.name}”: ${r.files} files, ${r.folders} folders.`, { info: true, kind: 'progress' });
+          await deleteTree(entry);
           done++;
         } catch (again) {
           failures.push(`${entry.name}: ${again.message}`);

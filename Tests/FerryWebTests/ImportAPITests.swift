@@ -282,3 +282,29 @@ struct RawPreviewTests {
         #expect(await api.handle(APITests.request("/api/thumb?path=/EMPTY.NEF")).status == 422)
     }
 }
+
+/// Films: a video tile in the list, played inline by the viewer's <video> with Range.
+struct VideoTests {
+    @Test func videosAreServedInlineWithTheirType() async throws {
+        let folder = try TempDir(prefix: "ferry-video")
+        try Data(repeating: 7, count: 10_000).write(to: URL(fileURLWithPath: folder.file("CLIP0001.MP4")))
+        try Data(repeating: 8, count: 10_000).write(to: URL(fileURLWithPath: folder.file("clip.mov")))
+        var configuration = WebConfiguration(source: try RemoteURL(parsing: folder.path))
+        configuration.cacheDirectory = folder.path + "/.cache"
+        let api = try WebAPI(configuration: configuration)
+        let listing = APITests.object(await api.handle(APITests.request("/api/list?path=/")))
+        let media = Dictionary(
+            uniqueKeysWithValues: (listing["entries"] as? [[String: Any]] ?? []).map {
+                ($0["name"] as? String ?? "", $0["media"] as? String)
+            })
+        #expect(media["CLIP0001.MP4"] == "video" && media["clip.mov"] == "video")
+        let mp4 = await api.handle(APITests.request("/api/file?path=/CLIP0001.MP4"))
+        #expect(mp4.body == .file(path: folder.file("CLIP0001.MP4"), contentType: "video/mp4"))
+        #expect(mp4.headers["Content-Disposition"]?.hasPrefix("inline") == true)
+        let mov = await api.handle(APITests.request("/api/file?path=/clip.mov"))
+        #expect(mov.body == .file(path: folder.file("clip.mov"), contentType: "video/quicktime"))
+        // A download is still an attachment.
+        let download = await api.handle(APITests.request("/api/file?path=/clip.mov&download=1"))
+        #expect(download.headers["Content-Disposition"]?.hasPrefix("attachment") == true)
+    }
+}

@@ -281,6 +281,29 @@ struct RawPreviewTests {
         }
         #expect(await api.handle(APITests.request("/api/thumb?path=/EMPTY.NEF")).status == 422)
     }
+
+    @Test(.enabled(if: NginxServer.isAvailable)) func remoteRawFilesAreReadByRange() async throws {
+        let www = try TempDir(prefix: "ferry-raw-www")
+        let jpeg = try await onThread { try SamplePhotos.jpeg(index: 3, width: 640, height: 480) }
+        // A 3 MB raw file: the preview near the start, then "sensor data".
+        let raw = Self.tiffRaw(embedding: jpeg) + [UInt8](repeating: 0x33, count: 3_000_000)
+        try Data(raw).write(to: URL(fileURLWithPath: www.file("IMG_0009.NEF")))
+        let nginx = try NginxServer(root: www.path, slowRate: 50_000_000)
+        let cache = try TempDir(prefix: "ferry-raw-cache")
+        var configuration = WebConfiguration(source: try RemoteURL(parsing: nginx.url("/")))
+        configuration.cacheDirectory = cache.path
+        let api = try WebAPI(configuration: configuration)
+        let thumb = await api.handle(APITests.request("/api/thumb?path=/IMG_0009.NEF&v=1"))
+        #expect(thumb.status == 200)
+        let preview = await api.handle(APITests.request("/api/preview?path=/IMG_0009.NEF&w=400&h=300&v=1"))
+        #expect(preview.status == 200 && preview.headers["X-Image-Width"] == "640")
+        // Only ranges of it travelled: never the whole file.
+        let requests = nginx.accessLog.filter { $0.contains("/IMG_0009.NEF") && $0.hasPrefix("GET") }
+        let sent = requests.compactMap { line in line.split(separator: " ").first { $0.hasPrefix("sent=") } }
+            .compactMap { Int($0.dropFirst(5)) }.reduce(0, +)
+        #expect(!requests.isEmpty && requests.allSatisfy { $0.contains("range=\"bytes=") }, "\(requests)")
+        #expect(sent < 2 * (1 << 20) + jpeg.count, "\(sent) bytes sent: \(requests)")
+    }
 }
 
 /// Films: a video tile in the list, played inline by the viewer's <video> with Range.

@@ -94,6 +94,9 @@ extension WebAPI {
                 // The card's thumbnail.cgi: the photo's Exif thumbnail, a few KB, no full download.
                 bytes = embedded
                 thumbnails.put(key, bytes)
+            } else if raw, let jpeg = await remoteRawJPEG(backend, source: source) {
+                bytes = try await scaledJPEG(data: jpeg, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
+                thumbnails.put(key, bytes)
             } else {
                 let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
                 bytes = try await scaledJPEG(local, raw: raw, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
@@ -105,13 +108,32 @@ extension WebAPI {
         }
     }
 
+    /// The embedded JPEG of a raw file on a remote source, read with `Range` (its IFDs,
+    /// then the JPEG), or nil where the source cannot read ranges: the caller then
+    /// copies the whole file.
+    func remoteRawJPEG(_ backend: String, source: WebSource) async -> [UInt8]? {
+        guard !source.isLocal, let size = try? await source.fs.stat(backend).size else { return nil }
+        return try? await RawPreview.jpeg(fileSize: Int(size)) { range in
+            try await source.fs.data(at: backend, range: range)
+        }
+    }
+
+    /// A reduced JPEG of JPEG bytes in memory; see ``scaledJPEG(_:raw:side:quality:of:)``.
+    func scaledJPEG(data jpeg: [UInt8], side: Int, quality: Int, of web: String) async throws -> [UInt8] {
+        try await scaled(of: web) { try ThumbnailMaker.scaled(jpeg: jpeg, maxSide: side, quality: quality) }
+    }
+
     /// A reduced JPEG of a photo (or a raw file's embedded one), made off the cooperative pool;
     /// a file libjpeg cannot read is a 422 naming it.
     func scaledJPEG(_ local: String, raw: Bool, side: Int, quality: Int, of web: String) async throws -> [UInt8] {
+        try await scaled(of: web) {
+            try ThumbnailMaker.scaled(ofFile: local, raw: raw, maxSide: side, quality: quality)
+        }
+    }
+
+    private func scaled(of web: String, _ work: @escaping @Sendable () throws -> [UInt8]) async throws -> [UInt8] {
         do {
-            return try await workers.run {
-                try ThumbnailMaker.scaled(ofFile: local, raw: raw, maxSide: side, quality: quality)
-            }
+            return try await workers.run(work)
         } catch let error as JPEGError {
             throw APIRefusal(
                 422, "cannot read \(web) as a photo: \(error.code)\(error.detail.map { " (\($0))" } ?? "")")

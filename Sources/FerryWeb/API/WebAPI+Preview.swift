@@ -17,6 +17,12 @@ extension WebAPI {
             let h = Int(request.query("h") ?? "") ?? 800
             // Steps of 256 pixels: a resized window reuses a preview instead of making another.
             let side = (min(4096, max(256, max(w, h))) + 255) / 256 * 256
+            if raw, let jpeg = await remoteRawJPEG(backend, source: source) {
+                // A raw file on a card or server: only its IFDs and its embedded JPEG travel.
+                return try await previewResponse(
+                    try await scaledJPEG(data: jpeg, side: side, quality: 85, of: web),
+                    size: PhotoInfo.read(bytes: Array(jpeg.prefix(256 * 1024))))
+            }
             let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
             let attributes = try? FileManager.default.attributesOfItem(atPath: local)
             let version =
@@ -29,20 +35,23 @@ extension WebAPI {
                 bytes = try await scaledJPEG(local, raw: raw, side: side, quality: 85, of: web)
                 previews.put(key, bytes)
             }
-            var response = HTTPResponse.data(Data(bytes), contentType: "image/jpeg")
-            response.headers.add(name: "Cache-Control", value: "private, max-age=86400")
             let size =
                 raw
-                ? RawPreview.jpeg(ofFile: local).flatMap { j in
-                    let i = PhotoInfo.read(bytes: Array(j.prefix(256 * 1024)))
-                    return i.width.flatMap { w in i.height.map { (width: w, height: $0) } }
-                } : PhotoInfo.pixelSize(ofJPEGFile: local)
-            if let size {
-                response.headers.add(name: "X-Image-Width", value: String(size.width))
-                response.headers.add(name: "X-Image-Height", value: String(size.height))
-            }
-            return response
+                ? RawPreview.jpeg(ofFile: local).map { PhotoInfo.read(bytes: Array($0.prefix(256 * 1024))) }
+                : PhotoInfo.read(file: local)
+            return try await previewResponse(bytes, size: size)
         }
+    }
+
+    /// A preview answer: the JPEG, cacheable, with the original's size when known.
+    private func previewResponse(_ bytes: [UInt8], size: PhotoInfo?) async throws -> HTTPResponse {
+        var response = HTTPResponse.data(Data(bytes), contentType: "image/jpeg")
+        response.headers.add(name: "Cache-Control", value: "private, max-age=86400")
+        if let width = size?.width, let height = size?.height {
+            response.headers.add(name: "X-Image-Width", value: String(width))
+            response.headers.add(name: "X-Image-Height", value: String(height))
+        }
+        return response
     }
 
     /// `GET /api/info?path=`: what the photo's Exif says (date taken, camera,

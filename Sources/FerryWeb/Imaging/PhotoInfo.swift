@@ -27,13 +27,6 @@ struct PhotoInfo: Encodable, Sendable, Equatable {
         return read(bytes: [UInt8](data))
     }
 
-    /// The frame size of a JPEG file, from its SOF marker.
-    static func pixelSize(ofJPEGFile path: String) -> (width: Int, height: Int)? {
-        let info = read(file: path)
-        guard let w = info.width, let h = info.height else { return nil }
-        return (w, h)
-    }
-
     /// Reads JPEG bytes (a prefix is enough).
     static func read(bytes b: [UInt8]) -> PhotoInfo {
         var info = PhotoInfo()

@@ -78,6 +78,23 @@ enum RawPreview {
         return bytes
     }
 
+    /// The embedded JPEG of a raw file read through `read` (byte ranges): its first
+    /// megabyte for the IFDs, then the JPEG's own bytes. Nothing else of the file is
+    /// fetched, so a 30 MB raw file on a card costs about one megabyte and a preview.
+    static func jpeg(
+        fileSize: Int, read: (Range<Int64>) async throws -> Data
+    ) async throws -> [UInt8]? {
+        let header = [UInt8](try await read(0..<Int64(min(fileSize, 1 << 20))))
+        guard let place = locate(in: header, fileSize: fileSize) else { return nil }
+        let bytes: [UInt8]
+        if place.offset + place.length <= header.count {
+            bytes = Array(header[place.offset..<(place.offset + place.length)])
+        } else {
+            bytes = [UInt8](try await read(Int64(place.offset)..<Int64(place.offset + place.length)))
+        }
+        return bytes.count == place.length && bytes.starts(with: [0xFF, 0xD8]) ? bytes : nil
+    }
+
     private static func be32(_ b: [UInt8], _ at: Int) -> Int {
         Int(b[at]) << 24 | Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3])
     }

@@ -28,6 +28,11 @@ public enum ThumbnailMaker {
         guard let jpeg = RawPreview.jpeg(ofFile: path) else {
             throw JPEGError(.corrupt, path: path, detail: "no embedded preview in this raw file")
         }
+        return try scaled(jpeg: jpeg, maxSide: maxSide, quality: quality)
+    }
+
+    /// Makes a reduced JPEG of JPEG bytes (a raw file's embedded preview).
+    public static func scaled(jpeg: [UInt8], maxSide: Int, quality: Int) throws(JPEGError) -> [UInt8] {
         let decoded = try JPEGCodec.decode(data: jpeg, minSide: maxSide)
         return try JPEGCodec.encode(JPEGCodec.downscale(decoded.image, maxSide: maxSide), quality: quality)
     }

@@ -92,6 +92,10 @@ struct SFTPCommandTests {
         #expect(!(out.stdout + out.stderr).contains(wrong))
         let lines = out.stderr.split(separator: "\n").filter { $0.hasPrefix("ferry ls:") }
         #expect(lines.count == 1, "\(out.stderr)")
+        // The right password with --insecure: no known_hosts at all, and it connects (with the warning).
+        let right = try run(["ls", server.url("/", password: AsyncSSHTestServer.password), "--insecure"])
+        #expect(right.status == 0 && right.stderr.contains("is not checked"), "\(right.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home.file(".ssh/known_hosts")))
     }
 
     @Test func keyFromTheAgentAndAPassphraseFromTheEnvironment() async throws {

@@ -82,6 +82,7 @@ static inline CURLSHcode ferry_curl_share_setopt_unlock_cb(CURLSH *s, ferry_curl
 }
 
 // --- macros Swift cannot import --------------------------------------------
+static const unsigned long FERRY_CURLAUTH_BASIC_OR_DIGEST = CURLAUTH_BASIC | CURLAUTH_DIGEST;
 static const size_t FERRY_CURL_WRITEFUNC_PAUSE = CURL_WRITEFUNC_PAUSE;
 static const size_t FERRY_CURL_READFUNC_ABORT = CURL_READFUNC_ABORT;
 static const size_t FERRY_CURL_READFUNC_PAUSE = CURL_READFUNC_PAUSE;

@@ -5,16 +5,29 @@ import Foundation
 let connectionOptions: [CommandSpec.Option] = [
     .init(long: "insecure", short: "k", takesValue: false, help: "accept TLS certificates that do not verify"),
     .init(
+        long: "cacert", short: nil, takesValue: true,
+        help:
+            "trust the certificate authorities in this PEM file (default: CURL_CA_BUNDLE, SSL_CERT_FILE, the system's)",
+        valueName: "FILE"),
+    .init(
         long: "connections", short: nil, takesValue: true, help: "connections to this server at once", valueName: "N"),
 ]
 
-/// Opens the file system a URL names, with the command's connection options.
-func openFileSystem(_ url: RemoteURL, _ args: ParsedArguments) throws -> any RemoteFileSystem {
-    var options = ConnectionOptions(verifyTLS: !args.has("insecure"))
+/// The command's connection options: TLS (`--insecure`, `--cacert` or curl's
+/// CA variables), `--connections`, and credentials resolved for every scheme as
+/// the README promises (the URL, `FERRY_USER`/`FERRY_PASSWORD`, `~/.netrc`).
+func connectionOptions(_ args: ParsedArguments) throws -> ConnectionOptions {
+    var options = ConnectionOptions(verifyTLS: !args.has("insecure"), resolveCredentials: true)
+    options.caCertificateFile = ConnectionOptions.caCertificateFile(given: args.value("cacert"))
     if args.value("connections") != nil {
         options.maxConnections = try args.int("connections", default: 1, in: 1...64)
     }
-    return try Ferry.fileSystem(for: url, options: options)
+    return options
+}
+
+/// Opens the file system a URL names, with the command's connection options.
+func openFileSystem(_ url: RemoteURL, _ args: ParsedArguments) throws -> any RemoteFileSystem {
+    try Ferry.fileSystem(for: url, options: connectionOptions(args))
 }
 
 /// A remote URL argument (a local path is refused: these commands act on servers).

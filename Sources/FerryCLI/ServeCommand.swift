@@ -41,6 +41,7 @@ enum ServeCommand: Command {
         configuration.port = try args.int("port", default: 8000, in: 0...65535)
         configuration.cacheDirectory = args.value("cache").map { ($0 as NSString).standardizingPath }
         configuration.connectionOptions.verifyTLS = !args.has("insecure")
+        configuration.connectionOptions.resolveCredentials = true
         if let token = args.value("token") {
             guard token.count >= 4,
                 token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.~".contains($0)) })

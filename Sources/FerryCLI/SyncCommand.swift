@@ -98,10 +98,7 @@ enum SyncCommand: Command {
         if url.scheme == .http || url.scheme == .https {
             throw UsageError(message: "HTTP servers cannot list folders; sync from a card, an FTP server or a folder")
         }
-        var connection = ConnectionOptions(verifyTLS: !args.has("insecure"))
-        if args.value("connections") != nil {
-            connection.maxConnections = try args.int("connections", default: 1, in: 1...64)
-        }
+        let connection = try connectionOptions(args)
         if url.scheme == .flashair
             && (options.jobs > 1 && args.value("jobs") != nil || connection.maxConnections ?? 1 > 1)
             && !args.has("quiet")

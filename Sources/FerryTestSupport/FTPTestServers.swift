@@ -462,6 +462,8 @@ public final class FTPTestServer: Sendable {
 
             """
         if options.tls != .none {
+            // mod_tls's defaults otherwise, session reuse required on data
+            // connections among them, as Debian packages it.
             let cert = try TestCertificate.shared()
             conf += """
                 ModulePath \(modules)
@@ -471,7 +473,7 @@ public final class FTPTestServer: Sendable {
                 TLSRSACertificateFile \(cert.certificatePath)
                 TLSRSACertificateKeyFile \(cert.keyPath)
                 TLSRequired on
-                TLSOptions NoSessionReuseRequired\(options.tls == .implicit ? " UseImplicitSSL" : "")
+                \(options.tls == .implicit ? "TLSOptions UseImplicitSSL" : "")
                 TLSLog \(dir.file("tls.log"))
                 </IfModule>
 

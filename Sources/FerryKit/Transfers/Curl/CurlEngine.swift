@@ -126,6 +126,8 @@ private final class EngineLoop: @unchecked Sendable {
     var activePerHost: [String: Int] = [:]
     var limits = CurlEngine.Limits()
     var hostLimits: [String: Int] = [:]
+    /// FTPS jobs' TLS session and connection caches (`FTPSessionShare`).
+    var lanes = FTPSessionLanes()
 
     init(shared: CurlEngine.Shared) {
         self.shared = shared
@@ -148,6 +150,7 @@ private final class EngineLoop: @unchecked Sendable {
             }
             if inbox.closed && inbox.submitted.isEmpty && waiting.isEmpty && active.isEmpty {
                 curl_multi_cleanup(multi)
+                lanes.close()
                 return
             }
             limits = inbox.limits
@@ -223,6 +226,9 @@ private final class EngineLoop: @unchecked Sendable {
                 waiting.remove(at: i)
                 active[job.easy.raw] = job
                 activePerHost[job.hostKey, default: 0] += 1
+                if case .ftpLane(let key) = job.easy.tlsSessionCache {
+                    job.assignedLane = lanes.assign(key, fresh: job.freshLane, to: job.easy)
+                }
                 curl_multi_add_handle(multi, job.easy.raw)
             } else {
                 i += 1
@@ -242,6 +248,10 @@ private final class EngineLoop: @unchecked Sendable {
         curl_multi_remove_handle(multi, job.easy.raw)
         active[job.easy.raw] = nil
         activePerHost[job.hostKey, default: 1] -= 1
+        if let lane = job.assignedLane, case .ftpLane(let key) = job.easy.tlsSessionCache {
+            lanes.release(key, lane)
+            job.assignedLane = nil
+        }
         if activePerHost[job.hostKey] == 0 { activePerHost[job.hostKey] = nil }
     }
 

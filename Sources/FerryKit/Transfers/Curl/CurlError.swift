@@ -20,7 +20,10 @@ extension FerryError {
         case .peerFailedVerification:
             e = FerryError(
                 .tls, serverText: text,
-                detail: "the server's certificate is not trusted; use --insecure only for a server you know")
+                detail:
+                    "the server's certificate is not trusted: trust its certificate authority with --cacert FILE, "
+                    + "SSL_CERT_FILE or CURL_CA_BUNDLE (ConnectionOptions.caCertificateFile in the library); "
+                    + "--insecure only for a server you know")
         case .sslConnectError, .useSSLFailed:
             e = FerryError(.tls, serverText: text, isTransient: code == .sslConnectError)
         case .loginDenied:

@@ -175,6 +175,14 @@ extension FerryError {
         var code: Code = .serverError
         var transient = false
         var detail: String?
+        if reply.code >= 400, wantsTLS(lower) {
+            // vsftpd: "530 Non-anonymous sessions must use encryption.", proftpd:
+            // "550 SSL/TLS required on the control channel", pure-ftpd: "421 Sorry,
+            // cleartext sessions ... are not accepted": not a wrong password.
+            return FerryError(
+                .tls, operation: operation, target: target, serverCode: reply.code, serverText: text,
+                detail: "the server wants TLS: use ftpes:// (or ftps:// for implicit TLS)")
+        }
         switch reply.code {
         case 530:
             code = .authenticationFailed
@@ -199,6 +207,15 @@ extension FerryError {
         return FerryError(
             code, operation: operation, target: target, serverCode: reply.code, serverText: text, detail: detail,
             isTransient: transient)
+    }
+
+    /// Whether a refusal says the server talks only over TLS.
+    static func wantsTLS(_ lower: String) -> Bool {
+        let phrases = [
+            "must use encryption", "ssl/tls required", "tls required", "ssl required", "cleartext sessions",
+            "requires tls", "requires ssl", "use auth tls", "policy requires ssl", "encryption required",
+        ]
+        return phrases.contains(where: lower.contains)
     }
 
     /// A 550 ("requested action not taken") means many things; the text tells which.

@@ -248,6 +248,7 @@ struct JSONResult: Encodable {
     var destination: String
     var size: Int64?
     var bytesTransferred: Int64?
+    var bytesSent: Int64?
     var resumedFrom: Int64?
     var skipped: Bool?
     var seconds: Double?
@@ -263,6 +264,7 @@ struct JSONResult: Encodable {
             ok = true
             size = r.size
             bytesTransferred = r.bytesTransferred
+            bytesSent = r.bytesSent
             resumedFrom = r.resumedFrom
             skipped = r.skipped
             seconds = r.duration / .seconds(1)

@@ -50,12 +50,17 @@ public struct FTPTestServerOptions: Sendable {
     /// Answer `550` to `LIST` and `MLSD` of an empty folder (pyftpdlib only), as
     /// some embedded and Windows servers do.
     public var emptyFolderListing550 = false
+    /// Take the first bytes of every upload's data connection, then drop it and
+    /// answer `425` (pyftpdlib only): a server that refuses data connections for
+    /// ever, after the client began sending, as proftpd did to TLS sessions it
+    /// would not accept.
+    public var refuseUploadData = false
 
     /// Options for `FTPTestServer`; the defaults give a plain server.
     public init(
         tls: FTPTestTLS = .none, throttle: Int? = nil, readOnlyFolders: [String] = [], refuseRename: Bool = false,
         maxConnectionsPerIP: Int? = nil, withoutCommands: [String] = [], passiveAddress: String? = nil,
-        emptyFolderListing550: Bool = false
+        emptyFolderListing550: Bool = false, refuseUploadData: Bool = false
     ) {
         self.tls = tls
         self.throttle = throttle
@@ -65,6 +70,7 @@ public struct FTPTestServerOptions: Sendable {
         self.withoutCommands = withoutCommands
         self.passiveAddress = passiveAddress
         self.emptyFolderListing550 = emptyFolderListing550
+        self.refuseUploadData = refuseUploadData
     }
 }
 
@@ -311,6 +317,7 @@ public final class FTPTestServer: Sendable {
         for command in options.withoutCommands { args += ["--without", command] }
         if let address = options.passiveAddress { args += ["--passive-address", address] }
         if options.emptyFolderListing550 { args.append("--empty-550") }
+        if options.refuseUploadData { args.append("--refuse-upload-data") }
         let log = dir.file("pyftpdlib.log")
         let process = try SpawnedProcess(python, args, logPath: log)
         return (process, log)
@@ -339,6 +346,7 @@ public final class FTPTestServer: Sendable {
         p.add_argument("--without", action="append", default=[])
         p.add_argument("--passive-address")
         p.add_argument("--empty-550", action="store_true")
+        p.add_argument("--refuse-upload-data", action="store_true")
         a = p.parse_args()
 
         perm = "elradfmwMT"
@@ -379,6 +387,22 @@ public final class FTPTestServer: Sendable {
                 write_limit = a.throttle
 
             handler.dtp_handler = Throttled
+
+        if a.refuse_upload_data:
+            import logging
+            class Refusing(handler.dtp_handler):
+                def handle_read(self):
+                    try:
+                        self.recv(self.ac_in_buffer_size)
+                    except Exception:
+                        pass
+                    self._resp = ("425 Unable to build data connection: refused by the test server",
+                                  logging.getLogger("pyftpdlib").info)
+                    self.close()
+
+                handle_read_event = handle_read
+
+            handler.dtp_handler = Refusing
 
         base = handler
 

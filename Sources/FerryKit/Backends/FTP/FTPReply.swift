@@ -177,8 +177,8 @@ extension FerryError {
         var detail: String?
         if reply.code >= 400, wantsTLS(lower) {
             // vsftpd: "530 Non-anonymous sessions must use encryption.", proftpd:
-            // "550 SSL/TLS required on the control channel", pure-ftpd: "421 Sorry,
-            // cleartext sessions ... are not accepted": not a wrong password.
+            // "550 SSL/TLS required on the control channel", pure-ftpd: "421 Please
+            // reconnect using TLS security mechanisms.": not a wrong password.
             return FerryError(
                 .tls, operation: operation, target: target, serverCode: reply.code, serverText: text,
                 detail: "the server wants TLS: use ftpes:// (or ftps:// for implicit TLS)")
@@ -214,6 +214,7 @@ extension FerryError {
         let phrases = [
             "must use encryption", "ssl/tls required", "tls required", "ssl required", "cleartext sessions",
             "requires tls", "requires ssl", "use auth tls", "policy requires ssl", "encryption required",
+            "reconnect using tls",
         ]
         return phrases.contains(where: lower.contains)
     }

@@ -1,14 +1,16 @@
 import FerryKit
 import Foundation
 
+/// `--cacert FILE`, as in curl.
+let cacertOption = CommandSpec.Option(
+    long: "cacert", short: nil, takesValue: true,
+    help: "trust the certificate authorities in this PEM file (default: CURL_CA_BUNDLE, SSL_CERT_FILE, the system's)",
+    valueName: "FILE")
+
 /// Options every command that talks to a server accepts.
 let connectionOptions: [CommandSpec.Option] = [
     .init(long: "insecure", short: "k", takesValue: false, help: "accept TLS certificates that do not verify"),
-    .init(
-        long: "cacert", short: nil, takesValue: true,
-        help:
-            "trust the certificate authorities in this PEM file (default: CURL_CA_BUNDLE, SSL_CERT_FILE, the system's)",
-        valueName: "FILE"),
+    cacertOption,
     .init(
         long: "connections", short: nil, takesValue: true, help: "connections to this server at once", valueName: "N"),
 ]

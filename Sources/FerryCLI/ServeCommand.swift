@@ -22,6 +22,7 @@ enum ServeCommand: Command {
                 long: "token", short: nil, takesValue: true,
                 help: "require this access token (default: a random one when ADDR is not loopback)", valueName: "TEXT"),
             .init(long: "insecure", short: "k", takesValue: false, help: "do not verify TLS certificates"),
+            cacertOption,
         ],
         minPositionals: 0, maxPositionals: 1,
         details: """
@@ -42,6 +43,8 @@ enum ServeCommand: Command {
         configuration.cacheDirectory = args.value("cache").map { ($0 as NSString).standardizingPath }
         configuration.connectionOptions.verifyTLS = !args.has("insecure")
         configuration.connectionOptions.resolveCredentials = true
+        configuration.connectionOptions.caCertificateFile = ConnectionOptions.caCertificateFile(
+            given: args.value("cacert"))
         if let token = args.value("token") {
             guard token.count >= 4,
                 token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.~".contains($0)) })

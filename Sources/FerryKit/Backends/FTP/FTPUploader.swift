@@ -239,6 +239,7 @@ struct FTPUploader: Sendable {
                 if from == size && size > 0 {
                     // Everything is already there (a leftover that was complete, or a
                     // transfer whose check failed).
+                    _ = tally.serverHolds(size)
                     return
                 }
                 let job = FTPUploadJob(
@@ -263,7 +264,11 @@ struct FTPUploader: Sendable {
                     // Check what arrived: a dropped data connection can look like success
                     // (and libcurl 7.88 + vsftpd over TLS 1.3 has stored 0 bytes that way).
                     let stored = try await remoteLength(remote)
-                    guard let stored, stored != size else { return }
+                    guard let stored, stored != size else {
+                        // All there: the steps after (the rename) get a row of their own.
+                        _ = tally.serverHolds(size)
+                        return
+                    }
                     if stored > size {
                         throw FerryError(
                             .verificationFailed, operation: "upload", target: display,

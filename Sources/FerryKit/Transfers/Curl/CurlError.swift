@@ -20,10 +20,8 @@ extension FerryError {
         case .peerFailedVerification:
             e = FerryError(
                 .tls, serverText: text,
-                detail:
-                    "the server's certificate is not trusted: trust its certificate authority with --cacert FILE, "
-                    + "SSL_CERT_FILE or CURL_CA_BUNDLE (ConnectionOptions.caCertificateFile in the library); "
-                    + "--insecure only for a server you know")
+                detail: "the server's certificate is not trusted",
+                recovery: .trustCertificateOrSkipVerification)
         case .sslConnectError, .useSSLFailed:
             e = FerryError(.tls, serverText: text, isTransient: code == .sslConnectError)
         case .loginDenied:

@@ -48,6 +48,9 @@ class CurlJob: @unchecked Sendable {
     var freshLane = false
     /// The lane the engine gave an FTPS job, while it runs (engine thread only).
     var assignedLane: Int?
+    /// The engine's number for `hostKey` (engine thread only), set when the job
+    /// arrives: the admission loop compares integers instead of hashing strings.
+    var hostSlot = -1
 
     /// - Parameter tlsSessionCache: `.ftpLane` for FTPS (`FTPEndpoint.tlsSessionCache`).
     init(hostKey: String, tlsSessionCache: TLSSessionCache = .own) {

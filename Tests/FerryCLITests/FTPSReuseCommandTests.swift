@@ -9,8 +9,9 @@ import Testing
 /// every control connection, the data connections of one got the session of
 /// another: "522 SSL connection failed: session reuse required".
 ///
-/// Each case repeats the pair of commands: vsftpd over explicit TLS, the main
-/// server, 50 times (`FERRY_FTPS_LOOPS` changes that), the others 5 times.
+/// pure-ftpd with TLS required too. Each case repeats the pair of commands:
+/// vsftpd over explicit TLS, the main server, 50 times (`FERRY_FTPS_LOOPS`
+/// changes that), the others 5 times.
 @Suite(.serialized)
 struct FTPSReuseCommandTests {
     let ferry = TestProcess.ferryExecutable()
@@ -54,29 +55,62 @@ struct FTPSReuseCommandTests {
         return wrong
     }
 
+    /// A server under test, whichever program runs it.
+    struct Target {
+        var name: String
+        var url: (String) -> String
+        var local: (String) -> String
+        var makeFolder: (String) throws -> Void
+        var log: () -> String
+        /// Keeps the server running.
+        var server: AnyObject
+    }
+
     @Test(arguments: cases)
     func recursiveCopiesWithFourConnections(kind: FTPServerKind, tls: FTPTestTLS) async throws {
         let server = try await FTPTestServer(kind, options: .init(tls: tls))
+        let target = Target(
+            name: "\(kind) \(tls)", url: { server.url($0) }, local: server.local, makeFolder: server.makeFolder,
+            log: { server.log },
+            server: server)
+        try copyTreesBothWays(target, loops: kind == .vsftpd && tls == .explicit ? 50 : 5, withHidden: kind != .vsftpd)
+    }
+
+    /// pure-ftpd with TLS required (its dot files are not listed either).
+    @Test func recursiveCopiesWithFourConnectionsPureFTPD() async throws {
+        let server = try await PureFTPDServer()
+        let target = Target(
+            name: "pure-ftpd explicit", url: server.url, local: server.local, makeFolder: server.makeFolder,
+            log: { server.log }, server: server)
+        // Twice: pure-ftpd spends about 8 s of CPU on one pair of runs here.
+        try copyTreesBothWays(target, loops: 2, withHidden: false)
+    }
+
+    /// `get -r` of the server's tree and `put -r` of a local one, `loops` times
+    /// (`FERRY_FTPS_LOOPS` sets it for the main server and caps it for the others).
+    func copyTreesBothWays(_ server: Target, loops wanted: Int, withHidden: Bool) throws {
         let cert = try TestCertificate.shared()
         let work = try TempDir(prefix: "ftps-reuse")
+        try server.makeFolder("/pub")
         try server.makeFolder("/pub/tree")
         try Self.makeTree(at: server.local("/pub/tree"))
         try Self.makeTree(at: work.file("up"))
         for folder in ["/pub/tree", "/pub/tree/sub", "/pub/tree/sub/deeper", "/pub/tree/other", "/pub/tree/empty"] {
             try server.makeFolder(folder)
         }
-        let main = kind == .vsftpd && tls == .explicit
         let loops =
-            ProcessInfo.processInfo.environment["FERRY_FTPS_LOOPS"].flatMap(Int.init).map { main ? $0 : min($0, 5) }
-            ?? (main ? 50 : 5)
+            ProcessInfo.processInfo.environment["FERRY_FTPS_LOOPS"].flatMap(Int.init).map {
+                wanted == 50 ? $0 : min($0, wanted)
+            }
+            ?? wanted
         let started = ContinuousClock.now
         for i in 0..<loops {
             let get = try TestProcess.run(
                 ferry,
                 ["get", "-r", server.url("/pub/tree"), "-o", "down\(i)", "-j", "4", "--cacert", cert.certificatePath],
                 cwd: work.path)
-            try #require(get.status == 0, "get -r, run \(i): \(get.stderr)\n\(server.log.suffix(3000))")
-            let got = Self.differences(server.local("/pub/tree"), work.file("down\(i)"), withHidden: kind != .vsftpd)
+            try #require(get.status == 0, "get -r, run \(i): \(get.stderr)\n\(server.log().suffix(3000))")
+            let got = Self.differences(server.local("/pub/tree"), work.file("down\(i)"), withHidden: withHidden)
             #expect(got.isEmpty, "get -r, run \(i): \(got)")
 
             try server.makeFolder("/pub/up\(i)")
@@ -84,12 +118,12 @@ struct FTPSReuseCommandTests {
                 ferry,
                 ["put", "-r", "up", server.url("/pub/up\(i)/"), "-j", "4", "--cacert", cert.certificatePath],
                 cwd: work.path)
-            try #require(put.status == 0, "put -r, run \(i): \(put.stderr)\n\(server.log.suffix(3000))")
+            try #require(put.status == 0, "put -r, run \(i): \(put.stderr)\n\(server.log().suffix(3000))")
             let sent = Self.differences(work.file("up"), server.local("/pub/up\(i)/up"))
             #expect(sent.isEmpty, "put -r, run \(i): \(sent)")
             try? FileManager.default.removeItem(atPath: work.file("down\(i)"))
             try? FileManager.default.removeItem(atPath: server.local("/pub/up\(i)"))
         }
-        print("FTPSReuse \(kind) \(tls): \(loops) x (get -r + put -r) in \(ContinuousClock.now - started)")
+        print("FTPSReuse \(server.name): \(loops) x (get -r + put -r) in \(ContinuousClock.now - started)")
     }
 }

@@ -153,13 +153,15 @@ struct FTPReplyLog: Sendable {
     }
 
     /// The reply that best explains a failed job: the last error reply, except
-    /// ones libcurl recovers from by itself (EPSV refused falls back to PASV) and
-    /// the goodbye of a closing connection.
+    /// ones libcurl recovers from by itself (EPSV refused falls back to PASV;
+    /// `AUTH SSL` refused falls back to `AUTH TLS`, pure-ftpd's "500 This security
+    /// scheme is not implemented") and the goodbye of a closing connection.
     var failure: FTPReply? {
         replies.last { r in
             guard r.isFailure else { return false }
             switch r.verb {
             case "EPSV", "EPRT", "QUIT", "FEAT", "OPTS": return false
+            case "AUTH" where r.command?.uppercased() == "AUTH SSL": return false
             default: return true
             }
         }

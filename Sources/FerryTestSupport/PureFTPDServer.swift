@@ -17,9 +17,7 @@ public final class PureFTPDServer: Sendable {
     /// The local folder the user's FTP root maps to.
     public let root: String
     public let user = "ferry"
-    /// No blank in it: with "s3cret pass" pure-ftpd 1.0.50 held some of four
-    /// parallel logins for about 20 s (curl --parallel as much as ferry).
-    public let password = "s3cret-pass"
+    public let password = FTPTestServer.testPassword
     private let dir: TempDir
     private let rootDir: TempDir
     private let process: SpawnedProcess
@@ -43,12 +41,12 @@ public final class PureFTPDServer: Sendable {
         try pem.write(toFile: dir.file("pure-ftpd.pem"), atomically: true, encoding: .utf8)
         // Readable by the session processes too (a test key).
         chmod(dir.file("pure-ftpd.pem"), 0o644)
-        let made = try TestProcess.run(
-            pw,
-            [
-                "useradd", user, "-u", "1", "-g", "1", "-d", root, "-f", dir.file("passwd"), "-m", "-F",
-                dir.file("passwd.pdb"),
-            ], stdin: "\(password)\n\(password)\n")
+        // The passwd file by hand, with a SHA-512 crypt hash: `pure-pw useradd`
+        // hashes with argon2id tuned to the machine's speed at that moment, and
+        // on a busy machine that made every login cost seconds of CPU.
+        try "\(user):\(FTPTestServer.testPasswordHash):1:1::\(root)/./::::::::::::\n".write(
+            toFile: dir.file("passwd"), atomically: true, encoding: .utf8)
+        let made = try TestProcess.run(pw, ["mkdb", dir.file("passwd.pdb"), "-f", dir.file("passwd")])
         guard made.status == 0 else { throw TestServerError.didNotStart("pure-pw: \(made.stderr)") }
         var failure = ""
         for _ in 0..<3 {

@@ -82,8 +82,7 @@ struct FTPSReuseCommandTests {
         let target = Target(
             name: "pure-ftpd explicit", url: server.url, local: server.local, makeFolder: server.makeFolder,
             log: { server.log }, server: server)
-        // Twice: pure-ftpd spends about 8 s of CPU on one pair of runs here.
-        try copyTreesBothWays(target, loops: 2, withHidden: false)
+        try copyTreesBothWays(target, loops: 5, withHidden: false)
     }
 
     /// `get -r` of the server's tree and `put -r` of a local one, `loops` times

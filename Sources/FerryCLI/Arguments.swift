@@ -24,8 +24,9 @@ struct Flag: OptionKey {
 struct ValueOption: OptionKey {
     let option: CommandSpec.Option
 
-    init(_ long: String, short: Character? = nil, help: String, valueName: String = "VALUE") {
-        option = CommandSpec.Option(long: long, short: short, takesValue: true, help: help, valueName: valueName)
+    init(_ long: String, short: Character? = nil, help: String, valueName: String = "VALUE", choices: [String] = []) {
+        option = CommandSpec.Option(
+            long: long, short: short, takesValue: true, help: help, valueName: valueName, choices: choices)
     }
 }
 
@@ -40,6 +41,8 @@ struct CommandSpec: Sendable {
         var takesValue: Bool
         var help: String
         var valueName: String = "VALUE"
+        /// The only values accepted, when they are a fixed set (completion offers them).
+        var choices: [String] = []
     }
 
     var name: String

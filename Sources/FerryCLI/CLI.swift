@@ -26,9 +26,10 @@ public enum CLI {
             return 0
         }
         if first == "--version" {
-            console.out("ferry \(Ferry.version)\n")
+            console.out(VersionText.render())
             return 0
         }
+        if first == GenerateCommand.name { return GenerateCommand.run(Array(args.dropFirst()), console: console) }
         if first == "help" {
             guard args.count > 1 else {
                 console.out(overview() + "\n")

@@ -14,7 +14,8 @@ enum SyncCommand: Command {
         static let since = ValueOption(
             "since", help: "only files modified since DATE (YYYY-MM-DD[THH:MM[:SS]], local time)", valueName: "DATE")
         static let layout = ValueOption(
-            "layout", help: "tree: keep the remote folders (default); date: DIR/YYYY-MM-DD/NAME", valueName: "L")
+            "layout", help: "tree: keep the remote folders (default); date: DIR/YYYY-MM-DD/NAME", valueName: "L",
+            choices: ["tree", "date"])
         static let deleteAfter = Flag(
             "delete-after", help: "delete each file from the source once its copy is verified")
         static let dryRun = Flag("dry-run", short: "n", help: "say what would happen; change nothing")
@@ -106,7 +107,7 @@ enum SyncCommand: Command {
         let watching = args.has(Keys.watch)
         let output = Output.make(
             json: args.has(Keys.json), quiet: args.has(CommonOptions.quiet), console: console, verb: "imported",
-            command: "sync")
+            command: "sync", announce: watching)  // watching into a log (the journal): a line per file
         let reporter = SyncReporter(output: output, directory: engine.directory, watching: watching)
         // Ctrl-C is caught before the sync starts; it cancels the sync's task, which
         // stops the transfers and keeps their partial files.

@@ -3,14 +3,18 @@ import Foundation
 /// A user name and password for one server. The password is never printed:
 /// `description` shows `***`.
 public struct Credentials: Sendable, Hashable, CustomStringConvertible {
+    /// The user name.
     public var user: String
+    /// The password; nil logs in with the user name alone.
     public var password: String?
 
+    /// Creates credentials.
     public init(user: String, password: String?) {
         self.user = user
         self.password = password
     }
 
+    /// The user name, with `***` for a password.
     public var description: String { password == nil ? user : "\(user):***" }
 
     /// The anonymous login, said explicitly: FTP logs in as `anonymous` (libcurl's
@@ -181,6 +185,8 @@ public struct ConnectionOptions: Sendable, Hashable {
     /// Ignored by FTP and FlashAir.
     public var httpHeaders: [String: String] = [:]
 
+    /// Creates connection options; the defaults verify TLS with the system's
+    /// certificate authorities and read no credentials beyond the URL's.
     public init(
         verifyTLS: Bool = true, maxConnections: Int? = nil, credentials: Credentials? = nil,
         resolveCredentials: Bool = false, caCertificateFile: String? = nil, httpHeaders: [String: String] = [:]

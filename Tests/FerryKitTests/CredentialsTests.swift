@@ -50,7 +50,16 @@ struct CredentialsTests {
         return path
     }
 
-    func users(of path: String) -> [String] {
+    /// The Basic auth users nginx logged for `path`, once it logged at least
+    /// `count` requests for it (nginx writes a line after the response went out,
+    /// so a client can be faster than the log; waits up to 5 s).
+    func users(of path: String, count: Int = 1) -> [String] {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline && loggedUsers(of: path).count < count { usleep(20_000) }
+        return loggedUsers(of: path)
+    }
+
+    private func loggedUsers(of path: String) -> [String] {
         nginx.accessLog.filter { $0.contains(" \(path) ") }.compactMap { line in
             line.split(separator: " ").first { $0.hasPrefix("user=") }.map { String($0.dropFirst(5)) }
         }
@@ -118,7 +127,7 @@ struct CredentialsTests {
             // Asked: the CLI's resolution finds them.
             let resolved = try Ferry.fileSystem(for: url, options: ConnectionOptions(resolveCredentials: true))
             #expect(try await resolved.stat(url.path).size == 5_000)
-            #expect(users(of: "/private/secret.txt").contains(Self.user))
+            #expect(users(of: "/private/secret.txt", count: 3).contains(Self.user))
         }
         // The same one call, by hand: FERRY_USER/FERRY_PASSWORD first, then the netrc.
         #expect(
@@ -171,6 +180,7 @@ struct CredentialsTests {
         let r = try await fs.download(url.path, to: dest.file("b.txt"), options: .init()).result
         #expect(r.size == 5_000)
         #expect(try await fs.data(at: url.path, limit: 10_000).count == 5_000)
+        _ = users(of: "/bearer/secret.txt", count: 4)
         let lines = nginx.accessLog.filter {
             $0.contains("/bearer/secret.txt") && ($0.contains("status=200") || $0.contains("status=206"))
         }

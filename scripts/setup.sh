@@ -14,9 +14,12 @@ packages=(
   libmicrohttpd-dev      # every HTTP server (ferry card, ferry serve)
   libsqlite3-dev         # sync history
   libjpeg62-turbo-dev    # thumbnails
-  nginx-light            # HTTP test server (Range, limit_rate, max_ranges 0)
+  nginx-light            # HTTP test server (Range, limit_rate, max_ranges 0, autoindex)
+  apache2                # HTTP folder pages: mod_autoindex (HTTPFolderTests)
+  lighttpd               # HTTP folder pages: mod_dirlisting (HTTPFolderTests)
   vsftpd                 # FTP test server (and the benchmarks' FTP peer); proftpd: below
   openssl                # self-signed certificates for FTPS tests
+  openssh-server openssh-client  # SFTP tests and benchmark: sshd, ssh-keygen, ssh-agent, sftp
   curl
   chromium chromium-driver  # browser tests of ferry serve (selenium drives headless Chromium)
   dpkg-dev lintian       # scripts/package.sh (dpkg-shlibdeps) and scripts/package-test.sh
@@ -38,7 +41,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # Debian starts packaged servers on install where it can; tests start their own,
   # so stop the system-wide instances (by their init scripts, never other copies).
-  for svc in nginx vsftpd proftpd; do $SUDO service "$svc" stop >/dev/null 2>&1 || true; done
+  for svc in nginx apache2 lighttpd vsftpd proftpd ssh; do $SUDO service "$svc" stop >/dev/null 2>&1 || true; done
 fi
 
 # proftpd-basic and vsftpd conflict as Debian packages (both Provide ftp-server:
@@ -46,13 +49,13 @@ fi
 # the programs, so proftpd (and a spare vsftpd) are unpacked into .build/ftp-servers.
 scripts/ftp-test-servers.sh >/dev/null
 
-# Python test tools (pyftpdlib, tfatool, flashair-sync, selenium) live in a venv inside the build folder.
+# Python test tools (pyftpdlib, tfatool, flashair-sync, selenium, asyncssh) live in a venv inside the build folder.
 venv=.build/test-venv
 if [[ ! -x $venv/bin/python ]]; then
   python3 -m venv "$venv"
 fi
-want=(pyftpdlib pyopenssl tfatool flashair-sync selenium)
-if ! "$venv/bin/python" -c "import pyftpdlib, OpenSSL, tfatool, _flashair_sync, selenium" 2>/dev/null; then
+want=(pyftpdlib pyopenssl tfatool flashair-sync selenium asyncssh)
+if ! "$venv/bin/python" -c "import pyftpdlib, OpenSSL, tfatool, _flashair_sync, selenium, asyncssh" 2>/dev/null; then
   "$venv/bin/pip" install -q "${want[@]}"
 fi
 echo "setup: ok"

@@ -3,7 +3,8 @@ import Foundation
 
 /// Options every command that talks to a server accepts.
 enum ConnectionKeys {
-    static let insecure = Flag("insecure", short: "k", help: "accept TLS certificates that do not verify")
+    static let insecure = Flag(
+        "insecure", short: "k", help: "accept TLS certificates that do not verify; SFTP: skip the host key check")
     static let connections = ValueOption("connections", help: "connections to this server at once", valueName: "N")
     /// As in curl.
     static let cacert = ValueOption(
@@ -14,7 +15,8 @@ enum ConnectionKeys {
 }
 
 /// The connection options as declared in a command's spec.
-let connectionOptions: [any OptionKey] = [ConnectionKeys.insecure, ConnectionKeys.cacert, ConnectionKeys.connections]
+let connectionOptions: [any OptionKey] =
+    [ConnectionKeys.insecure, ConnectionKeys.cacert, ConnectionKeys.connections] + sshOptions
 
 /// Options of the commands that move files (`get`, `put`).
 enum TransferKeys {
@@ -31,6 +33,7 @@ enum TransferKeys {
 func connectionSettings(_ args: ParsedArguments) throws -> ConnectionOptions {
     var options = ConnectionOptions(verifyTLS: !args.has(ConnectionKeys.insecure), resolveCredentials: true)
     options.caCertificateFile = ConnectionOptions.caCertificateFile(given: args.value(ConnectionKeys.cacert))
+    applySSHOptions(&options, args)
     if args.value(ConnectionKeys.connections) != nil {
         options.maxConnections = try args.int(ConnectionKeys.connections, default: 1, in: 1...64)
     }
@@ -39,7 +42,9 @@ func connectionSettings(_ args: ParsedArguments) throws -> ConnectionOptions {
 
 /// Opens the file system a URL names, with the command's connection options.
 func openFileSystem(_ url: RemoteURL, _ args: ParsedArguments) throws -> any RemoteFileSystem {
-    try Ferry.fileSystem(for: url, options: connectionSettings(args))
+    let options = try connectionSettings(args)
+    warnIfHostKeyUnchecked(url, options)
+    return try Ferry.fileSystem(for: url, options: options)
 }
 
 /// A remote URL argument (a local path is refused: these commands act on servers).

@@ -3,12 +3,13 @@ import Foundation
 /// nginx on 127.0.0.1 with a temporary config, serving `root`.
 ///
 /// Locations: `/` normal (Range, ETag), `/slow/` throttled with `limit_rate`,
-/// `/norange/` with `max_ranges 0` (ignores Range), and with `basicAuth`,
-/// `/private/` behind HTTP basic authentication, and `/bearer/`, which wants
-/// `Authorization: Bearer ferry-token`. The access log records the Range and
-/// If-Range headers, the status, the bytes sent, the Basic auth user (`user=-`
-/// when none was sent) and the `X-Ferry-Test` header of every request. With
-/// `tls`, it speaks HTTPS only.
+/// `/norange/` with `max_ranges 0` (ignores Range), `/index/`, `/index-json/` and
+/// `/index-xml/` with `autoindex` (folder pages: html, json, xml), with `basicAuth`,
+/// `/private/` behind HTTP basic authentication (with autoindex), and `/bearer/`,
+/// which wants `Authorization: Bearer ferry-token`. The access log records the
+/// Range and If-Range headers, the status, the bytes sent, the Basic auth user
+/// (`user=-` when none was sent) and the `X-Ferry-Test` header of every request.
+/// With `tls`, it speaks HTTPS only.
 public final class NginxServer: Sendable {
     public let port: Int
     /// `http` or `https`.
@@ -43,7 +44,7 @@ public final class NginxServer: Sendable {
                 toFile: dir.file("htpasswd"), atomically: true, encoding: .utf8)
             privateLocation =
                 "location /private/ { alias \(root)/; auth_basic \"ferry\"; "
-                + "auth_basic_user_file \(dir.file("htpasswd")); }"
+                + "auth_basic_user_file \(dir.file("htpasswd")); autoindex on; }"
         }
         let listen =
             tls.map {
@@ -74,6 +75,9 @@ public final class NginxServer: Sendable {
                     root \(root);
                     location /slow/ { alias \(root)/; limit_rate \(slowRate); }
                     location /norange/ { alias \(root)/; max_ranges 0; }
+                    location /index/ { alias \(root)/; autoindex on; }
+                    location /index-json/ { alias \(root)/; autoindex on; autoindex_format json; }
+                    location /index-xml/ { alias \(root)/; autoindex on; autoindex_format xml; }
                     \(privateLocation)
                     location /bearer/ {
                         alias \(root)/;

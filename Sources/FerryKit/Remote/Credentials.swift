@@ -184,6 +184,10 @@ public struct ConnectionOptions: Sendable, Hashable {
     /// Extra header lines for every HTTP(S) request (`["Authorization": "Bearer ..."]`).
     /// Ignored by FTP and FlashAir.
     public var httpHeaders: [String: String] = [:]
+    /// SFTP: how the server's host key is checked. `verifyTLS == false` (`--insecure`) skips the check.
+    public var hostKeys: HostKeyPolicy = .openSSH
+    /// SFTP: a private key file to log in with instead of `~/.ssh/id_ed25519`, `id_ecdsa`, `id_rsa`.
+    public var identityFile: String?
 
     /// Creates connection options; the defaults verify TLS with the system's
     /// certificate authorities and read no credentials beyond the URL's.

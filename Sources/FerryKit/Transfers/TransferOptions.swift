@@ -53,8 +53,12 @@ public struct TransferResult: Sendable, Hashable {
     public var destination: String
     /// The final size of the file.
     public var size: Int64
-    /// Bytes moved over the network by this transfer (less than `size` after a resume).
+    /// Bytes of the file this transfer moved (less than `size` after a resume).
     public var bytesTransferred: Int64
+    /// Every byte this transfer put on the network, attempts that failed and were
+    /// retried included (FTP uploads count them; nil where not counted). Against
+    /// `bytesTransferred`, the cost of the retries.
+    public var bytesSent: Int64?
     /// Bytes that were already done when it started.
     public var resumedFrom: Int64
     /// Times the transfer had to start the file over (server ignored Range, file changed).

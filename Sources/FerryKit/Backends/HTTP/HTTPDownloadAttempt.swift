@@ -10,15 +10,18 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     private var totalSize: Int64?
     private let display: String
 
-    init(url: RemoteURL, scheme: String?, offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions) {
+    init(
+        url: RemoteURL, scheme: String?, offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions,
+        settings: HTTPRequestSettings
+    ) {
         display = url.redacted
         super.init(hostKey: url.hostKey, part: part, transfer: transfer, offset: offset)
-        HTTPFileSystem.configure(easy, url: url, scheme: scheme, verifyTLS: options.verifyTLS)
+        HTTPFileSystem.configure(easy, url: url, scheme: scheme, settings: settings)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
         // A connection that delivers under 1 byte/s for the stall time is dead.
         easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
         easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout / .seconds(1))))
-        var extra: [String] = []
+        var extra = settings.headerLines
         if offset > 0 {
             easy.set(CURLOPT_RANGE, "\(offset)-")
             if let validator = part.journal.ifRangeValidator { extra.append("If-Range: \(validator)") }

@@ -35,6 +35,7 @@ struct GetPlanner {
         if output != nil && intoFolder { try GetCommand.makeLocalFolder(base) }
         multi = urls.count > 1
         var failed = 0
+        var plain: [(url: RemoteURL, fs: any RemoteFileSystem)] = []
         for url in urls {
             let fs = try openFileSystem(url, args)
             let matched: [RemoteEntry]?
@@ -45,32 +46,29 @@ struct GetPlanner {
                 failed += 1
                 continue
             }
-            if let matched {
-                multi = true
-                // Every match goes into the folder -o names, as `cp *.jpg DIR` does.
-                if output != nil { try GetCommand.makeLocalFolder(base) }
-                for entry in matched {
-                    try await add(url.with(path: entry.path), entry: entry, fs: fs, base: base, intoFolder: true)
-                }
+            guard let matched else {
+                plain.append((url, fs))
                 continue
             }
-            // Every URL is asked about once: a web URL ending in `/` is a folder when its
-            // page is a directory index (HTTPFileSystem.stat), else a page saved as index.html.
-            var entry: RemoteEntry?
-            // A web URL with a query names a page the path alone may not: no HEAD for it.
-            let web = url.scheme == .http || url.scheme == .https
-            if !(web && url.query != nil) {
-                do {
-                    entry = try await fs.stat(url.path)
-                } catch let e as FerryError
-                    where [.notFound, .connectionFailed, .authenticationFailed].contains(e.code)
-                {
-                    out.report(.failed(ListCommand.notACard(e.context(operation: "get", target: url.redacted), url)))
-                    failed += 1
-                    continue
-                } catch {
-                    entry = nil  // the download itself will say
-                }
+            multi = true
+            // Every match goes into the folder -o names, as `cp *.jpg DIR` does.
+            if output != nil { try GetCommand.makeLocalFolder(base) }
+            for entry in matched {
+                try await add(url.with(path: entry.path), entry: entry, fs: fs, base: base, intoFolder: true)
+            }
+        }
+        // Every URL is asked about once (a web URL ending in `/` is a folder when its
+        // page is a directory index, else a page saved as index.html), eight at a
+        // time: a thousand URLs asked one after another cost as much as fetching them.
+        let answers = await GetPlanner.askAbout(plain)
+        for ((url, fs), answer) in zip(plain, answers) {
+            let entry: RemoteEntry?
+            switch answer {
+            case .success(let e): entry = e
+            case .failure(let e):
+                out.report(.failed(ListCommand.notACard(e.context(operation: "get", target: url.redacted), url)))
+                failed += 1
+                continue
             }
             let isFolder = entry?.isDirectory ?? (url.isFolderPath && url.scheme != .http && url.scheme != .https)
             if isFolder && !recursive {
@@ -79,6 +77,41 @@ struct GetPlanner {
             try await add(url, entry: entry, fs: fs, base: base, intoFolder: intoFolder, single: urls.count == 1)
         }
         return failed
+    }
+
+    /// `stat` of each URL, eight at a time, in the order given: the entry, `nil` where
+    /// the download itself should say (a web URL with a query names a page its path
+    /// alone may not; an error that is not about the file), or the error that means
+    /// the file cannot be fetched.
+    static func askAbout(_ urls: [(url: RemoteURL, fs: any RemoteFileSystem)]) async
+        -> [Result<RemoteEntry?, FerryError>]
+    {
+        var answers = [Result<RemoteEntry?, FerryError>](repeating: .success(nil), count: urls.count)
+        for start in stride(from: 0, to: urls.count, by: 8) {
+            let batch = await withTaskGroup(of: (Int, Result<RemoteEntry?, FerryError>).self) { group in
+                for i in start..<min(start + 8, urls.count) {
+                    let (url, fs) = urls[i]
+                    group.addTask {
+                        let web = url.scheme == .http || url.scheme == .https
+                        if web && url.query != nil { return (i, .success(nil)) }
+                        do {
+                            return (i, .success(try await fs.stat(url.path)))
+                        } catch let e as FerryError
+                            where [.notFound, .connectionFailed, .authenticationFailed].contains(e.code)
+                        {
+                            return (i, .failure(e))
+                        } catch {
+                            return (i, .success(nil))
+                        }
+                    }
+                }
+                var got: [(Int, Result<RemoteEntry?, FerryError>)] = []
+                for await answer in group { got.append(answer) }
+                return got
+            }
+            for (i, answer) in batch { answers[i] = answer }
+        }
+        return answers
     }
 
     private mutating func add(

@@ -8,7 +8,9 @@ public struct TransferProgress: Sendable, Hashable {
     public var totalBytes: Int64?
     /// Smoothed speed in bytes per second over the last seconds (0 until measured).
     public var bytesPerSecond: Double
-    /// Bytes that were already on disk when this transfer started (resume).
+    /// The offset the bytes now arriving continue from: the `.part` kept from an
+    /// earlier run, or where a pause or retry stopped, once the server agreed to
+    /// continue there; 0 when the file is coming from its start.
     public var resumedFrom: Int64
 
     /// Creates a snapshot.

@@ -126,55 +126,9 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         return DownloadDriver.start(downloadSource(for: path), to: destination, options: opts)
     }
 
-    func downloadSource(for path: String) -> any DownloadSource {
+    func downloadSource(for path: String) -> DownloadSource {
         var target = url.with(path: path)
         if path == url.path { target.query = url.query }
-        return HTTPDownloadSource(url: target, engine: engine)
-    }
-}
-
-/// A backend that can hand the download driver a source (used by `get -r`, sync).
-protocol DownloadSourceFactory {
-    func downloadSource(for path: String) -> any DownloadSource
-}
-
-/// Downloads one HTTP(S) URL.
-struct HTTPDownloadSource: DownloadSource {
-    let url: RemoteURL
-    let engine: CurlEngine
-    /// Scheme to put on the wire (`http` for a `flashair://` URL).
-    var wireScheme: String?
-    let displayName: String
-
-    init(url: RemoteURL, engine: CurlEngine, wireScheme: String? = nil) {
-        self.url = url
-        self.engine = engine
-        self.wireScheme = wireScheme
-        displayName = url.redacted
-    }
-
-    func makeAttempt(offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions)
-        -> DownloadAttemptJob
-    {
-        HTTPDownloadAttempt(
-            url: url, scheme: wireScheme, offset: offset, part: part, transfer: transfer, options: options)
-    }
-}
-
-/// Dates in HTTP headers (IMF-fixdate, and the obsolete RFC 850 and asctime forms).
-enum HTTPDate {
-    private static let formats = [
-        "EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy",
-    ]
-
-    static func parse(_ text: String) -> Date? {
-        for f in formats {
-            let df = DateFormatter()
-            df.locale = Locale(identifier: "en_US_POSIX")
-            df.timeZone = TimeZone(identifier: "GMT")
-            df.dateFormat = f
-            if let d = df.date(from: text) { return d }
-        }
-        return nil
+        return HTTPDownloadAttempt.source(url: target, engine: engine)
     }
 }

@@ -32,7 +32,7 @@ struct FTPDownloadDecisionTests {
 
     @Test func aFreshDownloadRecordsSizeAndTime() {
         var m = Self.machine()
-        let action = m.handle(.facts(.init(size: 1000, modified: "20240501120000")))
+        let action = m.handle(.head(.init(size: 1000, modified: "20240501120000")))
         #expect(action == .begin(PartStart(at: 0, lastModified: "20240501120000", totalSize: 1000)))
         #expect(m.handle(.body(1000)) == .write)
         #expect(m.handle(.end(.ok(length: 1000))) == .finish)
@@ -42,7 +42,7 @@ struct FTPDownloadDecisionTests {
     @Test func aResumeWithTheSameSizeAndTimeContinues() {
         var m = Self.machine(offset: 400, journal: Self.journal(lastModified: "20240501120000", totalSize: 1000))
         // Servers differ in writing fractions of a second.
-        let action = m.handle(.facts(.init(size: 1000, modified: "20240501120000.250")))
+        let action = m.handle(.head(.init(size: 1000, modified: "20240501120000.250")))
         #expect(action == .begin(PartStart(at: 400, lastModified: "20240501120000.250", totalSize: 1000)))
         _ = m.handle(.body(600))
         _ = m.handle(.end(.ok(length: 1000)))
@@ -58,40 +58,40 @@ struct FTPDownloadDecisionTests {
     ])
     func aChangedValidatorRestarts(facts: FTPDownloadDecision.Facts, reason: String) {
         var m = Self.machine(offset: 400, journal: Self.journal(lastModified: "20240501120000", totalSize: 1000))
-        #expect(m.handle(.facts(facts)) == .stop)
+        #expect(m.handle(.head(facts)) == .stop)
         #expect(m.handle(.end(.failed(FerryError(.localIO)))) == .finish)
         #expect(m.outcome == .restart(reason: reason))
     }
 
     @Test func anUnverifiablePartIsStartedOver() {
         var m = Self.machine(offset: 400, journal: Self.journal(totalSize: 1000, unverifiable: true))
-        #expect(m.handle(.facts(.init(size: 1000, modified: nil))) == .stop)
+        #expect(m.handle(.head(.init(size: 1000, modified: nil))) == .stop)
         _ = m.handle(.end(.interrupted))
         #expect(m.outcome == .restart(reason: "nothing can tell whether the file is still the one the part came from"))
     }
 
     @Test func aServerWithoutSizeOrTimeLeavesThePartUnverifiable() {
         var m = Self.machine()
-        #expect(m.handle(.facts(.init())) == .begin(PartStart(at: 0, verifiable: false)))
+        #expect(m.handle(.head(.init())) == .begin(PartStart(at: 0, verifiable: false)))
         var sized = Self.machine()
-        #expect(sized.handle(.facts(.init(size: 5))) == .begin(PartStart(at: 0, totalSize: 5)))
+        #expect(sized.handle(.head(.init(size: 5))) == .begin(PartStart(at: 0, totalSize: 5)))
     }
 
     @Test func aListedSizeWithoutAnExactTimeIsNoValidator() {
         // A small file listed by LIST (local time to the minute) goes without MDTM.
         var m = Self.machine(listed: Self.listed(size: 10, utc: false))
         #expect(m.skipsMDTM)
-        #expect(m.handle(.facts(.init(size: 10))) == .begin(PartStart(at: 0, totalSize: 10, verifiable: false)))
+        #expect(m.handle(.head(.init(size: 10))) == .begin(PartStart(at: 0, totalSize: 10, verifiable: false)))
         // An MLSD time is exact: it is the validator.
         var exact = Self.machine(listed: Self.listed(size: 10, utc: true))
         #expect(
-            exact.handle(.facts(.init(size: 10, modified: "20240501120000")))
+            exact.handle(.head(.init(size: 10, modified: "20240501120000")))
                 == .begin(PartStart(at: 0, lastModified: "20240501120000", totalSize: 10)))
     }
 
     @Test func aTransferShorterThanItsListingIsRecordedAndRetried() {
         var m = Self.machine(listed: Self.listed(size: 1000, utc: true))
-        _ = m.handle(.facts(.init(size: 1000, modified: "20240501120000")))
+        _ = m.handle(.head(.init(size: 1000, modified: "20240501120000")))
         _ = m.handle(.body(600))
         #expect(m.handle(.end(.ok(length: 600))) == .recordWholeFileAndFinish)
         guard case .failed(let e) = m.outcome else {
@@ -106,7 +106,7 @@ struct FTPDownloadDecisionTests {
         // The part already held every byte: libcurl skips RETR.
         var m = Self.machine(offset: 1000, journal: Self.journal(lastModified: "20240501120000", totalSize: 1000))
         #expect(
-            m.handle(.facts(.init(size: 1000, modified: "20240501120000")))
+            m.handle(.head(.init(size: 1000, modified: "20240501120000")))
                 == .begin(PartStart(at: 1000, lastModified: "20240501120000", totalSize: 1000)))
         #expect(m.handle(.end(.ok(length: 1000))) == .finish)
         #expect(m.outcome == .complete(expectedSize: 1000))
@@ -134,7 +134,7 @@ struct FTPDownloadDecisionTests {
         _ = before.handle(.end(.failed(reset)))
         #expect(before.outcome == .failed(reset))
         var during = Self.machine()
-        _ = during.handle(.facts(.init(size: 10)))
+        _ = during.handle(.head(.init(size: 10)))
         _ = during.handle(.body(3))
         _ = during.handle(.end(.interrupted))
         #expect(during.outcome == .interrupted)
@@ -142,7 +142,7 @@ struct FTPDownloadDecisionTests {
 
     @Test func aDiskErrorStopsAndWins() {
         var m = Self.machine()
-        _ = m.handle(.facts(.init(size: 10)))
+        _ = m.handle(.head(.init(size: 10)))
         let full = FerryError(.diskFull)
         #expect(m.handle(.localFailure(full)) == .stop)
         _ = m.handle(.end(.failed(FerryError(.localIO))))
@@ -153,8 +153,8 @@ struct FTPDownloadDecisionTests {
         await #expect(processExitsWith: .failure) {
             var m = FTPDownloadDecision(
                 offset: 0, journal: DownloadJournal(source: "s", bootID: "b"), listed: nil, display: "d")
-            _ = m.handle(.facts(.init(size: 1)))
-            _ = m.handle(.facts(.init(size: 1)))
+            _ = m.handle(.head(.init(size: 1)))
+            _ = m.handle(.head(.init(size: 1)))
         }
     }
 }

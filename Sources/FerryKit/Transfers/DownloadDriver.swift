@@ -58,15 +58,30 @@ class DownloadAttemptJob: CurlJob, @unchecked Sendable {
     /// `perform` returned: the machine traps when asked before the end.
     var outcome: AttemptOutcome { preconditionFailure("subclasses return their decision's outcome") }
 
-    /// Carries out a decision's `.begin`: cuts the part and records what the bytes
-    /// are, then shows where they continue from.
-    func begin(_ start: PartStart, totalForProgress: Int64?) throws(FerryError) {
+    /// Carries out a decision's action before the bytes are written: `.begin`
+    /// cuts the part, records what the bytes are and shows where they continue
+    /// from; a failure there goes to `failed` (which tells the decision). False
+    /// when the transfer is to stop.
+    func carryOut(_ action: AttemptAction, failed: (FerryError) -> Void) -> Bool {
         CurlEngine.assertOnEngineThread()
-        try part.begin(
-            at: start.at, etag: start.etag, lastModified: start.lastModified, totalSize: start.totalSize,
-            verifiable: start.verifiable, finalSource: start.finalSource)
-        begunAt = start.at
-        transfer.report(bytesDone: start.at, totalBytes: totalForProgress, resumedFrom: start.at, force: true)
+        switch action {
+        case .begin(let start):
+            do {
+                try part.begin(
+                    at: start.at, etag: start.etag, lastModified: start.lastModified, totalSize: start.totalSize,
+                    verifiable: start.verifiable, finalSource: start.finalSource)
+            } catch {
+                failed(error)
+                return false
+            }
+            begunAt = start.at
+            transfer.report(bytesDone: start.at, totalBytes: start.totalSize, resumedFrom: start.at, force: true)
+            return true
+        case .write, .finish, .recordWholeFileAndFinish:
+            return true
+        case .stop:
+            return false
+        }
     }
 
     /// Carries out a decision's `.write`; the disk's error when it refused.

@@ -125,12 +125,12 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     }
 
     override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if decision.needsFacts {
-            guard carryOut(decision.handle(.facts(facts()))) else { return false }
+        if decision.needsHead {
+            guard carryOut(decision.handle(.head(facts())), failed: fail) else { return false }
         }
-        guard carryOut(decision.handle(.body(bytes.count))) else { return false }
+        guard carryOut(decision.handle(.body(bytes.count)), failed: fail) else { return false }
         if let error = write(bytes, totalForProgress: remoteSize ?? part.journal.totalSize) {
-            _ = decision.handle(.localFailure(error))
+            fail(error)
             return false
         }
         return true
@@ -145,7 +145,7 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
             case .ok:
                 // No body at all: an empty file, or the .part already held every byte
                 // (libcurl skips RETR when REST would start at the end).
-                if decision.needsFacts && !carryOut(decision.handle(.facts(facts()))) {
+                if decision.needsHead && !carryOut(decision.handle(.head(facts())), failed: fail) {
                     _ = decision.handle(.end(.ok(length: part.length)))
                     return
                 }
@@ -168,22 +168,9 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         FTPDownloadDecision.Facts(size: remoteSize, modified: remoteModified)
     }
 
-    /// Carries out a decision's action; false when the transfer is to stop.
-    private func carryOut(_ action: FTPDownloadDecision.Action) -> Bool {
-        switch action {
-        case .begin(let start):
-            do {
-                try begin(start, totalForProgress: start.totalSize)
-            } catch {
-                _ = decision.handle(.localFailure(error))
-                return false
-            }
-            return true
-        case .write, .finish, .recordWholeFileAndFinish:
-            return true
-        case .stop:
-            return false
-        }
+    /// Tells the decision that writing failed.
+    private func fail(_ error: FerryError) {
+        _ = decision.handle(.localFailure(error))
     }
 }
 

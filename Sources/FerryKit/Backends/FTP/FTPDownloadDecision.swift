@@ -5,12 +5,11 @@ import Foundation
 /// `MDTM` time against the journal), and how the attempt ended.
 ///
 /// Events in, actions out; `FTPDownloadAttempt` feeds it from libcurl's
-/// callbacks and carries the actions out. The states are those of
-/// `HTTPDownloadDecision`: `awaitingFacts` (the `SIZE`/`MDTM` answers arrive with
-/// the first byte, or at the end of an empty transfer), `streaming`, `stopped`
-/// (decided; libcurl's ending is ignored), `done`. An event in a state it cannot
+/// callbacks and carries the actions out. The states are `AttemptPhase`'s; the
+/// head is the `SIZE`/`MDTM` answers (or the listing's facts), fed with the
+/// first byte or at the end of an empty transfer. An event in a state it cannot
 /// arrive in traps.
-struct FTPDownloadDecision: Sendable {
+struct FTPDownloadDecision: AttemptDecision {
     /// What the server said about the file in this attempt (`SIZE`, `MDTM`), or
     /// what the listing said when the attempt went without asking.
     struct Facts: Sendable, Hashable {
@@ -34,35 +33,9 @@ struct FTPDownloadDecision: Sendable {
         case failed(FerryError)
     }
 
-    enum Event: Sendable, Hashable {
-        case facts(Facts)
-        /// Body bytes arrived (their count).
-        case body(Int)
-        /// Writing to the part failed (disk full ...).
-        case localFailure(FerryError)
-        case end(Ending)
-    }
-
-    enum Action: Sendable, Hashable {
-        /// Cut the part and record the validators (`PartFile.begin`), then write.
-        case begin(PartStart)
-        /// Append the bytes to the part.
-        case write
-        /// Abort the transfer: the outcome is decided.
-        case stop
-        /// The attempt is over: read `outcome`.
-        case finish
-        /// Record the part as a whole file as the server sent it
-        /// (`PartFile.recordWholeFile`); then the attempt is over.
-        case recordWholeFileAndFinish
-    }
-
-    enum State: Sendable, Hashable {
-        case awaitingFacts
-        case streaming
-        case stopped(AttemptOutcome)
-        case done(AttemptOutcome)
-    }
+    /// `head` carries the `Facts`.
+    typealias Event = AttemptEvent<Facts, Ending>
+    typealias Action = AttemptAction
 
     /// The offset of `REST`, 0 for the whole file.
     let offset: Int64
@@ -73,7 +46,7 @@ struct FTPDownloadDecision: Sendable {
     /// Whether the attempt went without `MDTM` because of the listing.
     let skipsMDTM: Bool
     let display: String
-    private(set) var state = State.awaitingFacts
+    private(set) var state = AttemptPhase.awaitingHead
     /// The facts the attempt went by.
     private(set) var facts = Facts()
 
@@ -85,24 +58,12 @@ struct FTPDownloadDecision: Sendable {
         self.display = display
     }
 
-    var needsFacts: Bool { state == .awaitingFacts }
-
-    /// The attempt's outcome; only once it is `done`.
-    var outcome: AttemptOutcome {
-        guard case .done(let o) = state else { preconditionFailure("no outcome before the attempt ended: \(state)") }
-        return o
-    }
-
     mutating func handle(_ event: Event) -> Action {
+        if let action = state.shared(event) { return action }
         switch (state, event) {
-        case (.awaitingFacts, .facts(let f)):
+        case (.awaitingHead, .head(let f)):
             facts = f
             return decide()
-        case (.streaming, .body):
-            return .write
-        case (.streaming, .localFailure(let error)):
-            state = .stopped(.failed(error))
-            return .stop
         case (.streaming, .end(.ok(let length))):
             if let listedSize, length != listedSize {
                 // The listing was stale, or wrong (some servers list sizes modulo
@@ -118,12 +79,9 @@ struct FTPDownloadDecision: Sendable {
             }
             state = .done(.complete(expectedSize: facts.size))
             return .finish
-        case (.awaitingFacts, .end(.ok)):
+        case (.awaitingHead, .end(.ok)):
             preconditionFailure("an attempt that succeeded must be shown its facts before its end")
-        case (.stopped(let decided), .end):
-            state = .done(decided)
-            return .finish
-        case (.awaitingFacts, .end(let ending)), (.streaming, .end(let ending)):
+        case (.awaitingHead, .end(let ending)), (.streaming, .end(let ending)):
             state = .done(failure(ending))
             return .finish
         default:

@@ -47,11 +47,11 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
 
     override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if decision.needsHead {
-            guard carryOut(decision.handle(.head(head()))) else { return false }
+            guard carryOut(decision.handle(.head(head())), failed: fail) else { return false }
         }
-        guard carryOut(decision.handle(.body(bytes.count))) else { return false }
+        guard carryOut(decision.handle(.body(bytes.count)), failed: fail) else { return false }
         if let error = write(bytes, totalForProgress: decision.totalSize) {
-            _ = decision.handle(.localFailure(error))
+            fail(error)
             return false
         }
         return true
@@ -63,7 +63,7 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
             ending = .interrupted
         } else if completion.code == .ok {
             // An empty body: the status still decides.
-            if decision.needsHead && !carryOut(decision.handle(.head(head()))) {
+            if decision.needsHead && !carryOut(decision.handle(.head(head())), failed: fail) {
                 _ = decision.handle(.end(.ok))
                 return
             }
@@ -86,21 +86,8 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         return HTTPDownloadDecision.Head(status: status, headers: headers, finalSource: finalSource)
     }
 
-    /// Carries out a decision's action; false when the transfer is to stop.
-    private func carryOut(_ action: HTTPDownloadDecision.Action) -> Bool {
-        switch action {
-        case .begin(let start):
-            do {
-                try begin(start, totalForProgress: decision.totalSize)
-            } catch {
-                _ = decision.handle(.localFailure(error))
-                return false
-            }
-            return true
-        case .write, .finish:
-            return true
-        case .stop:
-            return false
-        }
+    /// Tells the decision that writing failed.
+    private func fail(_ error: FerryError) {
+        _ = decision.handle(.localFailure(error))
     }
 }

@@ -6,18 +6,10 @@ import Foundation
 /// `416`, a `206` that cannot be trusted), and how the attempt ended.
 ///
 /// Events in, actions out; `HTTPDownloadAttempt` feeds it from libcurl's
-/// callbacks and carries the actions out. States:
-///
-/// - `awaitingHead`: the request is out; `head` arrives with the first body byte
-///   (or at the end of an empty body) and decides `begin` or `stop`;
-/// - `streaming`: bytes go into the part (`body` -> `write`);
-/// - `stopped`: an outcome is decided and the transfer is being aborted;
-///   libcurl's own ending (the write error the abort causes) is ignored;
-/// - `done`: `outcome` is final.
-///
-/// An event in a state it cannot arrive in (bytes before the head, anything
-/// after the end) is a bug in the adapter and traps.
-struct HTTPDownloadDecision: Sendable {
+/// callbacks and carries the actions out. The states are `AttemptPhase`'s. An
+/// event in a state it cannot arrive in (bytes before the head, anything after
+/// the end) is a bug in the adapter and traps.
+struct HTTPDownloadDecision: AttemptDecision {
     /// The final response's status line and headers, and where redirects led.
     struct Head: Sendable, Hashable {
         var status: Int
@@ -36,32 +28,8 @@ struct HTTPDownloadDecision: Sendable {
         case failed(FerryError)
     }
 
-    enum Event: Sendable, Hashable {
-        case head(Head)
-        /// Body bytes arrived (their count).
-        case body(Int)
-        /// Writing to the part failed (disk full ...).
-        case localFailure(FerryError)
-        case end(Ending)
-    }
-
-    enum Action: Sendable, Hashable {
-        /// Cut the part and record the validators (`PartFile.begin`), then write.
-        case begin(PartStart)
-        /// Append the bytes to the part.
-        case write
-        /// Abort the transfer: the outcome is decided.
-        case stop
-        /// The attempt is over: read `outcome`.
-        case finish
-    }
-
-    enum State: Sendable, Hashable {
-        case awaitingHead
-        case streaming
-        case stopped(AttemptOutcome)
-        case done(AttemptOutcome)
-    }
+    typealias Event = AttemptEvent<Head, Ending>
+    typealias Action = AttemptAction
 
     /// The offset the request asked for (`Range: bytes=offset-`), 0 for the whole file.
     let offset: Int64
@@ -69,7 +37,7 @@ struct HTTPDownloadDecision: Sendable {
     let journal: DownloadJournal
     /// The URL as shown to people.
     let display: String
-    private(set) var state = State.awaitingHead
+    private(set) var state = AttemptPhase.awaitingHead
     /// The file's full size, once the head told it.
     private(set) var totalSize: Int64?
 
@@ -79,25 +47,11 @@ struct HTTPDownloadDecision: Sendable {
         self.display = display
     }
 
-    /// Whether the head has been seen (the adapter feeds it once, before the
-    /// first byte or at the end of an empty body).
-    var needsHead: Bool { state == .awaitingHead }
-
-    /// The attempt's outcome; only once it is `done`.
-    var outcome: AttemptOutcome {
-        guard case .done(let o) = state else { preconditionFailure("no outcome before the attempt ended: \(state)") }
-        return o
-    }
-
     mutating func handle(_ event: Event) -> Action {
+        if let action = state.shared(event) { return action }
         switch (state, event) {
         case (.awaitingHead, .head(let head)):
             return decide(head)
-        case (.streaming, .body):
-            return .write
-        case (.streaming, .localFailure(let error)):
-            state = .stopped(.failed(error))
-            return .stop
         case (.streaming, .end(.ok)):
             state = .done(.complete(expectedSize: totalSize))
             return .finish
@@ -108,9 +62,6 @@ struct HTTPDownloadDecision: Sendable {
             return .finish
         case (.awaitingHead, .end(.failed(let error))), (.streaming, .end(.failed(let error))):
             state = .done(.failed(error))
-            return .finish
-        case (.stopped(let decided), .end):
-            state = .done(decided)
             return .finish
         default:
             preconditionFailure("HTTP download: \(event) cannot arrive while \(state)")

@@ -55,16 +55,9 @@ extension FTPListingParser {
             target = text(name[(open + 2)..<(name.endIndex - 1)])
             name = name[..<open]
         }
-        switch checkName(name) {
-        case .dot: return .ignored
-        case .bad: return .invalid
-        case .ok: break
-        }
-        let nameText = text(name)
-        return .entry(
-            RemoteEntry(
-                name: nameText, path: context.prefix + nameText, kind: kind, size: size, modified: modified,
-                symlinkTarget: target?.isEmpty == false ? target : nil))
+        return listEntry(
+            name, prefix: context.prefix, kind: kind, size: size, modified: modified,
+            target: target?.isEmpty == false ? target : nil)
     }
 
     /// The index of the last occurrence of an ASCII `needle` in `s`.

@@ -16,7 +16,14 @@ extension FTPListingParser {
     /// - Returns: The entry, or nil for a malformed line, a `pdir`, or a `cdir`, `.`, `..`
     ///   that names no path.
     public static func parseMLSDLine(_ line: Substring, folder: String) -> RemoteEntry? {
-        guard let facts = parseFacts(trimLineEnd(Array(line.utf8))) else { return nil }
+        guard !line.isEmpty else { return nil }
+        var line = line
+        return line.withUTF8 { parseMLSTFacts(trimLineEnd($0[...]), folder: folder) }
+    }
+
+    /// `parseMLSDLine` on the line's bytes.
+    static func parseMLSTFacts(_ line: Bytes, folder: String) -> RemoteEntry? {
+        guard let facts = parseFacts(line) else { return nil }
         if facts.type == .pdir { return nil }
         var pathname = text(facts.name)
         guard !pathname.contains("\0") else { return nil }
@@ -49,7 +56,7 @@ extension FTPListingParser {
         var directorySize: Size?
         var modified: RemoteTimestamp?
         var perm: (canWrite: Bool, present: Bool) = (false, false)
-        var name: Bytes = []
+        var name = FTPListingParser.noBytes
 
         func entry(name: String, path: String) -> RemoteEntry {
             let kind: RemoteEntry.Kind
@@ -67,8 +74,9 @@ extension FTPListingParser {
     }
 
     static func parseMLSDListLine(_ line: Bytes, prefix: String) -> ListingLine {
+        let p = raw(line)
         var i = line.startIndex
-        while i < line.endIndex, isBlank(line[i]) { i += 1 }
+        while i < line.endIndex, isBlank(p[i]) { i += 1 }
         if i == line.endIndex { return .ignored }
         guard let facts = parseFacts(line) else { return .invalid }
         if facts.type == .cdir || facts.type == .pdir { return .ignored }
@@ -103,12 +111,13 @@ extension FTPListingParser {
         guard !facts.name.isEmpty else { return nil }
 
         // Every fact up to and with the `;` at `end`.
+        let p = raw(factText)
         var factStart = factText.startIndex
         while factStart <= end {
             var semicolon = factStart
-            while factText[semicolon] != UInt8(ascii: ";") { semicolon += 1 }
+            while p[semicolon] != UInt8(ascii: ";") { semicolon += 1 }
             var eq = factStart
-            while eq < semicolon, factText[eq] != UInt8(ascii: "=") { eq += 1 }
+            while eq < semicolon, p[eq] != UInt8(ascii: "=") { eq += 1 }
             // A fact needs a name and `=`; the value may be empty or start with `=`.
             guard eq > factStart, eq < semicolon else { return nil }
             guard apply(name: factText[factStart..<eq], value: factText[(eq + 1)..<semicolon], to: &facts)
@@ -120,9 +129,10 @@ extension FTPListingParser {
 
     /// Index of the `;` of the first `"; "`.
     static func factsEnd(_ s: Bytes) -> Int? {
+        let p = raw(s)
         var i = s.startIndex
         while i + 1 < s.endIndex {
-            if s[i] == UInt8(ascii: ";"), s[i + 1] == space { return i }
+            if p[i] == UInt8(ascii: ";"), p[i + 1] == space { return i }
             i += 1
         }
         return nil

@@ -247,16 +247,7 @@ extension FTPListingParser {
         }
         // `ls -p`/`-F` style servers mark folders with a trailing slash.
         if kind == .directory, name.count > 1, name.last == slash { name = name.dropLast() }
-        switch checkName(name) {
-        case .dot: return .ignored
-        case .bad: return .invalid
-        case .ok: break
-        }
-        let nameText = text(name)
-        return .entry(
-            RemoteEntry(
-                name: nameText, path: prefix + nameText, kind: kind, size: size?.bytes, modified: modified,
-                symlinkTarget: target))
+        return listEntry(name, prefix: prefix, kind: kind, size: size?.bytes, modified: modified, target: target)
     }
 
     /// The index of the first occurrence of an ASCII `needle` in `s`.

@@ -45,15 +45,17 @@ public enum FTPListingParser {
         _ text: String, folder: String, now: Date,
         timeZone: TimeZone = TimeZone(identifier: "UTC")!
     ) -> FTPListing {
-        let bytes = Array(text.utf8)
         let context = ListContext(folder: folder, now: now, timeZone: timeZone)
-        var line = Line()
-        var listing = FTPListing()
-        forEachLine(bytes) { lineBytes in
-            line.read(lineBytes)
-            listing.add(parseListLine(line, context))
+        var text = text
+        return text.withUTF8 { reply in
+            var line = Line()
+            var listing = FTPListing()
+            forEachLine(reply) { lineBytes in
+                line.read(lineBytes)
+                listing.add(parseListLine(line, context))
+            }
+            return listing
         }
-        return listing
     }
 
     /// Parses the body of an `MLSD` reply: one `fact=value;...; name` line per entry.
@@ -66,13 +68,15 @@ public enum FTPListingParser {
     ///   - folder: The absolute decoded path of the listed folder, such as `/pub`.
     /// - Returns: The entries, and how many lines could not be read.
     public static func parseMLSD(_ text: String, folder: String) -> FTPListing {
-        let bytes = Array(text.utf8)
         let prefix = folderPrefix(folder)
-        var listing = FTPListing()
-        forEachLine(bytes) { line in
-            listing.add(parseMLSDListLine(line, prefix: prefix))
+        var text = text
+        return text.withUTF8 { reply in
+            var listing = FTPListing()
+            forEachLine(reply) { line in
+                listing.add(parseMLSDListLine(line, prefix: prefix))
+            }
+            return listing
         }
-        return listing
     }
 
     /// Parses one `LIST` line.
@@ -82,11 +86,15 @@ public enum FTPListingParser {
         _ line: Substring, folder: String, now: Date,
         timeZone: TimeZone = TimeZone(identifier: "UTC")!
     ) -> RemoteEntry? {
-        var tokens = Line()
-        tokens.read(trimLineEnd(Array(line.utf8)))
+        guard !line.isEmpty else { return nil }
         let context = ListContext(folder: folder, now: now, timeZone: timeZone)
-        if case .entry(let entry) = parseListLine(tokens, context) { return entry }
-        return nil
+        var line = line
+        return line.withUTF8 { bytes in
+            var tokens = Line()
+            tokens.read(trimLineEnd(bytes[...]))
+            if case .entry(let entry) = parseListLine(tokens, context) { return entry }
+            return nil
+        }
     }
 
     /// Chooses the format of one `LIST` line: a line starting with a digit is DOS/IIS
@@ -112,14 +120,19 @@ extension FTPListingParser {
     }
 
     /// Bytes of a listing with the indices of the reply they came from: a line, a
-    /// token, a field inside a token.
-    typealias Bytes = ArraySlice<UInt8>
+    /// token, a field inside a token. A view into the reply's UTF-8, valid only
+    /// while the entry point that made it runs (no reference counting per token:
+    /// `ArraySlice` tokens made the parser twice as slow).
+    typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+
+    /// No bytes.
+    static var noBytes: Bytes { UnsafeBufferPointer<UInt8>(start: nil, count: 0)[...] }
 
     /// One line of a listing: its bytes (without the line end) and its runs of
     /// non-blank bytes. Reused from line to line, so that its token storage is
     /// allocated once per listing.
     struct Line {
-        private(set) var bytes: Bytes = []
+        private(set) var bytes: Bytes = FTPListingParser.noBytes
         private(set) var tokens: [Bytes] = []
 
         init() { tokens.reserveCapacity(16) }
@@ -128,13 +141,14 @@ extension FTPListingParser {
         mutating func read(_ line: Bytes) {
             bytes = line
             tokens.removeAll(keepingCapacity: true)
+            let p = FTPListingParser.raw(line)
             var i = line.startIndex
             let end = line.endIndex
             while i < end {
-                while i < end, FTPListingParser.isBlank(line[i]) { i += 1 }
+                while i < end, FTPListingParser.isBlank(p[i]) { i += 1 }
                 if i == end { break }
                 let start = i
-                while i < end, !FTPListingParser.isBlank(line[i]) { i += 1 }
+                while i < end, !FTPListingParser.isBlank(p[i]) { i += 1 }
                 tokens.append(line[start..<i])
             }
         }
@@ -192,24 +206,33 @@ extension FTPListingParser {
 
 extension FTPListingParser {
     /// Calls `body` with every line, without its LF or CRLF.
-    static func forEachLine(_ b: [UInt8], _ body: (Bytes) -> Void) {
+    static func forEachLine(_ b: UnsafeBufferPointer<UInt8>, _ body: (Bytes) -> Void) {
+        guard let p = b.baseAddress else { return }
         var start = 0
         let n = b.count
         while start < n {
             var end = start
-            while end < n, b[end] != lf { end += 1 }
+            while end < n, p[end] != lf { end += 1 }
             var hi = end
-            if hi > start, b[hi - 1] == cr { hi -= 1 }
+            if hi > start, p[hi - 1] == cr { hi -= 1 }
             body(b[start..<hi])
             start = end + 1
         }
     }
 
+    /// Where the reply's bytes are, for loops over single bytes: indexing an
+    /// `UnsafePointer` costs nothing even in a debug build, a `Slice`'s subscript
+    /// is a call. Every `Bytes` but `noBytes` is a view into a reply that is not
+    /// empty (the entry points return early for an empty one), so it has one.
+    @inline(__always) static func raw(_ s: Bytes) -> UnsafePointer<UInt8> {
+        s.base.baseAddress!
+    }
+
     /// A single line with any trailing CR/LF removed.
-    static func trimLineEnd(_ b: [UInt8]) -> Bytes {
-        var hi = b.count
-        while hi > 0, b[hi - 1] == lf || b[hi - 1] == cr { hi -= 1 }
-        return b[0..<hi]
+    static func trimLineEnd(_ b: Bytes) -> Bytes {
+        var hi = b.endIndex
+        while hi > b.startIndex, b[hi - 1] == lf || b[hi - 1] == cr { hi -= 1 }
+        return b[b.startIndex..<hi]
     }
 
     static func folderPrefix(_ folder: String) -> String {
@@ -235,16 +258,36 @@ extension FTPListingParser {
         {
             return .dot
         }
-        for c in name where c == slash || c == 0 { return .bad }
+        let p = raw(name)
+        for i in name.startIndex..<name.endIndex where p[i] == slash || p[i] == 0 { return .bad }
         return .ok
+    }
+
+    /// The entry a `LIST` line names, or `.ignored` for `.` and `..`, `.invalid` for
+    /// a name no child can have.
+    static func listEntry(
+        _ name: Bytes, prefix: String, kind: RemoteEntry.Kind, size: Int64?, modified: RemoteTimestamp,
+        target: String?
+    ) -> ListingLine {
+        switch checkName(name) {
+        case .dot: return .ignored
+        case .bad: return .invalid
+        case .ok: break
+        }
+        let nameText = text(name)
+        return .entry(
+            RemoteEntry(
+                name: nameText, path: prefix + nameText, kind: kind, size: size, modified: modified,
+                symlinkTarget: target))
     }
 
     /// True when the bytes equal `literal` ignoring ASCII case (`literal` is lowercase).
     static func equalsLowercased(_ s: Bytes, _ literal: String) -> Bool {
         guard s.count == literal.utf8.count else { return false }
+        let p = raw(s)
         var i = s.startIndex
         for c in literal.utf8 {
-            if lower(s[i]) != c { return false }
+            if lower(p[i]) != c { return false }
             i += 1
         }
         return true
@@ -258,10 +301,11 @@ extension FTPListingParser {
     /// A small unsigned number of 1...`maxDigits` digits, exactly filling the bytes.
     static func number(_ s: Bytes, maxDigits: Int) -> Int? {
         guard !s.isEmpty, s.count <= maxDigits else { return nil }
+        let p = raw(s)
         var v = 0
-        for c in s {
-            guard isDigit(c) else { return nil }
-            v = v * 10 + Int(c &- 48)
+        for i in s.startIndex..<s.endIndex {
+            guard isDigit(p[i]) else { return nil }
+            v = v * 10 + Int(p[i] &- 48)
         }
         return v
     }
@@ -283,7 +327,9 @@ extension FTPListingParser {
         var v: Int64 = 0
         var digits = 0
         var overflow = false
-        for c in s {
+        let p = raw(s)
+        for i in s.startIndex..<s.endIndex {
+            let c = p[i]
             if c == UInt8(ascii: ","), allowCommas { continue }
             guard isDigit(c) else { return nil }
             digits += 1

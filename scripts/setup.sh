@@ -19,6 +19,8 @@ packages=(
   openssl                # self-signed certificates for FTPS tests
   curl
   chromium chromium-driver  # browser tests of ferry serve (selenium drives headless Chromium)
+  dpkg-dev lintian       # scripts/package.sh (dpkg-shlibdeps) and scripts/package-test.sh
+  man-db zsh             # the man page and zsh completion tests
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(wget aria2 lftp hyperfine time imagemagick wrk)

@@ -11,3 +11,10 @@ swift build --build-tests
 # stale-image guard) and start processes; on a 2-core machine, suites running in
 # parallel starve each other's servers and make those timings flaky. About 2 min.
 swift test --skip-build --no-parallel "$@"
+# The Debian package, built and checked once per full run (scripts/package-test.sh:
+# release build, lintian, install into a temporary root, man, completion, unit).
+# It adds about 6 minutes on 2 cores, mostly the release build; skipped when
+# arguments pick tests, or with FERRY_SKIP_PACKAGE=1 for a quicker local run.
+if (($# == 0)) && [[ -z ${FERRY_SKIP_PACKAGE:-} ]]; then
+  scripts/package-test.sh
+fi

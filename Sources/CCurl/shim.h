@@ -81,6 +81,11 @@ static inline CURLSHcode ferry_curl_share_setopt_unlock_cb(CURLSH *s, ferry_curl
     return curl_share_setopt(s, CURLSHOPT_UNLOCKFUNC, cb);
 }
 
+// --- curl_version_info (CURLVERSION_NOW is a macro) --------------------------
+static inline const curl_version_info_data *ferry_curl_version_info(void) {
+    return curl_version_info(CURLVERSION_NOW);
+}
+
 // --- macros Swift cannot import --------------------------------------------
 static const size_t FERRY_CURL_WRITEFUNC_PAUSE = CURL_WRITEFUNC_PAUSE;
 static const size_t FERRY_CURL_READFUNC_ABORT = CURL_READFUNC_ABORT;

@@ -4,16 +4,45 @@ struct UsageError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
+/// A typed option key: a command declares its options once as keys; the keys
+/// generate the spec and the help text, and they are the only way to look an
+/// option up (`args.has(Options.recursive)`), so a misspelt name cannot compile.
+protocol OptionKey: Sendable {
+    var option: CommandSpec.Option { get }
+}
+
+/// An option without a value (`--recursive`, `-r`).
+struct Flag: OptionKey {
+    let option: CommandSpec.Option
+
+    init(_ long: String, short: Character? = nil, help: String) {
+        option = CommandSpec.Option(long: long, short: short, takesValue: false, help: help)
+    }
+}
+
+/// An option with a value (`--output DEST`, `-o DEST`).
+struct ValueOption: OptionKey {
+    let option: CommandSpec.Option
+
+    init(_ long: String, short: Character? = nil, help: String, valueName: String = "VALUE", choices: [String] = []) {
+        option = CommandSpec.Option(
+            long: long, short: short, takesValue: true, help: help, valueName: valueName, choices: choices)
+    }
+}
+
 /// What one command accepts: boolean flags, options with a value, and how many
 /// positional arguments.
 struct CommandSpec: Sendable {
     /// A flag or option: long name without `--`, optional one-letter short name.
-    struct Option: Sendable {
+    /// (The man page and shell completions are generated from these fields.)
+    struct Option: Sendable, Equatable {
         var long: String
         var short: Character?
         var takesValue: Bool
         var help: String
         var valueName: String = "VALUE"
+        /// The only values accepted, when they are a fixed set (completion offers them).
+        var choices: [String] = []
     }
 
     var name: String
@@ -24,30 +53,74 @@ struct CommandSpec: Sendable {
     var maxPositionals: Int?
     var details: String = ""
 
-    /// Options every command accepts.
-    static let common: [Option] = [
-        Option(long: "quiet", short: "q", takesValue: false, help: "print no progress"),
-        Option(long: "help", short: "h", takesValue: false, help: "show this help"),
-    ]
+    init(
+        name: String, summary: String, usage: String, options: [any OptionKey], minPositionals: Int,
+        maxPositionals: Int?, details: String = ""
+    ) {
+        self.name = name
+        self.summary = summary
+        self.usage = usage
+        self.options = options.map(\.option)
+        self.minPositionals = minPositionals
+        self.maxPositionals = maxPositionals
+        self.details = details
+    }
 
-    var allOptions: [Option] { options + CommandSpec.common }
+    /// Options every command accepts.
+    static let common: [Option] = [CommonOptions.quiet.option, CommonOptions.help.option]
+
+    /// The command's options, then the common ones; a common option whose short
+    /// letter the command uses for itself (`ls -h`) keeps only its long name.
+    var allOptions: [Option] {
+        let shorts = Set(options.compactMap(\.short))
+        return options
+            + CommandSpec.common.map { o in
+                var o = o
+                if let s = o.short, shorts.contains(s) { o.short = nil }
+                return o
+            }
+    }
 }
 
-/// Parsed arguments of one command.
+/// The options every command accepts.
+enum CommonOptions {
+    static let quiet = Flag("quiet", short: "q", help: "print no progress")
+    static let help = Flag("help", short: "h", help: "show this help")
+}
+
+/// Parsed arguments of one command. Options are looked up by their typed keys;
+/// a key the command did not declare is a programming error (asserted).
 struct ParsedArguments: Sendable, Equatable {
     var positionals: [String] = []
     var flags: Set<String> = []
     var values: [String: [String]] = [:]
+    /// The long names the command declared.
+    var declared: Set<String> = []
 
-    func has(_ flag: String) -> Bool { flags.contains(flag) }
-    func value(_ name: String) -> String? { values[name]?.last }
+    private func check(_ key: some OptionKey) {
+        assert(
+            declared.isEmpty || declared.contains(key.option.long),
+            "--\(key.option.long) is looked up but not declared by this command")
+    }
+
+    func has(_ flag: Flag) -> Bool {
+        check(flag)
+        return flags.contains(flag.option.long)
+    }
+
+    func value(_ key: ValueOption) -> String? {
+        check(key)
+        return values[key.option.long]?.last
+    }
 
     /// An integer option within `range`, or `defaultValue` when absent.
-    func int(_ name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
-        guard let text = value(name) else { return defaultValue }
+    func int(_ key: ValueOption, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard let text = value(key) else { return defaultValue }
         guard let n = Int(text), range.contains(n) else {
             throw UsageError(
-                message: "--\(name) wants a number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+                message:
+                    "--\(key.option.long) wants a number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\""
+            )
         }
         return n
     }
@@ -60,11 +133,16 @@ enum ArgumentParser {
     static func parse(_ args: [String], spec: CommandSpec) throws -> ParsedArguments {
         var out = ParsedArguments()
         let options = spec.allOptions
+        out.declared = Set(options.map(\.long))
         var i = 0
         var onlyPositionals = false
         func option(long: String) throws -> CommandSpec.Option {
             guard let o = options.first(where: { $0.long == long }) else {
-                throw UsageError(message: "unknown option --\(long) for '\(spec.name)'")
+                var message = "unknown option --\(long) for '\(spec.name)'"
+                if let near = Suggestion.nearest(to: long, in: options.map(\.long)) {
+                    message += "; did you mean --\(near)?"
+                }
+                throw UsageError(message: message)
             }
             return o
         }
@@ -115,7 +193,14 @@ enum ArgumentParser {
             while let c = rest.first {
                 rest = rest.dropFirst()
                 guard let o = options.first(where: { $0.short == c }) else {
-                    throw UsageError(message: "unknown option -\(c) for '\(spec.name)'")
+                    var message = "unknown option -\(c) for '\(spec.name)'"
+                    // `-only` meant as `--only`.
+                    if arg.count > 2,
+                        let near = Suggestion.nearest(to: String(arg.dropFirst()), in: options.map(\.long))
+                    {
+                        message += "; did you mean --\(near)?"
+                    }
+                    throw UsageError(message: message)
                 }
                 if o.takesValue {
                     var value = String(rest)
@@ -130,7 +215,7 @@ enum ArgumentParser {
                 record(o, value: nil)
             }
         }
-        if out.has("help") { return out }
+        if out.flags.contains(CommonOptions.help.option.long) { return out }
         if out.positionals.count < spec.minPositionals {
             throw UsageError(message: "'\(spec.name)' needs more arguments")
         }
@@ -153,5 +238,40 @@ enum ArgumentParser {
             s += left.padding(toLength: max(left.count + 2, 28), withPad: " ", startingAt: 0) + o.help + "\n"
         }
         return s
+    }
+}
+
+/// "Did you mean": the closest known word by edit distance, when close enough.
+enum Suggestion {
+    static func nearest(to word: String, in candidates: [String]) -> String? {
+        let scored = candidates.map { ($0, distance(word.lowercased(), $0)) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
+        // Two edits for names of four or more letters, one for shorter ones; a
+        // prefix of a longer name (`--over` for `--overwrite`) also counts.
+        let limit = word.count >= 4 ? 2 : 1
+        if best.1 <= limit { return best.0 }
+        if word.count >= 3, let prefixed = candidates.first(where: { $0.hasPrefix(word) }) { return prefixed }
+        return nil
+    }
+
+    /// Levenshtein distance (with adjacent transpositions counted as one edit).
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a)
+        let b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+                }
+            }
+        }
+        return d[a.count][b.count]
     }
 }

@@ -26,16 +26,17 @@ public enum CLI {
             return 0
         }
         if first == "--version" {
-            console.out("ferry \(Ferry.version)\n")
+            console.out(VersionText.render())
             return 0
         }
+        if first == GenerateCommand.name { return GenerateCommand.run(Array(args.dropFirst()), console: console) }
         if first == "help" {
             guard args.count > 1 else {
                 console.out(overview() + "\n")
                 return 0
             }
             guard let c = command(named: args[1]) else {
-                console.error("ferry: no command '\(args[1])'; see 'ferry --help'")
+                console.error(unknownCommand(args[1]))
                 return 2
             }
             console.out(ArgumentParser.help(c.spec))
@@ -43,7 +44,7 @@ public enum CLI {
         }
         args.removeFirst()
         guard let c = command(named: first) else {
-            console.error("ferry: no command '\(first)'; see 'ferry --help'")
+            console.error(unknownCommand(first))
             return 2
         }
         let parsed: ParsedArguments
@@ -53,7 +54,7 @@ public enum CLI {
             console.error("ferry \(first): \(error)\nusage: \(c.spec.usage)\nsee 'ferry help \(first)'")
             return 2
         }
-        if parsed.has("help") {
+        if parsed.has(CommonOptions.help) {
             console.out(ArgumentParser.help(c.spec))
             return 0
         }
@@ -63,12 +64,23 @@ public enum CLI {
             console.error("ferry \(first): \(e)\nusage: \(c.spec.usage)")
             return 2
         } catch let e as FerryError {
-            console.error("ferry \(first): \(e)")
+            console.error("ferry \(first): \(Hints.describe(e))")
             return e.code == .invalidURL || e.code == .unsupportedScheme ? 2 : 1
         } catch {
             console.error("ferry \(first): \(error)")
             return 1
         }
+    }
+
+    /// The exit code after Ctrl-C (128 + SIGINT), as shells report it.
+    static let interruptedExitCode: Int32 = 130
+
+    static func unknownCommand(_ name: String) -> String {
+        var text = "ferry: no command '\(name)'"
+        if let near = Suggestion.nearest(to: name, in: commands.map { $0.spec.name }) {
+            text += "; did you mean '\(near)'?"
+        }
+        return text + " See 'ferry --help'"
     }
 
     static func command(named name: String) -> (any Command.Type)? {
@@ -91,7 +103,7 @@ public enum CLI {
         s += """
 
             'ferry help COMMAND' describes one command. Exit codes: 0 success,
-            1 an operation failed, 2 bad usage or bad URL.
+            1 an operation failed, 2 bad usage or bad URL, 130 interrupted (Ctrl-C).
             """
         return s
     }
@@ -101,9 +113,4 @@ public enum CLI {
 protocol Command {
     static var spec: CommandSpec { get }
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32
-}
-
-/// Parses a URL argument, turning errors into exit-code-2 failures.
-func parseURL(_ text: String) throws -> RemoteURL {
-    try RemoteURL(parsing: text)
 }

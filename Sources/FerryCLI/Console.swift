@@ -92,6 +92,13 @@ enum Format {
         bytes(Int64(bytesPerSecond)) + "/s"
     }
 
+    /// An elapsed time for a summary: `0.4 s`, `12 s`, `3:05`.
+    static func seconds(_ s: Double) -> String {
+        if s < 10 { return String(format: "%.1f s", s) }
+        if s < 60 { return String(format: "%.0f s", s) }
+        return duration(.milliseconds(Int64(s * 1000)))
+    }
+
     static func duration(_ d: Duration) -> String {
         let s = Int(d / .seconds(1))
         if s >= 3600 { return String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) }

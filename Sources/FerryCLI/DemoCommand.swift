@@ -5,21 +5,18 @@ import Foundation
 
 /// `ferry demo`: sample photos on a card, and the browser UI on it.
 enum DemoCommand: Command {
+    enum Keys {
+        static let host = ValueOption("host", help: "address of the browser UI (default 127.0.0.1)", valueName: "ADDR")
+        static let port = ValueOption(
+            "port", short: "p", help: "port of the browser UI (default: a free one)", valueName: "N")
+        static let photos = ValueOption("photos", help: "how many photos to make (default 12)", valueName: "N")
+    }
+
     static let spec = CommandSpec(
         name: "demo",
         summary: "sample photos and the browser UI, to try Ferry at once",
         usage: "ferry demo [--host 127.0.0.1] [--port N] [--photos N]",
-        options: [
-            .init(
-                long: "host", short: nil, takesValue: true, help: "address of the browser UI (default 127.0.0.1)",
-                valueName: "ADDR"),
-            .init(
-                long: "port", short: "p", takesValue: true, help: "port of the browser UI (default: a free one)",
-                valueName: "N"),
-            .init(
-                long: "photos", short: nil, takesValue: true, help: "how many photos to make (default 12)",
-                valueName: "N"),
-        ],
+        options: [Keys.host, Keys.port, Keys.photos],
         minPositionals: 0, maxPositionals: 0,
         details: """
             Makes a temporary card folder with generated photos (real JPEGs with Exif
@@ -30,9 +27,9 @@ enum DemoCommand: Command {
             """)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
-        let host = args.value("host") ?? "127.0.0.1"
-        let port = try args.int("port", default: 0, in: 0...65535)
-        let photos = try args.int("photos", default: 12, in: 1...2000)
+        let host = args.value(Keys.host) ?? "127.0.0.1"
+        let port = try args.int(Keys.port, default: 0, in: 0...65535)
+        let photos = try args.int(Keys.photos, default: 12, in: 1...2000)
         // From here on Ctrl-C stops the demo cleanly, folder included.
         let stop = StopRequest()
         defer { stop.remove() }
@@ -41,7 +38,9 @@ enum DemoCommand: Command {
         var layout = SamplePhotos.Layout()
         let first = (photos * 2 + 2) / 3
         layout.folders = [("100FERRY", first), ("101FERRY", photos - first)].filter { $0.count > 0 }
-        if !args.has("quiet") { console.error("ferry demo: making \(photos) sample photos in \(folder)/card") }
+        if !args.has(CommonOptions.quiet) {
+            console.error("ferry demo: making \(photos) sample photos in \(folder)/card")
+        }
         try SamplePhotos.populate(folder: folder + "/card", layout: layout)
         if stop.isRequested { return 0 }
 
@@ -64,7 +63,7 @@ enum DemoCommand: Command {
             throw FerryError(.connectionFailed, operation: "demo", target: "\(host):\(port)", detail: "\(error)")
         }
         defer { server.stop() }
-        if !args.has("quiet") { console.error("ferry demo: FlashAir card emulator at \(card.httpURL)") }
+        if !args.has(CommonOptions.quiet) { console.error("ferry demo: FlashAir card emulator at \(card.httpURL)") }
         console.out("ferry demo: open \(server.openURL)\n")
         await stop.wait()
         return 0

@@ -3,11 +3,11 @@ import Foundation
 
 /// `ferry info URL [--json]`: what a FlashAir card says about itself.
 enum InfoCommand: Command {
+    static let json = Flag("json", help: "print one JSON object")
     static let spec = CommandSpec(
         name: "info", summary: "show a FlashAir card's firmware, SSID, space, CID ...",
         usage: "ferry info URL [--json]",
-        options: [.init(long: "json", short: nil, takesValue: false, help: "print one JSON object")]
-            + connectionOptions,
+        options: [json] + connectionOptions,
         minPositionals: 1, maxPositionals: 1,
         details: """
             Asks the card's command.cgi one operation at a time. An operation the
@@ -17,15 +17,25 @@ enum InfoCommand: Command {
             """)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
-        let url = try remoteURL(args.positionals[0], for: "info")
+        var url = try remoteURL(args.positionals[0], for: "info")
+        // A card is an HTTP server: `info http://HOST/` asks it as a card.
+        if url.scheme == .http {
+            url.scheme = .flashair
+            url.query = nil
+        }
         guard url.scheme == .flashair else {
             throw UsageError(message: "info works on FlashAir cards: flashair://HOST[:PORT]/")
         }
         guard let card = try openFileSystem(url, args) as? FlashAirFileSystem else {
             throw FerryError(.unsupportedScheme, target: url.redacted)
         }
-        let info = try await card.info()
-        if args.has("json") {
+        let info: FlashAirInfo
+        do {
+            info = try await card.info()
+        } catch let e as FerryError where e.code == .notFound && e.serverCode == 404 {
+            throw notACardError(url)
+        }
+        if args.has(json) {
             console.out(try json(info, url: url) + "\n")
             return 0
         }
@@ -39,7 +49,7 @@ enum InfoCommand: Command {
             rows.append(("space", "\(Format.bytes(c.freeBytes)) free of \(Format.bytes(c.totalBytes))"))
         }
         if let upload = info.uploadEnabled {
-            rows.append(("uploads", upload ? "enabled" : "disabled (UPLOAD=1 in CONFIG)"))
+            rows.append(("upload", upload ? "enabled" : "disabled (UPLOAD=1 in CONFIG enables it)"))
         }
         if let q = info.timeZoneQuarterHours {
             let minutes = abs(q) * 15
@@ -51,14 +61,48 @@ enum InfoCommand: Command {
             rows.append(("last write", ms == 0 ? "none since boot" : String(format: "%.3f s after boot", ms / 1000)))
         }
         if let image = info.controlImage { rows.append(("control", image)) }
-        if let mode = info.wirelessMode { rows.append(("Wi-Fi mode", String(mode))) }
-        if let level = info.webDAVLevel { rows.append(("WebDAV", String(level))) }
-        rows.append(("answers", info.supportedOperations.map { "op=\($0)" }.joined(separator: " ")))
+        if let mode = info.wirelessMode { rows.append(("Wi-Fi", wirelessMode(mode))) }
+        if let level = info.webDAVLevel { rows.append(("WebDAV", webDAV(level))) }
         if !info.unsupportedOperations.isEmpty {
-            rows.append(("lacks", info.unsupportedOperations.map { "op=\($0)" }.joined(separator: " ")))
+            rows.append(
+                (
+                    "lacks",
+                    "\(info.unsupportedOperations.count) of \(FlashAirInfo.probedOperations.count) operations (--json lists them)"
+                ))
         }
-        console.show(rows.map { $0.0.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.1 + "\n" }.joined())
+        console.show(
+            rows.map { ($0.0 + ":").padding(toLength: 13, withPad: " ", startingAt: 0) + $0.1 + "\n" }.joined())
         return 0
+    }
+
+    /// "HOST is not a FlashAir card (no command.cgi)".
+    static func notACardError(_ url: RemoteURL) -> FerryError {
+        FerryError(
+            .notFound, operation: "info", target: url.with(path: "/").redacted,
+            serverText: "\(url.host) is not a FlashAir card (no command.cgi)")
+    }
+
+    /// op=110 in words: 0/2/3 chosen by an app, 4/5/6 at power-on.
+    static func wirelessMode(_ mode: Int) -> String {
+        guard (0...6).contains(mode) else { return "mode \(mode)" }
+        let name: String
+        switch mode % 4 == 0 ? 0 : mode > 3 ? mode - 3 : mode {
+        case 0: name = "access point"
+        case 2: name = "station (joins a network)"
+        case 3: name = "Internet pass-through"
+        default: return "mode \(mode)"
+        }
+        return mode >= 4 ? name + ", from power-on" : name
+    }
+
+    /// op=220 in words.
+    static func webDAV(_ level: Int) -> String {
+        switch level {
+        case 0: "off"
+        case 1: "read-only"
+        case 2: "read and write"
+        default: "level \(level)"
+        }
     }
 
     /// One JSON object; fields a card did not report are `null`.

@@ -32,7 +32,7 @@ final class InterruptHandler: @unchecked Sendable {
             signal(sig, SIG_IGN)
             let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             s.setEventHandler { [unowned self] in
-                if self.count.add(1, ordering: .sequentiallyConsistent).newValue > 1 { exit(1) }
+                if self.count.add(1, ordering: .sequentiallyConsistent).newValue > 1 { exit(CLI.interruptedExitCode) }
                 onInterrupt()
             }
             // A signal arriving between SIG_IGN above and the source's registration

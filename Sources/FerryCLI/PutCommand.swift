@@ -3,30 +3,35 @@ import Foundation
 
 /// `ferry put FILE... URL [--overwrite|--skip-existing] [-r]`
 enum PutCommand: Command {
+    enum Keys {
+        static let recursive = Flag("recursive", short: "r", help: "upload folders with everything in them")
+        static let overwrite = Flag("overwrite", help: "replace remote files that differ")
+        static let skipExisting = Flag(
+            "skip-existing", help: "leave remote files that exist alone, even when they differ")
+        static let parents = Flag("parents", short: "p", help: "create missing remote folders")
+    }
+
     static let spec = CommandSpec(
         name: "put",
         summary: "upload files or folder trees",
         usage: "ferry put FILE... URL [--overwrite|--skip-existing] [-r] [-j N] [--json]",
         options: [
-            .init(long: "recursive", short: "r", takesValue: false, help: "upload folders with everything in them"),
-            .init(long: "overwrite", short: nil, takesValue: false, help: "replace remote files that exist"),
-            .init(long: "skip-existing", short: nil, takesValue: false, help: "leave remote files that exist alone"),
-            .init(long: "parents", short: "p", takesValue: false, help: "create missing remote folders"),
-            .init(long: "jobs", short: "j", takesValue: true, help: "transfers at once (default 4)", valueName: "N"),
-            .init(long: "json", short: nil, takesValue: false, help: "print JSON lines of progress and results"),
+            Keys.recursive, Keys.overwrite, Keys.skipExisting, Keys.parents, TransferKeys.jobs, TransferKeys.json,
         ] + connectionOptions,
         minPositionals: 2, maxPositionals: nil,
         details: """
             A URL ending in / means "into this folder, keep the file's name"; so does
             a URL naming an existing remote folder, and any URL when several files are given.
-            By default an existing remote file is not replaced.
+            A remote file of the same size that is at least as new as the local one is
+            already here and left alone; one that differs is kept and reported (exit 1)
+            unless --overwrite or --skip-existing.
             """)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
-        if args.has("overwrite") && args.has("skip-existing") {
+        if args.has(Keys.overwrite) && args.has(Keys.skipExisting) {
             throw UsageError(message: "--overwrite and --skip-existing exclude each other")
         }
-        let jobs = try args.int("jobs", default: 4, in: 1...64)
+        let jobs = try args.int(TransferKeys.jobs, default: 4, in: 1...64)
         let target = try remoteURL(args.positionals.last!, for: "put")
         let sources = args.positionals.dropLast().map { ($0 as NSString).standardizingPath }
         for s in sources where !FileManager.default.fileExists(atPath: s) {
@@ -34,21 +39,23 @@ enum PutCommand: Command {
         }
         let fs = try openFileSystem(target, args)
         var options = UploadOptions()
-        options.overwrite = args.has("overwrite") ? .overwrite : args.has("skip-existing") ? .skip : .fail
-        options.createParents = args.has("parents")
-        options.verifyTLS = !args.has("insecure")
+        options.overwrite = args.has(Keys.overwrite) ? .overwrite : args.has(Keys.skipExisting) ? .skip : .fail
+        options.createParents = args.has(Keys.parents)
+        options.verifyTLS = !args.has(ConnectionKeys.insecure)
 
         var intoFolder = target.path.hasSuffix("/") || sources.count > 1
         if !intoFolder, let e = try? await fs.stat(target.path), e.isDirectory { intoFolder = true }
 
         var pairs: [(local: String, remote: String)] = []
+        var multi = sources.count > 1
         for source in sources {
             let name = (source as NSString).lastPathComponent
             let remote = intoFolder ? remoteJoin(target.path, name) : target.path
             if GetCommand.isDirectory(source) {
-                guard args.has("recursive") else {
+                guard args.has(Keys.recursive) else {
                     throw UsageError(message: "\(source) is a folder; use -r to upload it with its contents")
                 }
+                multi = true
                 // Folders first, in order, so each exists before its files.
                 try? await fs.makeDirectory(remote, createParents: true)
                 let enumerator = FileManager.default.enumerator(atPath: source)
@@ -69,12 +76,32 @@ enum PutCommand: Command {
                 pairs.append((source, remote))
             }
         }
-        let opts = options
-        let items = pairs.map { pair in
-            TransferItem(label: (pair.local as NSString).lastPathComponent) {
-                fs.upload(pair.local, to: pair.remote, options: opts)
+        // What is there already, one listing per remote folder.
+        var listings: [String: [String: RemoteEntry]] = [:]
+        for folder in Set(pairs.map { remoteParent($0.remote) }) {
+            if let entries = try? await fs.list(folder) {
+                listings[folder] = Dictionary(entries.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
             }
         }
-        return await TransferRunner.run(items, jobs: jobs, command: "put", args: args, console: console)
+        let opts = options
+        let files = pairs.map { pair in
+            let existing = listings[remoteParent(pair.remote)]?[pair.remote]
+            let leave = LeftFile.why(ExistingFile.upload(pair.local, to: existing), opts.overwrite)
+            let shown = target.with(path: pair.remote).redacted
+            return PlannedFile(
+                label: (pair.local as NSString).lastPathComponent, source: pair.local, destination: shown,
+                size: localSize(pair.local), leave: leave,
+                start: { fs.upload(pair.local, to: pair.remote, options: opts) })
+        }
+        let out = Output.make(
+            json: args.has(TransferKeys.json), quiet: args.has(CommonOptions.quiet), console: console,
+            verb: "uploaded", command: "put", waitingText: waitingText(for: target, connections: nil), announce: true)
+        return await TransferRunner.run(
+            files, jobs: jobs, verb: "uploaded", multi: multi, output: out, console: console, command: "put")
     }
+}
+
+/// The size of a local file, nil when it cannot be read.
+func localSize(_ path: String) -> Int64? {
+    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value
 }

@@ -4,25 +4,26 @@ import Foundation
 
 /// `ferry serve [URL] [--host 127.0.0.1] [--port N]`: the browser UI.
 enum ServeCommand: Command {
+    enum Keys {
+        static let host = ValueOption(
+            "host", help: "address to listen on (default 127.0.0.1; any other needs the printed token)",
+            valueName: "ADDR")
+        static let port = ValueOption(
+            "port", short: "p", help: "port (default 8000; 0 picks a free one)", valueName: "N")
+        static let cache = ValueOption(
+            "cache", help: "folder for thumbnails and copies of remote files (default ~/.cache/ferry)", valueName: "DIR"
+        )
+        static let token = ValueOption(
+            "token", help: "require this access token (default: a random one when ADDR is not loopback)",
+            valueName: "TEXT")
+        static let insecure = Flag("insecure", short: "k", help: "do not verify TLS certificates")
+    }
+
     static let spec = CommandSpec(
         name: "serve",
         summary: "browse a source in a web browser (folder list, image viewer, upload)",
         usage: "ferry serve [URL] [--host 127.0.0.1] [--port N] [--token TEXT] [--cache DIR] [--insecure]",
-        options: [
-            .init(
-                long: "host", short: nil, takesValue: true,
-                help: "address to listen on (default 127.0.0.1; any other needs the printed token)", valueName: "ADDR"),
-            .init(
-                long: "port", short: "p", takesValue: true, help: "port (default 8000; 0 picks a free one)",
-                valueName: "N"),
-            .init(
-                long: "cache", short: nil, takesValue: true,
-                help: "folder for thumbnails and copies of remote files (default ~/.cache/ferry)", valueName: "DIR"),
-            .init(
-                long: "token", short: nil, takesValue: true,
-                help: "require this access token (default: a random one when ADDR is not loopback)", valueName: "TEXT"),
-            .init(long: "insecure", short: "k", takesValue: false, help: "do not verify TLS certificates"),
-        ],
+        options: [Keys.host, Keys.port, Keys.cache, Keys.token, Keys.insecure],
         minPositionals: 0, maxPositionals: 1,
         details: """
             Serves a folder list and image viewer for URL (a local folder, flashair://,
@@ -36,12 +37,12 @@ enum ServeCommand: Command {
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
         var configuration = WebConfiguration()
-        if let text = args.positionals.first { configuration.source = try parseURL(text) }
-        configuration.host = args.value("host") ?? "127.0.0.1"
-        configuration.port = try args.int("port", default: 8000, in: 0...65535)
-        configuration.cacheDirectory = args.value("cache").map { ($0 as NSString).standardizingPath }
-        configuration.connectionOptions.verifyTLS = !args.has("insecure")
-        if let token = args.value("token") {
+        if let text = args.positionals.first { configuration.source = try RemoteURL(parsing: text) }
+        configuration.host = args.value(Keys.host) ?? "127.0.0.1"
+        configuration.port = try args.int(Keys.port, default: 8000, in: 0...65535)
+        configuration.cacheDirectory = args.value(Keys.cache).map { ($0 as NSString).standardizingPath }
+        configuration.connectionOptions.verifyTLS = !args.has(Keys.insecure)
+        if let token = args.value(Keys.token) {
             guard token.count >= 4,
                 token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.~".contains($0)) })
             else { throw UsageError(message: "--token wants at least 4 letters, digits, '-', '_', '.' or '~'") }
@@ -60,7 +61,7 @@ enum ServeCommand: Command {
                 detail: "\(error)")
         }
         console.out("ferry serve: open \(server.openURL)\n")
-        if configuration.accessToken != nil && !args.has("quiet") {
+        if configuration.accessToken != nil && !args.has(CommonOptions.quiet) {
             console.error("ferry serve: listening on \(configuration.host); the URL above carries the access token")
         }
         await stop.wait()

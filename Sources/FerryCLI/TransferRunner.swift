@@ -1,34 +1,64 @@
 import FerryKit
 import Foundation
 
-/// One file to move: how to start it, and what to call it on screen.
-struct TransferItem: Sendable {
+/// One file of a `get` or `put`: transfer it, or leave the destination as it is.
+struct PlannedFile: Sendable {
+    /// What to call it on screen.
     var label: String
+    /// Source and destination as shown.
+    var source: String
+    var destination: String
+    /// The size, when the listing gave it.
+    var size: Int64?
+    /// Why the destination is left as it is; nil to transfer.
+    var leave: LeftFile.Why?
+    /// Starts the transfer.
     var start: @Sendable () -> Transfer
+    /// Runs after a successful transfer (a download takes the source's time).
+    var completed: @Sendable (TransferResult) -> Void = { _ in }
 }
 
-/// Runs transfers `jobs` at a time with progress display and Ctrl-C handling;
-/// shared by `get` and `put`.
+/// Runs the files of a `get` or `put` `jobs` at a time, reporting to one output,
+/// with Ctrl-C handling and one summary at the end.
 enum TransferRunner {
-    /// Returns the exit code: 0 when all succeeded, 1 otherwise.
-    static func run(_ items: [TransferItem], jobs: Int, command: String, args: ParsedArguments, console: Console) async
-        -> Int32
-    {
-        let mode: ProgressReporter.Mode =
-            args.has("json") ? .json : (args.has("quiet") || !console.stderrIsTerminal) ? .silent : .bars
-        let reporter = ProgressReporter(mode: mode, console: console, totalFiles: items.count, command: command)
+    /// Returns the exit code: 0 when every file is transferred or already here,
+    /// 1 when one failed or differs, 130 after Ctrl-C.
+    static func run(
+        _ files: [PlannedFile], jobs: Int, verb: String, multi: Bool, output: any CommandOutput, console: Console,
+        command: String, failedBefore: Int = 0
+    ) async -> Int32 {
+        let started = ContinuousClock.now
         let registry = TransferRegistry()
         let interrupt = InterruptHandler { registry.cancelAll() }
         defer { interrupt.remove() }
-
-        var failures = 0
-        await withTaskGroup(of: Bool.self) { group in
+        var summary = RunSummary(verb: verb)
+        summary.failed = failedBefore
+        let moving = files.filter { $0.leave == nil }
+        if multi {
+            let sizes = moving.map(\.size)
+            output.report(
+                .begin(files: files.count, bytes: sizes.contains(nil) ? nil : sizes.reduce(0) { $0 + ($1 ?? 0) }))
+        }
+        for file in files {
+            guard let why = file.leave else { continue }
+            output.report(
+                .left(
+                    LeftFile(
+                        label: file.label, source: file.source, destination: file.destination, size: file.size, why: why
+                    )))
+            switch why {
+            case .alreadyHere: summary.alreadyHere += 1
+            case .differs: summary.differs += 1
+            case .keptExisting: summary.kept += 1
+            }
+        }
+        await withTaskGroup(of: Result<TransferResult, FerryError>?.self) { group in
             var next = 0
             func launch() {
-                let item = items[next]
+                let file = moving[next]
                 next += 1
                 group.addTask {
-                    await runOne(item, command: command, reporter: reporter, registry: registry, interrupt: interrupt)
+                    await runOne(file, output: output, registry: registry, interrupt: interrupt)
                 }
             }
             // Keep more started than may run: the engine's per-host limit holds
@@ -36,21 +66,32 @@ enum TransferRunner {
             // Finished files wait for their group commit (Durability) outside
             // that limit; a window of only a few would leave the connections
             // idle while a flush runs, so small files get a wide one.
-            for _ in 0..<min(TransferRunner.window(jobs: jobs), items.count) { launch() }
-            for await ok in group {
-                if !ok { failures += 1 }
-                if next < items.count && !interrupt.fired { launch() }
+            for _ in 0..<min(TransferRunner.window(jobs: jobs), moving.count) { launch() }
+            for await outcome in group {
+                switch outcome {
+                case .success(let r)?:
+                    if r.skipped {
+                        summary.kept += 1
+                    } else {
+                        summary.transferred += 1
+                        summary.bytes += r.bytesTransferred
+                    }
+                case .failure?: summary.failed += 1
+                case nil: break
+                }
+                if next < moving.count && !interrupt.fired { launch() }
             }
         }
-        reporter.close()
+        summary.seconds = (ContinuousClock.now - started) / .seconds(1)
+        summary.interrupted = interrupt.fired
+        output.close()
+        if multi { output.report(.summary(summary)) }
         if interrupt.fired {
-            console.error("ferry \(command): interrupted; partial files kept, run the same command again to resume")
-            return 1
+            console.error(
+                "ferry \(command): interrupted; partial files (.part) kept: run the same command again to resume")
+            return CLI.interruptedExitCode
         }
-        if failures > 0 && items.count > 1 && mode != .json {
-            console.error("ferry \(command): \(failures) of \(items.count) transfers failed")
-        }
-        return failures == 0 ? 0 : 1
+        return summary.failed == 0 && summary.differs == 0 ? 0 : 1
     }
 
     /// How many transfers are started at once for `jobs` connections: enough that
@@ -63,23 +104,25 @@ enum TransferRunner {
         return max(jobs * 2 + 2, min(jobs + 256, files / 4))
     }
 
+    /// Runs one transfer; nil when Ctrl-C stopped it (not counted as a failure).
     private static func runOne(
-        _ item: TransferItem, command: String, reporter: ProgressReporter, registry: TransferRegistry,
-        interrupt: InterruptHandler
-    ) async -> Bool {
-        if interrupt.fired { return false }
-        let transfer = item.start()
+        _ file: PlannedFile, output: any CommandOutput, registry: TransferRegistry, interrupt: InterruptHandler
+    ) async -> Result<TransferResult, FerryError>? {
+        if interrupt.fired { return nil }
+        let transfer = file.start()
         registry.add(transfer)
-        reporter.add(transfer, label: item.label)
+        output.report(.started(transfer, label: file.label))
         let outcome: Result<TransferResult, FerryError>
         do throws(FerryError) {
-            outcome = .success(try await transfer.result)
+            let result = try await transfer.result
+            file.completed(result)
+            outcome = .success(result)
         } catch {
             outcome = .failure(error)
         }
         registry.remove(transfer)
-        reporter.finish(transfer, label: item.label, result: outcome)
-        if case .failure = outcome { return false }
-        return true
+        if case .failure(let e) = outcome, e.code == .cancelled, interrupt.fired { return nil }
+        output.report(.finished(transfer, label: file.label, result: outcome))
+        return outcome
     }
 }

@@ -7,7 +7,7 @@ import Foundation
 #endif
 
 extension CardHandler {
-    /// `GET /command.cgi?op=N&...`: every operation of FLASHAIR.md; 400 for an
+    /// `GET /command.cgi?op=N&...`: every operation of docs/FLASHAIR.md; 400 for an
     /// unknown one or one this firmware version lacks.
     func command(_ request: HTTPRequest) -> HTTPResponse {
         guard let opText = request.query("op"), let op = Int(opText), configuration.hasOperation(op) else {

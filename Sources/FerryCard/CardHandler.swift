@@ -8,7 +8,7 @@ import Synchronization
 #endif
 
 /// Answers every request of `ferry card`: `command.cgi`, `upload.cgi`,
-/// `thumbnail.cgi`, `config.cgi`, and plain file downloads, as FLASHAIR.md
+/// `thumbnail.cgi`, `config.cgi`, and plain file downloads, as docs/FLASHAIR.md
 /// describes a real card.
 ///
 /// Shared by the server's connection threads; its mutable state (upload folder,

@@ -5,7 +5,7 @@ import Foundation
 /// `ferry card`: serves a local folder as a Toshiba FlashAir card, so Ferry's
 /// own client, tests, demos and third-party FlashAir tools can work without one.
 ///
-/// It speaks the card's HTTP API as FLASHAIR.md describes it: every
+/// It speaks the card's HTTP API as docs/FLASHAIR.md describes it: every
 /// `command.cgi` operation, `upload.cgi` (WRITEPROTECT, UPDIR, FTIME, multipart
 /// POST, DEL), `thumbnail.cgi`, `config.cgi`, and plain downloads with `Range`.
 /// FAT attributes and dates come from the files (dates in local time). The

@@ -19,6 +19,7 @@ public final class FaultProxy: Sendable {
         var cuts = 0
         var rng: UInt64
         var stopped = false
+        var bytesFromServer = 0
     }
     private let state: Mutex<State>
     private let upstreamPort: Int
@@ -56,6 +57,8 @@ public final class FaultProxy: Sendable {
     public var maxConcurrentConnections: Int { state.withLock { $0.maxOpen } }
     /// Connections accepted so far.
     public var connectionCount: Int { state.withLock { $0.connections } }
+    /// Bytes the server sent to clients so far (what a test proves "nothing transferred" with).
+    public var bytesFromServer: Int { state.withLock { $0.bytesFromServer } }
     /// Connections cut on purpose so far.
     public var cutCount: Int { state.withLock { $0.cuts } }
 
@@ -112,6 +115,7 @@ public final class FaultProxy: Sendable {
             }
             if count > 0 && write(client, buf, count) != count { break }
             sent += count
+            state.withLock { $0.bytesFromServer += count }
             if cut {
                 state.withLock { $0.cuts += 1 }
                 // RST instead of FIN: SO_LINGER with zero timeout.

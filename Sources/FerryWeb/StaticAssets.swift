@@ -11,10 +11,25 @@ struct StaticAssets: Sendable {
     let folder: String
     private let files: Set<String>
 
-    init() {
-        let folder = Bundle.module.resourceURL?.appendingPathComponent("Web").path ?? "Web"
+    init(folder: String = StaticAssets.locateFolder()) {
         self.folder = folder
         files = Set((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+    }
+
+    /// Where the page's files are: `PREFIX/share/ferry/Web` for an installed
+    /// `PREFIX/bin/ferry` (the Debian package's /usr/share/ferry/Web, as Debian keeps
+    /// architecture-independent data), else SwiftPM's resource bundle, which it
+    /// looks for next to the executable and then in the build folder.
+    static func locateFolder(executable: String? = Bundle.main.executablePath) -> String {
+        if let executable, let installed = installedFolder(executable: executable) { return installed }
+        return Bundle.module.resourceURL?.appendingPathComponent("Web").path ?? "Web"
+    }
+
+    /// `PREFIX/share/ferry/Web` for `PREFIX/bin/ferry` (symbolic links followed), when it holds the page.
+    static func installedFolder(executable: String) -> String? {
+        let bin = URL(fileURLWithPath: executable).resolvingSymlinksInPath().deletingLastPathComponent()
+        let folder = bin.deletingLastPathComponent().appendingPathComponent("share/ferry/Web").path
+        return FileManager.default.fileExists(atPath: folder + "/index.html") ? folder : nil
     }
 
     /// The Content-Security-Policy of the page: only its own scripts and styles.

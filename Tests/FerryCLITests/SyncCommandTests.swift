@@ -223,7 +223,7 @@ struct SyncCommandTests {
         while (Self.size(part) ?? 0) < 1_000_000 && Date() < deadline { usleep(20_000) }
         first.signal(SIGINT)  // Ctrl-C
         first.process.waitWithoutRunLoop()
-        #expect(first.process.terminationStatus == 1)
+        #expect(first.process.terminationStatus == 130)
         #expect(first.log.contains("partial files kept"), "\(first.log)")
         let kept = Self.size(part) ?? 0
         #expect(kept >= 1_000_000 && kept < 3_000_000)

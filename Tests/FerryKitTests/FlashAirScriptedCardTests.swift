@@ -5,7 +5,7 @@ import Testing
 
 @testable import FerryKit
 
-/// A scripted card: fixed awkward listings from FLASHAIR.md, files in memory, and
+/// A scripted card: fixed awkward listings from docs/FLASHAIR.md, files in memory, and
 /// upload.cgi that records what it was told. One connection at a time (the
 /// scripted server serves connections one after another), and a FaultProxy in
 /// front to count how many the client opened at once.

@@ -87,6 +87,10 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
     public var detail: String?
     /// Whether retrying later may succeed (connection reset, timeout, 5xx, 421).
     public var isTransient: Bool
+    /// What the caller can do about it, when there is a choice to make
+    /// (`destinationExists`: replace or keep). An app offers it as buttons, the
+    /// command line as its options; ``description`` says it in plain words.
+    public var recovery: Recovery?
     /// The connection was refused outright (nothing listening), as opposed to
     /// one that was reset, cut or answered with nothing: the download driver
     /// gives up at once on a refusal before the first byte and retries the rest.
@@ -95,7 +99,7 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
     /// Creates an error.
     public init(
         _ code: Code, operation: String? = nil, target: String? = nil, serverCode: Int? = nil,
-        serverText: String? = nil, detail: String? = nil, isTransient: Bool = false
+        serverText: String? = nil, detail: String? = nil, isTransient: Bool = false, recovery: Recovery? = nil
     ) {
         self.code = code
         self.operation = operation
@@ -104,6 +108,7 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         self.serverText = serverText
         self.detail = detail
         self.isTransient = isTransient
+        self.recovery = recovery
     }
 
     /// One line for a person: "download http://host/a.bin: 404 Not Found".
@@ -121,13 +126,33 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         } else {
             reason = code.description
         }
-        if let detail, !detail.isEmpty { reason += " (\(detail))" }
+        let notes = [detail, recovery?.description].compactMap { $0 }.filter { !$0.isEmpty }
+        if !notes.isEmpty { reason += " (" + notes.joined(separator: "; ") + ")" }
         if head.isEmpty { return reason }
         head += ": " + reason
         return head
     }
 
     public var errorDescription: String? { description }
+
+    /// A choice the caller can make about an error, independent of any user
+    /// interface: the command line turns it into its options, an app into buttons.
+    public enum Recovery: String, Sendable, Hashable, CustomStringConvertible {
+        /// The destination exists: replace it, or keep it and go on.
+        case replaceOrKeep
+        /// The server's certificate did not verify: trust the CA that issued it,
+        /// or skip verification (only for a server you know).
+        case trustCertificateOrSkipVerification
+
+        /// The choice in plain words.
+        public var description: String {
+            switch self {
+            case .replaceOrKeep: "replace it or keep it"
+            case .trustCertificateOrSkipVerification:
+                "trust the CA that issued it, or skip verification only for a server you know"
+            }
+        }
+    }
 
     /// Returns a copy with the operation and target filled in where they were missing.
     public func context(operation: String? = nil, target: String? = nil) -> FerryError {

@@ -56,6 +56,12 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         func invalid(_ why: String) -> FerryError {
             FerryError(.invalidURL, target: RemoteURL.redact(text), detail: why)
         }
+        // `flashair:PATH` and `flashair:///PATH`: the card in its own access-point
+        // mode, which names itself `flashair` (the default of every FlashAir tool).
+        if let rest = RemoteURL.defaultCardPath(text) {
+            try self.init(parsing: "flashair://" + RemoteURL.defaultCardHost + rest)
+            return
+        }
         guard let schemeEnd = RemoteURL.schemeSeparator(in: text) else {
             // A local path.
             guard !text.isEmpty else { throw invalid("empty") }
@@ -78,13 +84,13 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         var rest = Substring(text[schemeEnd.upperBound...])
         var query: String?
         if scheme == .http || scheme == .https {
-            if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
-            if let q = rest.firstIndex(of: "?") {
-                query = String(rest[rest.index(after: q)...])
+            if let hash = rest.utf8.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
+            if let q = rest.utf8.firstIndex(of: UInt8(ascii: "?")) {
+                query = String(rest[rest.utf8.index(after: q)...])
                 rest = rest[..<q]
             }
         }
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authorityEnd = rest.utf8.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
         var authority = rest[..<authorityEnd]
         let rawPath = rest[authorityEnd...]
         if scheme == .file {
@@ -99,7 +105,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         }
         var user: String?
         var password: String?
-        if let at = authority.lastIndex(of: "@") {
+        if let at = authority.utf8.lastIndex(of: UInt8(ascii: "@")) {
             let info = authority[..<at]
             authority = authority[authority.index(after: at)...]
             if let colon = info.firstIndex(of: ":") {
@@ -129,18 +135,20 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             } else if !after.isEmpty {
                 throw invalid("junk after ]")
             }
-        } else if let colon = authority.lastIndex(of: ":") {
+        } else if let colon = authority.utf8.lastIndex(of: UInt8(ascii: ":")) {
             host = authority[..<colon]
             portText = authority[authority.index(after: colon)...]
-            guard !host.contains(":") else { throw invalid("an IPv6 address needs brackets, as in ftp://[::1]:21/") }
+            guard !host.utf8.contains(UInt8(ascii: ":")) else {
+                throw invalid("an IPv6 address needs brackets, as in ftp://[::1]:21/")
+            }
         } else {
             host = authority
         }
         guard !host.isEmpty else { throw invalid("missing host") }
+        // ASCII names are checked byte by byte; others (IDN) by their letters.
         guard
-            host.allSatisfy({
-                $0.isLetter || $0.isNumber || "-._:~%".contains($0)
-            })
+            host.utf8.allSatisfy({ RemoteURL.hostByte.contains($0) })
+                || host.allSatisfy({ $0.isLetter || $0.isNumber || "-._:~%".contains($0) })
         else { throw invalid("bad character in host") }
         var port: Int?
         if let portText {
@@ -162,7 +170,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             path = String(decoding: bytes, as: UTF8.self)
         }
         guard let path else { throw invalid("bad percent-escape in path") }
-        guard !path.contains("\0") else { throw invalid("NUL in path") }
+        guard !path.utf8.contains(0) else { throw invalid("NUL in path") }
         self.init(
             scheme: scheme, host: String(host), port: port, user: user, password: password,
             path: path, query: query)
@@ -181,8 +189,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         let decoded = pieces.map { percentDecodeBytes($0) ?? [] }
         guard pieces.count > 1 || decoded.contains(where: { String(validating: $0, as: UTF8.self) == nil })
         else { return nil }
-        let allowed = unreserved.union("/".utf8)
-        return decoded.map { percentEncode(bytes: $0, allowed: allowed) }.joined(separator: "%2F")
+        return decoded.map { percentEncode(bytes: $0, allowed: pathSegmentOrSlash) }.joined(separator: "%2F")
     }
 
     /// `text` cut at every `%2F` (either case).
@@ -255,7 +262,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// replaces the scheme (flashair -> http). No user info: credentials go separately.
     func wireURL(scheme overrideScheme: String? = nil) -> String {
         var s = (overrideScheme ?? scheme.rawValue) + "://"
-        s += host.contains(":") ? "[\(host)]" : host
+        s += host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         if let port { s += ":\(port)" }
         s += escapedPath ?? RemoteURL.percentEncodePath(path)
         if let query { s += "?" + query }
@@ -270,7 +277,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             if let shown { s += ":" + shown }
             s += "@"
         }
-        s += host.contains(":") ? "[\(host)]" : host
+        s += host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         if let port { s += ":\(port)" }
         s += escapedPath ?? RemoteURL.percentEncodePath(path)
         if let query { s += "?" + query }
@@ -278,6 +285,19 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The range of the first `://` (plain scanning, no Foundation: runs per URL).
+    /// The host name a FlashAir card answers to on its own access point.
+    public static let defaultCardHost = "flashair"
+
+    /// The path of `flashair:PATH` or `flashair:///PATH` (nil for any other text).
+    static func defaultCardPath(_ text: String) -> String? {
+        let prefix = "flashair:"
+        guard text.utf8.count >= prefix.utf8.count, text.lowercased().hasPrefix(prefix) else { return nil }
+        let rest = text.dropFirst(prefix.count)
+        if rest.hasPrefix("///") { return String(rest.dropFirst(2)) }
+        if rest.hasPrefix("//") { return nil }
+        return rest.hasPrefix("/") ? String(rest) : "/" + rest
+    }
+
     static func schemeSeparator(in text: String) -> Range<String.Index>? {
         let u = text.utf8
         var i = u.startIndex
@@ -311,36 +331,37 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         return String(text[..<colon]) + ":***" + String(text[at...])
     }
 
-    static let unreserved = Set(
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
-    static let pathAllowed = unreserved.union("/!$&'()*+;=:@".utf8)
+    static let unreserved = ByteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    static let pathSegmentOrSlash = unreserved.adding("/")
+    /// Bytes of a host name written in ASCII.
+    static let hostByte = unreserved.adding(":%")
 
     /// Percent-encodes everything but unreserved characters and `/` (commas, `#`,
     /// `%`, spaces and non-ASCII letters are escaped).
     static func percentEncodePath(_ path: String) -> String {
-        percentEncode(path, allowed: unreserved.union("/".utf8))
+        percentEncode(path, allowed: pathSegmentOrSlash)
     }
 
-    static func percentEncode(_ text: String, allowed: Set<UInt8>) -> String {
-        percentEncode(bytes: text.utf8, allowed: allowed)
+    static func percentEncode(_ text: String, allowed: ByteSet) -> String {
+        // Most names need no escape: keep the string as it is.
+        if text.utf8.allSatisfy({ allowed.contains($0) }) { return text }
+        return percentEncode(bytes: text.utf8, allowed: allowed)
     }
 
-    static func percentEncode<C: Collection<UInt8>>(bytes input: C, allowed: Set<UInt8>) -> String {
-        var out = ""
-        out.reserveCapacity(input.count)
-        let hex = Array("0123456789ABCDEF".utf8)
+    static func percentEncode<C: Collection<UInt8>>(bytes input: C, allowed: ByteSet) -> String {
+        let hex: StaticString = "0123456789ABCDEF"
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(input.count * 3)
         for b in input {
             if allowed.contains(b) {
                 bytes.append(b)
             } else {
                 bytes.append(UInt8(ascii: "%"))
-                bytes.append(hex[Int(b >> 4)])
-                bytes.append(hex[Int(b & 0xF)])
+                bytes.append(hex.utf8Start[Int(b >> 4)])
+                bytes.append(hex.utf8Start[Int(b & 0xF)])
             }
         }
-        out = String(decoding: bytes, as: UTF8.self)
-        return out
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Decodes `%XX` escapes (a `+` stays a `+`); nil for a malformed escape or
@@ -376,5 +397,42 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             }
         }
         return out
+    }
+}
+
+/// A set of bytes as a 256-bit map: membership is two instructions, where a
+/// `Set<UInt8>` hashes every byte (URL rendering ran per request).
+struct ByteSet: Sendable {
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    init(_ members: String) {
+        for b in members.utf8 { insert(b) }
+    }
+
+    func adding(_ more: String) -> ByteSet {
+        var copy = self
+        for b in more.utf8 { copy.insert(b) }
+        return copy
+    }
+
+    private mutating func insert(_ b: UInt8) {
+        let bit = UInt64(1) << UInt64(b & 63)
+        switch b >> 6 {
+        case 0: words.0 |= bit
+        case 1: words.1 |= bit
+        case 2: words.2 |= bit
+        default: words.3 |= bit
+        }
+    }
+
+    func contains(_ b: UInt8) -> Bool {
+        let word: UInt64
+        switch b >> 6 {
+        case 0: word = words.0
+        case 1: word = words.1
+        case 2: word = words.2
+        default: word = words.3
+        }
+        return word & (UInt64(1) << UInt64(b & 63)) != 0
     }
 }

@@ -148,8 +148,7 @@ enum DownloadDriver {
             switch options.overwrite {
             case .fail:
                 throw FerryError(
-                    .destinationExists, operation: "download", target: destination,
-                    detail: "use --overwrite to replace it")
+                    .destinationExists, operation: "download", target: destination, recovery: .replaceOrKeep)
             case .skip:
                 let size = LocalFile.size(atPath: destination) ?? 0
                 return TransferResult(

@@ -126,7 +126,7 @@ enum LocalFile {
             if e == EEXIST {
                 throw FerryError(
                     .destinationExists, operation: "rename", target: to,
-                    detail: "appeared while downloading; use --overwrite to replace it")
+                    detail: "appeared while downloading", recovery: .replaceOrKeep)
             }
             throw FerryError.posix(e, operation: "rename", path: to)
         }

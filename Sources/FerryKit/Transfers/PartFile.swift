@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// Where a download's bytes live until they are verified: `NAME.part` plus its
-/// journal `NAME.part.journal` (see DESIGN.md, "Transfers: the contract").
+/// journal `NAME.part.journal` (see docs/DESIGN.md, "Transfers: the contract").
 ///
 /// Bytes are gathered in one bounded buffer (`bufferSize`) and written in large
 /// chunks; a `kill -9` loses at most that buffer, which the next run fetches again.
@@ -284,7 +284,7 @@ final class PartFile: @unchecked Sendable {
             } catch  where error.code == .destinationExists {
                 throw FerryError(
                     .destinationExists, operation: "rename", target: destination,
-                    detail: "appeared while downloading; use --overwrite to replace it")
+                    detail: "appeared while downloading", recovery: .replaceOrKeep)
             }
             close()
             return length

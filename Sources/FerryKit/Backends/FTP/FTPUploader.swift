@@ -5,7 +5,7 @@ import Foundation
     import Glibc
 #endif
 
-/// Drives one FTP upload (DESIGN.md, "Transfers: the contract"):
+/// Drives one FTP upload (docs/DESIGN.md, "Transfers: the contract"):
 ///
 /// 1. The overwrite policy decides first (`stat` of the destination).
 /// 2. The bytes go to `.NAME.ferry-part` beside the destination, so the final
@@ -64,7 +64,7 @@ struct FTPUploader: Sendable {
             case .fail:
                 throw FerryError(
                     .destinationExists, operation: "upload", target: display,
-                    detail: "use --overwrite to replace it or --skip-existing to keep it")
+                    recovery: .replaceOrKeep)
             case .skip:
                 return TransferResult(
                     source: source, destination: display, size: existing.size ?? 0, bytesTransferred: 0,

@@ -52,7 +52,7 @@ struct FlashAirUpload: Sendable {
             switch options.overwrite {
             case .fail:
                 throw FerryError(
-                    .destinationExists, operation: "upload", target: shown, detail: "use --overwrite to replace it")
+                    .destinationExists, operation: "upload", target: shown, recovery: .replaceOrKeep)
             case .skip:
                 return TransferResult(
                     source: source, destination: shown, size: before.size ?? 0, bytesTransferred: 0, skipped: true,

@@ -138,7 +138,7 @@ enum LocalCopy {
             switch overwrite {
             case .fail:
                 throw FerryError(
-                    .destinationExists, operation: "copy", target: destination, detail: "use --overwrite to replace it")
+                    .destinationExists, operation: "copy", target: destination, recovery: .replaceOrKeep)
             case .skip:
                 return TransferResult(
                     source: source, destination: destination, size: LocalFile.size(atPath: destination) ?? 0,

@@ -20,7 +20,8 @@ extension FerryError {
         case .peerFailedVerification:
             e = FerryError(
                 .tls, serverText: text,
-                detail: "the server's certificate is not trusted; use --insecure only for a server you know")
+                detail: "the server's certificate is not trusted",
+                recovery: .trustCertificateOrSkipVerification)
         case .sslConnectError, .useSSLFailed:
             e = FerryError(.tls, serverText: text, isTransient: code == .sslConnectError)
         case .loginDenied:

@@ -43,6 +43,9 @@ class CurlJob: @unchecked Sendable {
     /// once but may not say so: the engine then drives it again before it waits
     /// (see `followFTP`). Cleared by the engine.
     var performAgain = false
+    /// The engine's number for `hostKey` (engine thread only), set when the job
+    /// arrives: the admission loop compares integers instead of hashing strings.
+    var hostSlot = -1
 
     /// - Parameter tlsSessionCache: `.ftpShare` for FTPS (`FTPEndpoint.tlsSessionCache`).
     init(hostKey: String, tlsSessionCache: TLSSessionCache = .own) {

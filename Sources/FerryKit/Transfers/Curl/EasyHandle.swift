@@ -47,7 +47,7 @@ private func easyHandlePool(_ cache: TLSSessionCache) -> ReusePool<UnsafeMutable
 /// Owns one libcurl easy handle and the C memory its options point to.
 ///
 /// Confined to one thread at a time: built by the submitter, then used only on
-/// the engine thread while the transfer runs (STYLE.md, corelibs-foundation `EasyHandle`).
+/// the engine thread while the transfer runs (corelibs-foundation `EasyHandle`).
 final class EasyHandle {
     let raw: UnsafeMutableRawPointer
     let tlsSessionCache: TLSSessionCache

@@ -1,0 +1,50 @@
+import FerryKit
+import Foundation
+
+/// Options every command that talks to a server accepts.
+enum ConnectionKeys {
+    static let insecure = Flag("insecure", short: "k", help: "accept TLS certificates that do not verify")
+    static let connections = ValueOption("connections", help: "connections to this server at once", valueName: "N")
+}
+
+/// The connection options as declared in a command's spec.
+let connectionOptions: [any OptionKey] = [ConnectionKeys.insecure, ConnectionKeys.connections]
+
+/// Options of the commands that move files (`get`, `put`).
+enum TransferKeys {
+    static let jobs = ValueOption("jobs", short: "j", help: "transfers at once (default 4)", valueName: "N")
+    static let retries = ValueOption(
+        "retries", help: "failed tries in a row before giving up (default 5)", valueName: "N")
+    static let json = Flag("json", help: "print JSON lines of progress and results")
+}
+
+/// The one place a command's connection options are built.
+func connectionSettings(_ args: ParsedArguments) throws -> ConnectionOptions {
+    var options = ConnectionOptions(verifyTLS: !args.has(ConnectionKeys.insecure))
+    if args.value(ConnectionKeys.connections) != nil {
+        options.maxConnections = try args.int(ConnectionKeys.connections, default: 1, in: 1...64)
+    }
+    return options
+}
+
+/// Opens the file system a URL names, with the command's connection options.
+func openFileSystem(_ url: RemoteURL, _ args: ParsedArguments) throws -> any RemoteFileSystem {
+    try Ferry.fileSystem(for: url, options: connectionSettings(args))
+}
+
+/// A remote URL argument (a local path is refused: these commands act on servers).
+func remoteURL(_ text: String, for command: String) throws -> RemoteURL {
+    let u = try RemoteURL(parsing: text)
+    if u.scheme == .file {
+        throw UsageError(
+            message: "'\(command)' wants a remote URL (flashair://, ftp://, ...), not the local path \(text)")
+    }
+    return u
+}
+
+/// What a transfer waiting for its source's only connection is shown as.
+func waitingText(for url: RemoteURL, connections: Int?) -> String? {
+    if url.scheme == .flashair { return "waiting for the card (1 connection)" }
+    if let n = connections { return "waiting for the server (\(n) connection\(n == 1 ? "" : "s"))" }
+    return nil
+}

@@ -1,0 +1,148 @@
+import FerryKit
+import Foundation
+
+/// Where each file of a `get` goes, and whether it needs transferring at all.
+struct GetPlanner {
+    let output: String?
+    let recursive: Bool
+    let includeHidden: Bool
+    let only: Set<String>?
+    let options: DownloadOptions
+    let args: ParsedArguments
+    let out: any CommandOutput
+    private(set) var files: [PlannedFile] = []
+    /// More than one file may move: the run ends with a summary.
+    private(set) var multi = false
+    private var seen: Set<String> = []
+
+    init(
+        output: String?, recursive: Bool, includeHidden: Bool, only: Set<String>?, options: DownloadOptions,
+        args: ParsedArguments, out: any CommandOutput
+    ) {
+        self.output = output
+        self.recursive = recursive
+        self.includeHidden = includeHidden
+        self.only = only
+        self.options = options
+        self.args = args
+        self.out = out
+    }
+
+    /// Plans every URL; returns how many could not be planned (reported already).
+    mutating func plan(_ urls: [RemoteURL]) async throws -> Int {
+        let intoFolder = output.map { $0.hasSuffix("/") || GetCommand.isDirectory($0) || urls.count > 1 } ?? true
+        let base = output ?? "."
+        if output != nil && intoFolder { try GetCommand.makeLocalFolder(base) }
+        multi = urls.count > 1
+        var failed = 0
+        for url in urls {
+            let fs = try openFileSystem(url, args)
+            let matched: [RemoteEntry]?
+            do {
+                matched = try await Glob.expand(url, in: fs, includeHidden: includeHidden)
+            } catch let e as FerryError {
+                out.report(.failed(e))
+                failed += 1
+                continue
+            }
+            if let matched {
+                multi = true
+                // Every match goes into the folder -o names, as `cp *.jpg DIR` does.
+                if output != nil { try GetCommand.makeLocalFolder(base) }
+                for entry in matched {
+                    try await add(url.with(path: entry.path), entry: entry, fs: fs, base: base, intoFolder: true)
+                }
+                continue
+            }
+            // A URL ending in `/` names a folder (or a web page); anything else is asked about once.
+            var entry: RemoteEntry?
+            // A web URL with a query names a page the path alone may not: no HEAD for it.
+            let web = url.scheme == .http || url.scheme == .https
+            if !(web && (url.isFolderPath || url.query != nil)) {
+                do {
+                    entry = try await fs.stat(url.path)
+                } catch let e as FerryError
+                    where [.notFound, .connectionFailed, .authenticationFailed].contains(e.code)
+                {
+                    out.report(.failed(ListCommand.notACard(e.context(operation: "get", target: url.redacted), url)))
+                    failed += 1
+                    continue
+                } catch {
+                    entry = nil  // the download itself will say
+                }
+            }
+            let isFolder = entry?.isDirectory ?? (url.isFolderPath && url.scheme != .http && url.scheme != .https)
+            if isFolder && !recursive {
+                throw UsageError(message: "\(GetPlanner.folderName(url)) is a folder; use -r to download it")
+            }
+            try await add(url, entry: entry, fs: fs, base: base, intoFolder: intoFolder, single: urls.count == 1)
+        }
+        return failed
+    }
+
+    private mutating func add(
+        _ url: RemoteURL, entry: RemoteEntry?, fs: any RemoteFileSystem, base: String, intoFolder: Bool,
+        single: Bool = false
+    ) async throws {
+        if let entry, entry.isDirectory {
+            guard recursive else {
+                out.report(.notice("ferry get: \(entry.name) is a folder; use -r (left out)", json: [:]))
+                return
+            }
+            multi = true
+            let root = output != nil && single ? base : localJoin(base, GetPlanner.folderName(url))
+            let tree = try await fs.walk(url.path, includeHidden: includeHidden)
+            try GetCommand.makeLocalFolder(root)
+            let prefix = url.path.hasSuffix("/") ? url.path : url.path + "/"
+            for folder in tree.folders {
+                try GetCommand.makeLocalFolder(localJoin(root, String(folder.path.dropFirst(prefix.count))))
+            }
+            for file in tree.files where file.path.hasPrefix(prefix) {
+                if let only {
+                    var filter = SyncOptions()
+                    filter.extensions = only
+                    if !filter.accepts(name: file.name) { continue }
+                }
+                let relative = String(file.path.dropFirst(prefix.count))
+                try addFile(url.with(path: file.path), entry: file, fs: fs, destination: localJoin(root, relative))
+            }
+            return
+        }
+        let name = GetPlanner.fileName(url)
+        let destination = intoFolder ? localJoin(base, name) : base
+        try addFile(url, entry: entry, fs: fs, destination: output == nil ? name : destination)
+    }
+
+    private mutating func addFile(
+        _ url: RemoteURL, entry: RemoteEntry?, fs: any RemoteFileSystem, destination: String
+    ) throws {
+        guard seen.insert(destination).inserted else {
+            throw UsageError(
+                message: "two files would both be saved as \(destination); download them separately with -o")
+        }
+        let leave = entry.flatMap { LeftFile.why(ExistingFile.download($0, to: destination), options.overwrite) }
+        let opts = options
+        files.append(
+            PlannedFile(
+                label: localName(destination), source: url.redacted, destination: destination, size: entry?.size,
+                leave: leave,
+                start: {
+                    entry.map { fs.download($0, to: destination, options: opts) }
+                        ?? fs.download(url.path, to: destination, options: opts)
+                },
+                completed: { result in
+                    if let entry, !result.skipped { ExistingFile.stampModificationTime(destination, from: entry) }
+                }))
+    }
+
+    /// The local name of a file URL; a URL ending in `/` names a web page: index.html.
+    static func fileName(_ url: RemoteURL) -> String {
+        let n = url.isFolderPath ? "" : url.lastComponent
+        return n.isEmpty || n == "." || n == ".." ? "index.html" : n
+    }
+
+    static func folderName(_ url: RemoteURL) -> String {
+        let n = url.lastComponent
+        return n.isEmpty ? (url.host.isEmpty ? "download" : url.host) : n
+    }
+}

@@ -1,0 +1,47 @@
+import FerryKit
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Shell-style patterns (`*`, `?`, `[...]`) in the last component of a remote
+/// URL: matched against the folder's listing, never sent to the server.
+enum Glob {
+    /// Whether `name` holds a pattern character.
+    static func isPattern(_ name: String) -> Bool {
+        if name.contains(where: { $0 == "*" || $0 == "?" }) { return true }
+        // A bracket is a pattern only when closed: `[2J` alone is part of a name.
+        guard let open = name.firstIndex(of: "[") else { return false }
+        return name[name.index(after: open)...].dropFirst().contains("]")
+    }
+
+    /// Whether `name` matches `pattern`, as a shell matches (a leading dot only by a leading dot).
+    static func matches(_ pattern: String, _ name: String) -> Bool {
+        fnmatch(pattern, name, FNM_PERIOD) == 0
+    }
+
+    /// The entries of the URL's folder whose names match its last component, by
+    /// name; nil when the last component is no pattern. No match is `notFound`.
+    static func expand(_ url: RemoteURL, in fs: any RemoteFileSystem, includeHidden: Bool = false) async throws
+        -> [RemoteEntry]?
+    {
+        let path = url.path
+        guard !path.hasSuffix("/"), let slash = path.lastIndex(of: "/") else { return nil }
+        let pattern = String(path[path.index(after: slash)...])
+        guard isPattern(pattern) else { return nil }
+        let folder = remoteParent(path)
+        guard !isPattern(folder) else {
+            throw UsageError(message: "patterns work in the last part of a path only, not in \(folder)")
+        }
+        let entries = try await fs.list(folder)
+            .filter { (includeHidden || !$0.isHidden) && matches(pattern, $0.name) }
+            .sorted { $0.name < $1.name }
+        guard !entries.isEmpty else {
+            throw FerryError(
+                .notFound, operation: "match", target: url.with(path: folder).redacted,
+                detail: "no name matches \(pattern)")
+        }
+        return entries
+    }
+}

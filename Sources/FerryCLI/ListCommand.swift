@@ -1,0 +1,148 @@
+import FerryKit
+import Foundation
+
+/// `ferry ls URL [-l [-h]] [--json] [--all]`
+enum ListCommand: Command {
+    enum Keys {
+        static let json = Flag("json", help: "print one JSON array")
+        static let all = Flag("all", short: "a", help: "include hidden and system entries")
+        static let long = Flag("long", short: "l", help: "type, size, date and name in aligned columns")
+        static let human = Flag("human-readable", short: "h", help: "with -l, sizes as 1.2 MB")
+    }
+
+    static let spec = CommandSpec(
+        name: "ls", summary: "list one folder (or one file)",
+        usage: "ferry ls URL [-l [-h]] [--json] [--all]",
+        options: [Keys.json, Keys.all, Keys.long, Keys.human] + connectionOptions,
+        minPositionals: 1, maxPositionals: 1,
+        details: """
+            Folders come first, then files, each sorted by name. A file's URL lists that
+            file; a pattern (*, ?, [...]) in the last part of the URL lists the matching
+            entries. Without -l, each line is "TYPE SIZE DATE  NAME" with the size right-aligned
+            in 12 columns, a stable format for scripts; -l aligns the columns to the widest
+            entry and -h shows sizes for people. --json prints one array.
+            """)
+
+    struct JSONEntry: Encodable {
+        var name: String
+        var path: String
+        var type: String
+        var size: Int64?
+        var modified: String?
+        var hidden: Bool
+        var readOnly: Bool
+        var target: String?
+
+        enum CodingKeys: String, CodingKey { case name, path, type, size, modified, hidden, readOnly, target }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(name, forKey: .name)
+            try c.encode(path, forKey: .path)
+            try c.encode(type, forKey: .type)
+            // size and modified are always present, null when unknown.
+            try c.encode(size, forKey: .size)
+            try c.encode(modified, forKey: .modified)
+            try c.encode(hidden, forKey: .hidden)
+            try c.encode(readOnly, forKey: .readOnly)
+            try c.encodeIfPresent(target, forKey: .target)
+        }
+    }
+
+    static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
+        let url = try remoteURL(args.positionals[0], for: "ls")
+        let fs = try openFileSystem(url, args)
+        let listed: [RemoteEntry]
+        var shown = url.redacted
+        if let matches = try await Glob.expand(url, in: fs, includeHidden: args.has(Keys.all)) {
+            listed = matches
+            shown = "\(url.with(path: remoteParent(url.path)).redacted) matching \(localName(url.path))"
+        } else {
+            listed = try await list(fs, url)
+        }
+        let entries =
+            listed
+            .filter { args.has(Keys.all) || !$0.isHidden }
+            .sorted { ($0.isDirectory ? 0 : 1, $0.name) < ($1.isDirectory ? 0 : 1, $1.name) }
+        if args.has(Keys.json) {
+            let rows = entries.map {
+                JSONEntry(
+                    name: $0.name, path: $0.path, type: $0.kind.rawValue, size: $0.size, modified: $0.modified?.iso8601,
+                    hidden: $0.isHidden, readOnly: $0.isReadOnly, target: $0.symlinkTarget)
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
+            console.out(String(decoding: try encoder.encode(rows), as: UTF8.self) + "\n")
+            return 0
+        }
+        console.show(
+            args.has(Keys.long) ? longListing(entries, human: args.has(Keys.human)) : plainListing(entries))
+        if !args.has(CommonOptions.quiet) {
+            console.error("\(entries.count) item\(entries.count == 1 ? "" : "s") in \(shown)")
+        }
+        return 0
+    }
+
+    /// A folder's entries; for a file, that one file (as `ls FILE` does).
+    static func list(_ fs: any RemoteFileSystem, _ url: RemoteURL) async throws -> [RemoteEntry] {
+        do {
+            return try await fs.list(url.path)
+        } catch let listError as FerryError {
+            guard !url.isFolderPath, url.path != "/", [.notFound, .badListing].contains(listError.code)
+            else { throw notACard(listError, url) }
+            guard let entry = try? await fs.stat(url.path), !entry.isDirectory else { throw notACard(listError, url) }
+            return [entry]
+        }
+    }
+
+    /// A host that answers but has no command.cgi is no FlashAir card.
+    static func notACard(_ error: FerryError, _ url: RemoteURL) -> FerryError {
+        guard url.scheme == .flashair, error.code == .notFound, error.serverCode == 404 else { return error }
+        return InfoCommand.notACardError(url)
+    }
+
+    static func kind(_ e: RemoteEntry) -> String {
+        e.isDirectory ? "d" : e.kind == .symlink ? "l" : e.kind == .other ? "?" : "-"
+    }
+
+    static func date(_ e: RemoteEntry) -> String {
+        e.modified.map { t in
+            String(format: "%04d-%02d-%02d %02d:%02d", t.year, t.month, t.day, t.hour, t.minute)
+        } ?? "????-??-?? ??:??"
+    }
+
+    static func name(_ e: RemoteEntry) -> String {
+        var name = e.name + (e.isDirectory ? "/" : "")
+        if let target = e.symlinkTarget { name += " -> " + target }
+        return name
+    }
+
+    /// The format scripts read: unchanged since the first release.
+    static func plainListing(_ entries: [RemoteEntry]) -> String {
+        var text = ""
+        for e in entries {
+            let size = e.isDirectory ? "" : e.size.map { String($0) } ?? "?"
+            text += "\(kind(e)) \(size.leftPadded(to: 12)) \(date(e))  \(name(e))\n"
+        }
+        return text
+    }
+
+    /// `-l`: columns as wide as their widest entry; `-h`: sizes for people.
+    static func longListing(_ entries: [RemoteEntry], human: Bool) -> String {
+        let sizes = entries.map { e in
+            e.isDirectory ? "-" : e.size.map { human ? Format.bytes($0) : String($0) } ?? "?"
+        }
+        let width = sizes.map(\.count).max() ?? 1
+        var text = ""
+        for (e, size) in zip(entries, sizes) {
+            text += "\(kind(e))  \(size.leftPadded(to: width))  \(date(e))  \(name(e))\n"
+        }
+        return text
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

@@ -1,0 +1,135 @@
+import FerryKit
+import Foundation
+import Synchronization
+
+/// The rows a terminal shows while files move: running transfers, queued ones,
+/// and a total line with the size, speed and time left. Thread-safe.
+final class ProgressTable: Sendable {
+    private struct Row {
+        var label: String
+        var transfer: Transfer
+        var started: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var rows: [Int: Row] = [:]
+        var order: [Int] = []
+        var linesDrawn = 0
+        var doneFiles = 0
+        var doneBytes: Int64 = 0
+        var totalFiles = 0
+        var totalBytes: Int64?
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    let waitingText: String?
+
+    init(waitingText: String?) {
+        self.waitingText = waitingText
+    }
+
+    var closed: Bool {
+        get { state.withLock { $0.closed } }
+        set { state.withLock { $0.closed = newValue } }
+    }
+
+    var totalFiles: Int { state.withLock { $0.totalFiles } }
+
+    func begin(files: Int, bytes: Int64?) {
+        state.withLock {
+            $0.totalFiles = files
+            $0.totalBytes = bytes
+        }
+    }
+
+    func add(_ transfer: Transfer, label: String) {
+        state.withLock {
+            $0.rows[transfer.id] = Row(label: label, transfer: transfer, started: .now)
+            $0.order.append(transfer.id)
+        }
+    }
+
+    func finish(_ transfer: Transfer, bytes: Int64) {
+        state.withLock { s in
+            if s.rows.removeValue(forKey: transfer.id) != nil { s.order.removeAll { $0 == transfer.id } }
+            s.doneFiles += 1
+            s.doneBytes += bytes
+        }
+    }
+
+    /// A file that was not transferred counts as done.
+    func left() {
+        state.withLock { $0.doneFiles += 1 }
+    }
+
+    /// Returns the number of lines drawn last time and records `count` as the new one.
+    func takeLinesDrawn(_ count: Int) -> Int {
+        state.withLock { s in
+            defer { s.linesDrawn = count }
+            return s.linesDrawn
+        }
+    }
+
+    func lines(width: Int, now: ContinuousClock.Instant = .now) -> [String] {
+        let (rows, doneFiles, doneBytes, totalFiles, totalBytes) = state.withLock { s in
+            (s.order.compactMap { s.rows[$0] }, s.doneFiles, s.doneBytes, s.totalFiles, s.totalBytes)
+        }
+        let progress = rows.map { ($0, $0.transfer.currentProgress) }
+        let moving = progress.filter { $0.1.bytesDone > 0 || $0.1.bytesPerSecond > 0 }
+        let waiting = progress.filter { !($0.1.bytesDone > 0 || $0.1.bytesPerSecond > 0) }
+        var activeBytes: Int64 = 0
+        var speed = 0.0
+        for (_, p) in progress {
+            activeBytes += p.bytesDone
+            speed += p.bytesPerSecond
+        }
+        // Nothing moves for a second: the first waiting one waits for the source's connection.
+        let stalled =
+            moving.isEmpty && waitingText != nil
+            && (waiting.first.map { now - $0.0.started > .seconds(1) } ?? false)
+        var lines: [String] = []
+        for (row, p) in moving.prefix(8) {
+            lines.append(
+                ProgressTable.bar(label: row.label, progress: p, paused: row.transfer.state == .paused, width: width))
+        }
+        for (i, (row, _)) in waiting.prefix(max(0, 8 - lines.count)).enumerated() {
+            let text = i == 0 && stalled ? waitingText ?? "queued" : "queued"
+            lines.append(ProgressTable.name(row.label) + "  " + text)
+        }
+        if rows.count > 8 { lines.append("  ... and \(rows.count - 8) more") }
+        if totalFiles > 1 && !rows.isEmpty {
+            var total = "total: \(doneFiles)/\(totalFiles) files, \(Format.bytes(doneBytes + activeBytes))"
+            if let totalBytes { total += " of \(Format.bytes(totalBytes))" }
+            total += ", \(Format.rate(speed))"
+            if let totalBytes, speed > 0 {
+                let left = Double(max(0, totalBytes - doneBytes - activeBytes)) / speed
+                total += ", ETA \(Format.duration(.milliseconds(Int64(left * 1000))))"
+            }
+            lines.append(total)
+        }
+        return lines
+    }
+
+    static func name(_ label: String) -> String {
+        label.count > 28 ? "…" + label.suffix(27) : label.padding(toLength: 28, withPad: " ", startingAt: 0)
+    }
+
+    static func bar(label: String, progress p: TransferProgress, paused: Bool, width: Int) -> String {
+        let name = name(label)
+        var right = Format.bytes(p.bytesDone)
+        if let total = p.totalBytes { right += "/" + Format.bytes(total) }
+        right += paused ? "  paused" : "  " + Format.rate(p.bytesPerSecond)
+        if let eta = p.eta, !paused { right += "  ETA " + Format.duration(eta) }
+        let barWidth = max(10, min(40, width - name.count - right.count - 10))
+        var bar: String
+        if let f = p.fraction {
+            let filled = Int(f * Double(barWidth))
+            bar = String(repeating: "=", count: filled) + (filled < barWidth ? ">" : "")
+            bar = bar.padding(toLength: barWidth, withPad: " ", startingAt: 0)
+            return "\(name) \(String(format: "%3d", Int(f * 100)))% [\(bar)] \(right)"
+        }
+        // Size unknown: no fraction to draw, only bytes and speed.
+        return "\(name)      \(right)"
+    }
+}

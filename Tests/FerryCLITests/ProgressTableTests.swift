@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+
+@testable import FerryCLI
+@testable import FerryKit
+
+/// What the terminal shows while files wait and move (issue 16 item 3).
+@Suite struct ProgressTableTests {
+    @Test func queuedFilesSayQueuedAndTheTotalHasSizeAndETA() {
+        let table = ProgressTable(waitingText: "waiting for the card (1 connection)")
+        table.begin(files: 3, bytes: 3_000_000)
+        let moving = Transfer(source: "flashair://card/A.JPG", destination: "A.JPG")
+        let queued = Transfer(source: "flashair://card/B.JPG", destination: "B.JPG")
+        table.add(moving, label: "A.JPG")
+        table.add(queued, label: "B.JPG")
+        moving.report(bytesDone: 500_000, totalBytes: 1_000_000, force: true)
+        let lines = table.lines(width: 100, now: .now + .seconds(5))
+        #expect(lines.count == 3, "\(lines)")
+        #expect(lines[0].hasPrefix("A.JPG") && lines[0].contains("50%"), "\(lines)")
+        #expect(lines[1].hasPrefix("B.JPG") && lines[1].hasSuffix("  queued"), "\(lines)")
+        #expect(!lines.joined().contains("??"))
+        #expect(lines[2].hasPrefix("total: 0/3 files, 500 KB of 3.0 MB"), "\(lines)")
+    }
+
+    @Test func nothingMovingForASecondIsWaitingForTheSourcesConnection() {
+        let table = ProgressTable(waitingText: "waiting for the card (1 connection)")
+        table.begin(files: 2, bytes: nil)
+        let a = Transfer(source: "flashair://card/A.JPG", destination: "A.JPG")
+        let b = Transfer(source: "flashair://card/B.JPG", destination: "B.JPG")
+        table.add(a, label: "A.JPG")
+        table.add(b, label: "B.JPG")
+        #expect(table.lines(width: 100).prefix(2).allSatisfy { $0.hasSuffix("  queued") })
+        let later = table.lines(width: 100, now: .now + .seconds(2))
+        #expect(later[0].hasSuffix("  waiting for the card (1 connection)"), "\(later)")
+        #expect(later[1].hasSuffix("  queued"), "\(later)")
+        #expect(later[2] == "total: 0/2 files, 0 B, 0 B/s", "\(later)")
+    }
+}

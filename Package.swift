@@ -83,6 +83,13 @@ let package = Package(
             name: "ferry",
             dependencies: ["FerryCLI"]
         ),
+        // Examples/: one small program per job FerryKit is for (README, DocC
+        // articles). Executable targets without a product: built and run by the
+        // tests (ExamplesTests), never shipped to a package that depends on Ferry.
+        .executableTarget(name: "card-browser", dependencies: ["FerryKit"], path: "Examples/card-browser"),
+        .executableTarget(name: "downloader", dependencies: ["FerryKit"], path: "Examples/downloader"),
+        .executableTarget(name: "ftp-client", dependencies: ["FerryKit"], path: "Examples/ftp-client"),
+        .executableTarget(name: "image-loader", dependencies: ["FerryKit"], path: "Examples/image-loader"),
         // Real servers and fault injection for the tests (not a product).
         .target(
             name: "FerryTestSupport",

@@ -72,6 +72,16 @@ struct FlashAirCardTests {
         defer { card.stop() }
         #expect(try await fs.count("/") == 3)  // .hidden is not counted
         #expect(try await fs.count("/DCIM/100__TSB") == 4)
+        // A card counts 0 for a missing folder: count says notFound, as list does.
+        #expect(try await fs.count("/Empty Folder") == 0)
+        for missing in ["/NOPE", "/DCIM/100__TSB/THUMB.JPG"] {
+            do {
+                _ = try await fs.count(missing)
+                Issue.record("count of \(missing) succeeded")
+            } catch let e as FerryError {
+                #expect(e.code == .notFound && e.operation == "count", "\(e)")
+            }
+        }
         let s = try await fs.stat("/DCIM/100__TSB/a, b #1 %.jpg")
         #expect(s.size == 1234)
         #expect(try await fs.stat("/Empty Folder").isDirectory)
@@ -156,8 +166,10 @@ struct FlashAirCardTests {
         defer { card.stop() }
         let local = out.file("deep.txt")
         try TestData.file(local, size: 100)
+        var without = UploadOptions()
+        without.createParents = false  // the default creates them
         do throws(FerryError) {
-            _ = try await fs.upload(local, to: "/A/B/C/deep.txt", options: .init()).result
+            _ = try await fs.upload(local, to: "/A/B/C/deep.txt", options: without).result
             Issue.record("uploaded into a missing folder")
         } catch {
             #expect(error.code == .notFound)
@@ -245,14 +257,16 @@ struct FlashAirCardTests {
     @Test func thumbnailWithExifHeaders() async throws {
         let (card, fs) = try card()
         defer { card.stop() }
-        let t = try await fs.thumbnail("/DCIM/100__TSB/THUMB.JPG")
+        let t = try #require(try await fs.thumbnail("/DCIM/100__TSB/THUMB.JPG"))
         #expect(t.jpeg == SampleJPEG.thumbnail)
         #expect(t.width == 4000)
         #expect(t.height == 3000)
         #expect(t.orientation == 6)
+        // Random bytes, no Exif: no thumbnail. A missing file: notFound.
+        #expect(try await fs.thumbnail("/DCIM/100__TSB/IMG_0001.JPG") == nil)
         do {
-            _ = try await fs.thumbnail("/DCIM/100__TSB/IMG_0001.JPG")  // random bytes, no Exif
-            Issue.record("a thumbnail came out of random bytes")
+            _ = try await fs.thumbnail("/DCIM/100__TSB/NONE.JPG")
+            Issue.record("a thumbnail of a missing file")
         } catch let e as FerryError {
             #expect(e.code == .notFound)
         }

@@ -3,14 +3,18 @@ import Foundation
 /// A user name and password for one server. The password is never printed:
 /// `description` shows `***`.
 public struct Credentials: Sendable, Hashable, CustomStringConvertible {
+    /// The user name.
     public var user: String
+    /// The password; nil logs in with the user name alone.
     public var password: String?
 
+    /// Creates credentials.
     public init(user: String, password: String?) {
         self.user = user
         self.password = password
     }
 
+    /// The user name, with `***` for a password.
     public var description: String { password == nil ? user : "\(user):***" }
 
     /// Finds the credentials for a URL: the URL's own user and password first, then
@@ -151,6 +155,7 @@ public struct ConnectionOptions: Sendable, Hashable {
     /// Credentials to use instead of resolving them from the URL, environment and netrc.
     public var credentials: Credentials?
 
+    /// Creates connection options; the defaults verify TLS and resolve credentials.
     public init(verifyTLS: Bool = true, maxConnections: Int? = nil, credentials: Credentials? = nil) {
         self.verifyTLS = verifyTLS
         self.maxConnections = maxConnections

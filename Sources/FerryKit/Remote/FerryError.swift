@@ -27,6 +27,7 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
             case verificationFailed = "verification failed"
             case badListing = "unreadable listing"
             case directoryNotEmpty = "folder not empty"
+            case tooLarge = "over the size limit"
         }
         fileprivate let base: Base
         fileprivate init(_ base: Base) { self.base = base }
@@ -69,7 +70,10 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         public static let badListing = Code(.badListing)
         /// A folder could not be removed because it is not empty.
         public static let directoryNotEmpty = Code(.directoryNotEmpty)
+        /// A file is larger than the caller's limit for reading it into memory.
+        public static let tooLarge = Code(.tooLarge)
 
+        /// The kind in words: "not found", "login failed" ...
         public var description: String { base.rawValue }
     }
 
@@ -133,6 +137,7 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         return head
     }
 
+    /// The same line as `description`, for `localizedDescription`.
     public var errorDescription: String? { description }
 
     /// A choice the caller can make about an error, independent of any user

@@ -4,9 +4,13 @@ import Foundation
 public struct RemoteEntry: Sendable, Hashable, Codable {
     /// What kind of item an entry is.
     public enum Kind: String, Sendable, Hashable, Codable {
+        /// A regular file.
         case file
+        /// A folder.
         case directory
+        /// A symbolic link (see `symlinkTarget`).
         case symlink
+        /// Anything else: a device, a socket, an unknown type.
         case other
     }
 
@@ -57,16 +61,25 @@ public struct RemoteEntry: Sendable, Hashable, Codable {
 public struct RemoteTimestamp: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
     /// Whether the fields are UTC or an unknown local zone of the source.
     public enum Zone: String, Sendable, Hashable, Codable {
+        /// The fields are UTC (FTP `MLSD`, HTTP dates).
         case utc
+        /// The fields are the source's local time, zone unknown (a card, FTP `LIST`).
         case floating
     }
 
+    /// Year, four digits.
     public var year: Int
+    /// Month, 1...12.
     public var month: Int
+    /// Day of the month, 1...31.
     public var day: Int
+    /// Hour, 0...23.
     public var hour: Int
+    /// Minute, 0...59.
     public var minute: Int
+    /// Second, 0...59.
     public var second: Int
+    /// Whether the fields are UTC or floating.
     public var zone: Zone
 
     /// Creates a timestamp, or returns nil when the fields are not a real date and time
@@ -131,6 +144,7 @@ public struct RemoteTimestamp: Sendable, Hashable, Codable, Comparable, CustomSt
         return zone == .utc ? s + "Z" : s
     }
 
+    /// The ISO 8601 form (`2024-05-01T12:30:00Z`, no `Z` when floating).
     public var description: String { iso8601 }
 
     /// The instant this timestamp names; floating times are read in `timeZone`.
@@ -142,11 +156,13 @@ public struct RemoteTimestamp: Sendable, Hashable, Codable, Comparable, CustomSt
         return calendar.date(from: c)!
     }
 
+    /// Orders by the fields, year first (zones are not converted).
     public static func < (a: RemoteTimestamp, b: RemoteTimestamp) -> Bool {
         (a.year, a.month, a.day, a.hour, a.minute, a.second)
             < (b.year, b.month, b.day, b.hour, b.minute, b.second)
     }
 
+    /// Decodes the ISO 8601 string `encode(to:)` writes.
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let t = RemoteTimestamp(iso8601: text) else {
@@ -156,6 +172,7 @@ public struct RemoteTimestamp: Sendable, Hashable, Codable, Comparable, CustomSt
         self = t
     }
 
+    /// Encodes as the ISO 8601 string.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.singleValueContainer()
         try c.encode(iso8601)

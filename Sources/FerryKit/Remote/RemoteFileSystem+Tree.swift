@@ -10,7 +10,12 @@ extension RemoteFileSystem {
     /// wait for each in turn). The engine's per-server limit still applies: a
     /// FlashAir card sees one request at a time.
     ///
-    /// - Parameter includeHidden: include hidden entries (FlashAir system files).
+    /// - Parameters:
+    ///   - path: The folder to start from.
+    ///   - includeHidden: include hidden entries (FlashAir system files).
+    ///   - width: How many folders are listed at once.
+    /// - Returns: Every folder and every file below `path`.
+    /// - Throws: `FerryError` from the first listing that failed.
     public func walk(_ path: String, includeHidden: Bool = false, width: Int = 4) async throws -> (
         folders: [RemoteEntry], files: [RemoteEntry]
     ) {

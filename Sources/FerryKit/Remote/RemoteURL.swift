@@ -7,7 +7,20 @@ import Foundation
 public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The protocols Ferry speaks.
     public enum Scheme: String, Sendable, Hashable, CaseIterable {
-        case flashair, ftp, ftps, ftpes, http, https, file
+        /// A FlashAir card, over HTTP (`flashair://HOST/`).
+        case flashair
+        /// FTP without TLS.
+        case ftp
+        /// FTP with implicit TLS (port 990).
+        case ftps
+        /// FTP with explicit TLS (`AUTH TLS` on port 21).
+        case ftpes
+        /// HTTP.
+        case http
+        /// HTTP over TLS.
+        case https
+        /// A local folder.
+        case file
     }
 
     /// The protocol.
@@ -214,6 +227,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The URL as text with the password replaced by `***`.
     public var redacted: String { render(password: password == nil ? nil : "***") }
 
+    /// The URL with its password shown as `***`.
     public var description: String { redacted }
 
     /// The last path component, decoded; empty for a folder URL or the root.

@@ -20,7 +20,7 @@ extension SyncEngine {
         // One more task than connections: the engine's per-host limit holds the
         // extra request back and starts it the moment a connection frees, while
         // the finished file is still being fsync'd and renamed.
-        let connections = card == nil ? max(1, options.jobs) : 1
+        let connections = fs.capabilities.contains(.oneConnection) ? 1 : max(1, options.jobs)
         let width = connections + 1
         let started = ContinuousClock.now
         var imported: [SyncItem] = []
@@ -180,10 +180,10 @@ extension SyncEngine {
             summary.kept.append(.init(remotePath: item.remotePath, reason: reason))
             events(.keptOnSource(item, reason: reason))
         }
-        if let card {
+        if isCard {
             let enabled: Bool?
             do {
-                enabled = try await card.uploadsEnabled()
+                enabled = try await fs.acceptsChanges()
             } catch {
                 for c in candidates { keep(c, "could not ask the card whether uploads are enabled: \(error)") }
                 return

@@ -19,8 +19,8 @@ extension SyncEngine {
     {
         let lock = try await prepareDirectory()
         defer { withExtendedLifetime(lock) {} }
-        let interval = options.interval ?? (card == nil ? .seconds(10) : .seconds(1))
-        var poller = card?.forPolling(interval: interval)
+        let interval = options.interval ?? (isCard ? .seconds(1) : .seconds(10))
+        var poller = fs.capabilities.contains(.changeDetection) ? fs.forChangePolling(interval: interval) : nil
         var state = PassState()
         var last: SyncPassSummary?
         while !Task.isCancelled {
@@ -68,7 +68,7 @@ extension SyncEngine {
 
     /// Waits until the source should be listed again; false when cancelled.
     func waitForChange(
-        _ state: inout PassState, poller: FlashAirFileSystem?, interval: Duration, retryAfter: Duration?,
+        _ state: inout PassState, poller: (any RemoteFileSystem)?, interval: Duration, retryAfter: Duration?,
         events: @Sendable (SyncEvent) -> Void
     ) async -> Bool {
         let began = ContinuousClock.now
@@ -87,7 +87,7 @@ extension SyncEngine {
                 // A card swapped faster than one poll (or rebooted without a write
                 // since) shows nothing in op=121: ask for the CID now and then.
                 if polls % SyncEngine.identityCheckEvery == 0, let known = state.identity?.cid,
-                    let cid = try await poller.cardID(), cid.lowercased() != known
+                    let cid = try await poller.mediumIdentifier(), cid.lowercased() != known
                 {
                     return true
                 }

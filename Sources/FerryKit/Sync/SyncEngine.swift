@@ -27,8 +27,9 @@ public final class SyncEngine: Sendable {
     public let options: SyncOptions
     let fs: any RemoteFileSystem
 
-    /// The card, when the source is one.
-    var card: FlashAirFileSystem? { fs as? FlashAirFileSystem }
+    /// Whether the source is a card (one connection, op=121 watching, CID identity),
+    /// by what it can do rather than which backend it is.
+    var isCard: Bool { fs.capabilities.contains(.cardInfo) }
 
     /// Opens the source a URL names.
     ///
@@ -166,7 +167,7 @@ public final class SyncEngine: Sendable {
             throw FerryError.wrap(error, operation: "list", target: url.redacted)
         }
         // Importing a folder into a folder inside it must not import its own imports.
-        if fs is LocalFileSystem {
+        if url.scheme == .file {
             let inside = directory + "/"
             files.removeAll { ($0.path as NSString).standardizingPath.hasPrefix(inside) }
         }
@@ -177,7 +178,7 @@ public final class SyncEngine: Sendable {
 
         // One transaction for every lookup (and the records of files found locally).
         let history = try SyncHistory.open(directory: directory, create: !options.dryRun)
-        let deferring = watching && card == nil ? state.previousListing : nil
+        let deferring = watching && !isCard ? state.previousListing : nil
         let plan = try makePlan(wanted, identity: identity, history: history, deferring: deferring)
         state.previousListing = Dictionary(
             wanted.map { ($0.path, Fingerprint(size: $0.size, modified: $0.modified)) }, uniquingKeysWith: { a, _ in a }
@@ -212,7 +213,13 @@ public final class SyncEngine: Sendable {
 
     /// The source's identity: a card by its CID, anything else by its URL.
     func identify() async throws(FerryError) -> SyncSourceIdentity {
-        if let card, let cid = try await card.cardID() { return SyncSourceIdentity(cid: cid) }
+        let cid: String?
+        do {
+            cid = try await fs.mediumIdentifier()
+        } catch {
+            throw FerryError.wrap(error, operation: "identify card", target: url.redacted)
+        }
+        if let cid { return SyncSourceIdentity(cid: cid) }
         return SyncSourceIdentity(url: url)
     }
 
@@ -346,7 +353,7 @@ public final class SyncEngine: Sendable {
     /// The source a download's journal names (to recognise our own `.part` files).
     func transferSource(_ path: String) -> String {
         if let factory = fs as? any DownloadSourceFactory { return factory.downloadSource(for: path).displayName }
-        return fs is LocalFileSystem ? path : url.with(path: path).redacted
+        return url.scheme == .file ? path : url.with(path: path).redacted
     }
 
     /// Errors that mean the source itself is gone (camera off, server down), not one file.

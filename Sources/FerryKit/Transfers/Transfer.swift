@@ -12,7 +12,16 @@ import Synchronization
 public final class Transfer: Sendable, Identifiable {
     /// Where a transfer is in its life.
     public enum State: String, Sendable, Hashable {
-        case running, paused, completed, failed, cancelled
+        /// Moving bytes, or waiting to retry.
+        case running
+        /// Paused by `pause()`; `resume()` continues.
+        case paused
+        /// Finished: `result` returns.
+        case completed
+        /// Ended with an error: `result` throws it.
+        case failed
+        /// Cancelled: `result` throws `cancelled`.
+        case cancelled
 
         /// True once the transfer has ended, whichever way.
         public var isFinished: Bool { self == .completed || self == .failed || self == .cancelled }
@@ -39,6 +48,12 @@ public final class Transfer: Sendable, Identifiable {
         var waiters: [CheckedContinuation<Result<TransferResult, FerryError>, Never>] = []
         var interrupter: (@Sendable () -> Void)?
         var resumeWaiter: CheckedContinuation<Void, Never>?
+        /// `cancel(discardingPartialData: true)` was called.
+        var discardPartialData = false
+        /// The stream ``progress`` returns, made on first access.
+        var shared: AsyncStream<TransferProgress>?
+        /// `bytesDone` of the last snapshot sent.
+        var lastEmitBytes: Int64 = 0
     }
 
     private let box = Mutex(Box())
@@ -79,9 +94,27 @@ public final class Transfer: Sendable, Identifiable {
     /// The latest progress snapshot.
     public var currentProgress: TransferProgress { box.withLock { $0.progress } }
 
-    /// Progress snapshots, newest wins (a slow reader skips stale ones). The stream
-    /// ends when the transfer ends. Each access makes a new, independent stream.
+    /// This transfer's progress snapshots (see ``TransferProgress`` for when one
+    /// is sent), newest wins: a slow reader skips stale ones. The stream starts
+    /// with the current snapshot and ends when the transfer ends.
+    ///
+    /// Every access returns the same stream, meant for one reader; for more
+    /// readers, each calls ``makeProgressStream()``.
     public var progress: AsyncStream<TransferProgress> {
+        if let stream = box.withLock({ $0.shared }) { return stream }
+        let made = makeProgressStream()
+        return box.withLock { b in
+            if let stream = b.shared { return stream }
+            b.shared = made
+            return made
+        }
+    }
+
+    /// A new, independent stream of this transfer's progress snapshots, for one
+    /// more reader (newest wins, ends when the transfer ends).
+    ///
+    /// - Returns: A stream that starts with the current snapshot.
+    public func makeProgressStream() -> AsyncStream<TransferProgress> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: TransferProgress.self, bufferingPolicy: .bufferingNewest(1))
         let (finished, key) = box.withLock { b -> (Bool, Int) in
@@ -122,9 +155,29 @@ public final class Transfer: Sendable, Identifiable {
     /// Cancels: the result becomes `FerryError.cancelled`. A partial download is
     /// kept as `.part` so the same download started again resumes.
     public func cancel() {
+        cancel(discardingPartialData: false)
+    }
+
+    /// Cancels, and says what becomes of the bytes already moved.
+    ///
+    /// Keeping them is the default (``cancel()``, and cancelling the task that
+    /// awaits ``result``): the network is the expensive part, and the same
+    /// download started again continues from the `.part` (an FTP upload from its
+    /// temporary remote file) even after a relaunch; a crash keeps them anyway.
+    /// Discard when the file is no longer wanted (a superseded image, a user's
+    /// "cancel"): a download's `NAME.part` and `NAME.part.journal` are removed
+    /// before ``result`` throws `cancelled`, and an FTP upload deletes its
+    /// temporary `.NAME.ferry-part` where the server allows it. Bytes on disk
+    /// from an earlier run can be discarded any time with
+    /// ``Ferry/discardPartialDownload(at:)``.
+    ///
+    /// - Parameter discardingPartialData: Remove the partial data instead of
+    ///   keeping it for a later resume.
+    public func cancel(discardingPartialData: Bool) {
         let (interrupt, waiter) = box.withLock {
             b -> ((@Sendable () -> Void)?, CheckedContinuation<Void, Never>?) in
             guard !b.state.isFinished else { return (nil, nil) }
+            if discardingPartialData { b.discardPartialData = true }
             b.state = .cancelled
             defer { b.resumeWaiter = nil }
             return (b.interrupter, b.resumeWaiter)
@@ -157,6 +210,10 @@ public final class Transfer: Sendable, Identifiable {
 
     /// True once `cancel()` was called.
     var isCancelled: Bool { box.withLock { $0.state == .cancelled } }
+
+    /// True once `cancel(discardingPartialData: true)` was called: an upload
+    /// removes its temporary remote file.
+    var discardsPartialData: Bool { box.withLock { $0.state == .cancelled && $0.discardPartialData } }
 
     /// True while paused.
     var isPaused: Bool { box.withLock { $0.state == .paused } }
@@ -206,7 +263,8 @@ public final class Transfer: Sendable, Identifiable {
         try await waitWhilePaused()
     }
 
-    /// Records progress; emits to observers at most ten times a second.
+    /// Records progress; emits to observers when 100 ms passed or 1% moved since
+    /// the last snapshot (see ``TransferProgress``).
     func report(bytesDone: Int64, totalBytes: Int64?, resumedFrom: Int64? = nil, force: Bool = false) {
         let now = ContinuousClock.now
         box.withLock { b in
@@ -216,9 +274,11 @@ public final class Transfer: Sendable, Identifiable {
             if let resumedFrom { b.progress.resumedFrom = resumedFrom }
             b.speed.sample(bytes: bytesDone, now: now)
             b.progress.bytesPerSecond = b.speed.bytesPerSecond
-            if force || b.lastEmit == nil || now - b.lastEmit! >= .milliseconds(100) {
+            let percent = totalBytes.map { $0 > 0 && bytesDone - b.lastEmitBytes >= max(1, $0 / 100) } ?? false
+            if force || percent || b.lastEmit == nil || now - b.lastEmit! >= .milliseconds(100) {
                 b.lastEmit = now
                 b.held = false
+                Transfer.stamp(&b)
                 for o in b.observers.values { o.yield(b.progress) }
             } else if !b.held && !b.observers.isEmpty {
                 // Held back: make sure it goes out even if no further bytes arrive
@@ -235,11 +295,22 @@ public final class Transfer: Sendable, Identifiable {
             guard b.held else { return }
             b.held = false
             b.lastEmit = .now
+            Transfer.stamp(&b)
             for o in b.observers.values { o.yield(b.progress) }
         }
     }
 
+    /// Sets the bytes since the last snapshot sent, for the one about to go out.
+    private static func stamp(_ b: inout Box) {
+        b.progress.bytesSinceLastSnapshot = b.progress.bytesDone - b.lastEmitBytes
+        b.lastEmitBytes = b.progress.bytesDone
+    }
+
     private func finish(_ outcome: Result<TransferResult, FerryError>) {
+        // The driver has returned: its `.part` is closed, and can go.
+        if case .failure(let e) = outcome, e.code == .cancelled, discardsPartialData, !destination.contains("://") {
+            _ = try? Ferry.discardPartialDownload(at: destination)
+        }
         let (waiters, observers) = box.withLock { b in
             guard b.outcome == nil else {
                 return (
@@ -261,6 +332,7 @@ public final class Transfer: Sendable, Identifiable {
             b.waiters = []
             let o = Array(b.observers.values)
             b.observers = [:]
+            Transfer.stamp(&b)
             for c in o { c.yield(b.progress) }
             return (w, o)
         }

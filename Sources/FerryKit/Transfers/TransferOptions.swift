@@ -19,8 +19,11 @@ public struct DownloadOptions: Sendable, Hashable {
     public var connectTimeout: Duration = .seconds(15)
     /// Verify TLS certificates (turn off only for a known self-signed test server).
     public var verifyTLS: Bool = true
+    /// Create the destination's missing parent folders (a leading `~` is always
+    /// expanded to the home folder).
+    public var createParents: Bool = true
 
-    /// Default options: refuse to overwrite, resume, five retries.
+    /// Default options: refuse to overwrite, resume, five retries, create parents.
     public init() {}
 }
 
@@ -28,8 +31,8 @@ public struct DownloadOptions: Sendable, Hashable {
 public struct UploadOptions: Sendable, Hashable {
     /// What to do when the remote file exists.
     public var overwrite: OverwritePolicy = .fail
-    /// Create missing remote folders.
-    public var createParents: Bool = false
+    /// Create missing remote folders (the default).
+    public var createParents: Bool = true
     /// Continue an interrupted upload where the server allows it.
     public var resume: Bool = true
     /// Attempts in a row that may fail without progress before giving up.
@@ -41,7 +44,7 @@ public struct UploadOptions: Sendable, Hashable {
     /// Verify TLS certificates.
     public var verifyTLS: Bool = true
 
-    /// Default options: refuse to overwrite, no parents, resume.
+    /// Default options: refuse to overwrite, create parents, resume.
     public init() {}
 }
 

@@ -1,17 +1,30 @@
 import Foundation
 
 /// A snapshot of one transfer's progress.
+///
+/// A transfer sends a snapshot when 100 ms have passed since the previous one or
+/// 1% of the file has moved since, whichever comes first (so a fast upload shows
+/// every percent, and a slow one ten snapshots a second at most), one held back
+/// is sent 100 ms later if no more bytes come, and one last snapshot when it
+/// ends. Readers of ``Transfer/progress`` get the newest: a slow reader skips
+/// stale ones, and ``bytesSinceLastSnapshot`` counts from the previous snapshot
+/// *sent*, which a slow reader may not have seen (sum ``bytesDone`` instead).
 public struct TransferProgress: Sendable, Hashable {
     /// Bytes of the file that are done, including bytes resumed from an earlier run.
     public var bytesDone: Int64
     /// The file's full size, when the server told.
     public var totalBytes: Int64?
-    /// Smoothed speed in bytes per second over the last seconds (0 until measured).
+    /// Smoothed speed in bytes per second (0 until measured): sampled at most
+    /// four times a second, each sample weighing 30% against the earlier ones,
+    /// so it follows a change within a few seconds without jumping.
     public var bytesPerSecond: Double
     /// The offset the bytes now arriving continue from: the `.part` kept from an
     /// earlier run, or where a pause or retry stopped, once the server agreed to
     /// continue there; 0 when the file is coming from its start.
     public var resumedFrom: Int64
+    /// Bytes done since the previous snapshot was sent (BlackRaccoon's "bytes
+    /// this iteration"); negative after a restart from zero.
+    public var bytesSinceLastSnapshot: Int64 = 0
 
     /// Creates a snapshot.
     public init(bytesDone: Int64 = 0, totalBytes: Int64? = nil, bytesPerSecond: Double = 0, resumedFrom: Int64 = 0) {

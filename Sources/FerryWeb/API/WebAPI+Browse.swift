@@ -80,8 +80,8 @@ extension WebAPI {
             let bytes: [UInt8]
             if let cached = thumbnails.get(key) {
                 bytes = cached
-            } else if let card = source.fs as? FlashAirFileSystem,
-                let embedded = try? await card.thumbnail(backend).jpeg
+            } else if source.fs.capabilities.contains(.sourceThumbnails),
+                let embedded = try? await source.fs.thumbnail(backend)?.jpeg
             {
                 // The card's thumbnail.cgi: the photo's Exif thumbnail, a few KB, no full download.
                 bytes = embedded

@@ -10,6 +10,7 @@ import Foundation
 ///
 /// Paths are relative to the login folder (see `FTPEndpoint`).
 public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
+    /// The URL this file system was opened with.
     public let url: RemoteURL
     let endpoint: FTPEndpoint
 
@@ -245,6 +246,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     private func download(_ path: String, listed: FTPListedFacts?, to destination: String, options: DownloadOptions)
         -> Transfer
     {
+        let destination = LocalDestination.prepare(destination, options)
         let p = FTPEndpoint.normalize(path)
         do {
             try FTPEndpoint.validate(p, operation: "download", display: endpoint.display(p))

@@ -89,7 +89,12 @@ struct FTPUploader: Sendable {
             if resumedFrom > 0 {
                 transfer.report(bytesDone: resumedFrom, totalBytes: size, resumedFrom: resumedFrom, force: true)
             }
-            try await send(to: temporary, from: resumedFrom, fd: fd, size: size, tally: &tally)
+            do {
+                try await send(to: temporary, from: resumedFrom, fd: fd, size: size, tally: &tally)
+            } catch  where error.code == .cancelled && transfer.discardsPartialData {
+                await discard(temporary)
+                throw error
+            }
             do {
                 try await rename(temporary, size: size)
             } catch  where error.serverCode != nil && !error.isTransient {

@@ -30,6 +30,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
         public init() {}
     }
 
+    /// The card's URL; its path is the starting folder.
     public let url: RemoteURL
     /// Timeouts and retries for CGI calls (downloads use their `DownloadOptions`).
     public let policy: RequestPolicy
@@ -125,7 +126,22 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
                 .protocolError, operation: "count", target: shown(folder),
                 serverText: String(reply.trimmedText.prefix(80)), detail: "not a number")
         }
+        // A card counts 0 in a folder that does not exist: say so, as list does.
+        if n == 0 && folder != "/" { try await requireFolder(folder, operation: "count") }
         return n
+    }
+
+    /// Throws `notFound` unless `folder` is a folder on the card.
+    private func requireFolder(_ folder: String, operation: String) async throws(FerryError) {
+        let me: RemoteEntry
+        do {
+            me = try await existing(folder, operation: operation)
+        } catch  where error.code == .notFound {
+            throw FerryError(.notFound, operation: operation, target: shown(folder), detail: "no such folder")
+        }
+        guard me.isDirectory else {
+            throw FerryError(.notFound, operation: operation, target: shown(folder), detail: "is a file, not a folder")
+        }
     }
 
     /// Describes a file or folder by listing its parent folder.
@@ -153,7 +169,8 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// file cleanly when it does not. A card that answers 503 or nothing for
     /// `options.maxRetries + 1` tries in a row fails with `notAnswering`.
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
-        DownloadDriver.start(downloadSource(for: path), to: destination, options: options)
+        let destination = LocalDestination.prepare(destination, options)
+        return DownloadDriver.start(downloadSource(for: path), to: destination, options: options)
     }
 
     func downloadSource(for path: String) -> DownloadSource {
@@ -325,15 +342,16 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// The JPEG's embedded Exif thumbnail (`thumbnail.cgi`), with the main image's
     /// width, height and orientation from the `X-exif-*` headers (firmware 3.00+).
     ///
-    /// - Throws: `notFound` when the file is missing, not a JPEG, or has no thumbnail.
-    public func thumbnail(_ path: String) async throws -> EXIFThumbnail.Thumbnail {
+    /// - Returns: The thumbnail, or nil when the file is not a JPEG or has none.
+    /// - Throws: `notFound` when the file is missing.
+    public func thumbnail(_ path: String) async throws -> EXIFThumbnail.Thumbnail? {
         let p = FlashAirListing.normalize(path)
         let reply = try await cgi.get(
             "thumbnail.cgi", query: FlashAirCGI.encode(p), operation: "thumbnail", target: p)
         if reply.status == 404 || reply.status == 500 {
-            throw FerryError(
-                .notFound, operation: "thumbnail", target: shown(p), serverCode: reply.status,
-                serverText: reply.reason, detail: "no embedded thumbnail")
+            // The card answers the same for a missing file and one without a thumbnail.
+            _ = try await existing(p, operation: "thumbnail")
+            return nil
         }
         try check(reply, operation: "thumbnail", target: p)
         guard reply.body.starts(with: [0xFF, 0xD8]) else {

@@ -2,6 +2,7 @@ import Foundation
 
 /// The FAT attribute bits FlashAir reports for each listed entry.
 public struct FlashAirAttributes: OptionSet, Sendable, Hashable {
+    /// The ATTRIBUTE number of the listing line.
     public var rawValue: UInt16
 
     /// Creates attributes from the listing's ATTRIBUTE number.

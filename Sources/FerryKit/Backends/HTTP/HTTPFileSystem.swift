@@ -4,6 +4,7 @@ import Foundation
 /// HTTP(S) as a remote file system: `stat` (HEAD) and `download`. Everything
 /// else throws `unsupportedOperation`: plain HTTP has no listing or writing.
 public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
+    /// The URL this file system was opened with.
     public let url: RemoteURL
     let engine: CurlEngine
     /// Verify TLS certificates.
@@ -41,6 +42,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         }
     }
 
+    /// Describes a file with `HEAD` (or a one-byte `GET` when HEAD is refused or tells no size).
     public func stat(_ path: String) async throws -> RemoteEntry {
         let target = url.with(path: path)
         var response = try await ask(target, firstByteOnly: false)
@@ -120,7 +122,9 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         return .curl(completion, operation: operation, target: target)
     }
 
+    /// Starts downloading `path` with `Range` resumes, `If-Range` and retries.
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
+        let destination = LocalDestination.prepare(destination, options)
         var opts = options
         opts.verifyTLS = options.verifyTLS && verifyTLS
         return DownloadDriver.start(downloadSource(for: path), to: destination, options: opts)

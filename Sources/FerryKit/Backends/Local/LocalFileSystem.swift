@@ -10,6 +10,7 @@ import Foundation
 /// Paths are absolute within the machine's file system. Copies go through the
 /// same `.part`, journal, verify-and-rename path as network downloads.
 public struct LocalFileSystem: RemoteFileSystem {
+    /// The folder's `file://` URL.
     public let url: RemoteURL
 
     /// Opens a local folder.
@@ -17,6 +18,7 @@ public struct LocalFileSystem: RemoteFileSystem {
         self.url = url
     }
 
+    /// Lists a folder on disk (`.` and `..` left out).
     public func list(_ path: String) async throws -> [RemoteEntry] {
         guard let dir = opendir(path) else {
             throw FerryError.posix(errno, operation: "list", path: path)
@@ -33,6 +35,7 @@ public struct LocalFileSystem: RemoteFileSystem {
         return entries
     }
 
+    /// Describes a path without following a final symbolic link.
     public func stat(_ path: String) async throws -> RemoteEntry {
         guard let e = LocalFileSystem.entry(path) else {
             throw FerryError(.notFound, operation: "stat", target: path, serverText: String(cString: strerror(errno)))
@@ -66,10 +69,13 @@ public struct LocalFileSystem: RemoteFileSystem {
             isReadOnly: st.st_mode & 0o222 == 0 || access(path, W_OK) != 0)
     }
 
+    /// Copies a file through the same `.part`, journal and rename as a download.
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
-        LocalCopy.start(from: path, to: destination, overwrite: options.overwrite, resume: options.resume)
+        let destination = LocalDestination.prepare(destination, options)
+        return LocalCopy.start(from: path, to: destination, overwrite: options.overwrite, resume: options.resume)
     }
 
+    /// Copies a local file into this folder, creating parents when the options say so.
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
         if options.createParents {
             try? FileManager.default.createDirectory(
@@ -78,6 +84,7 @@ public struct LocalFileSystem: RemoteFileSystem {
         return LocalCopy.start(from: source, to: path, overwrite: options.overwrite, resume: options.resume)
     }
 
+    /// Deletes a file.
     public func delete(_ path: String) async throws {
         if LocalFile.isDirectory(path) {
             throw FerryError(.localIO, operation: "delete", target: path, detail: "is a folder; use rmdir")
@@ -85,6 +92,7 @@ public struct LocalFileSystem: RemoteFileSystem {
         guard unlink(path) == 0 else { throw FerryError.posix(errno, operation: "delete", path: path) }
     }
 
+    /// Creates a folder, and its missing parents when `createParents` is true.
     public func makeDirectory(_ path: String, createParents: Bool) async throws {
         if createParents {
             do {
@@ -97,6 +105,7 @@ public struct LocalFileSystem: RemoteFileSystem {
         guard mkdir(path, 0o755) == 0 else { throw FerryError.posix(errno, operation: "mkdir", path: path) }
     }
 
+    /// Removes an empty folder.
     public func removeDirectory(_ path: String) async throws {
         guard rmdir(path) == 0 else {
             let e = errno
@@ -108,6 +117,7 @@ public struct LocalFileSystem: RemoteFileSystem {
         }
     }
 
+    /// Renames or moves a file or folder.
     public func rename(_ path: String, to newPath: String) async throws {
         if LocalFile.exists(newPath) {
             throw FerryError(.destinationExists, operation: "rename", target: newPath)

@@ -14,6 +14,7 @@ public struct CurlVersion: Sendable {
     /// nghttp2 (HTTP/2), e.g. `1.52.0`.
     public var nghttp2: String?
 
+    /// Creates a version description (tests; ``current`` reads the loaded library).
     public init(version: String, ssl: String?, libz: String?, libssh: String?, nghttp2: String?) {
         self.version = version
         self.ssl = ssl

@@ -1,0 +1,57 @@
+import CCurl
+import Foundation
+
+extension FTPFileSystem {
+    /// Ranges start with `REST`; the data connection is closed once the range is read.
+    public var capabilities: RemoteCapabilities { [.rangeReads] }
+
+    /// Reads one byte range: `REST` to its start, `RETR`, and `ABOR` with the data
+    /// connection closed as soon as the range is in.
+    ///
+    /// FTP cannot ask for a range's end: the server sends until `ABOR`, and what
+    /// it wrote into its socket buffers by then it counts as sent (over loopback,
+    /// vsftpd wrote up to the whole 2.4 MB file for a 64 KiB read). Ferry keeps
+    /// only the range, and libcurl closes the control connection after the cut.
+    public func data(at path: String, range: Range<Int64>) async throws -> Data {
+        Data(try await read(path, range: range, operation: "read"))
+    }
+
+    func read(_ path: String, range: Range<Int64>, operation: String) async throws(FerryError) -> [UInt8] {
+        let p = FTPEndpoint.normalize(path)
+        let display = endpoint.display(p)
+        try FTPEndpoint.validate(p, operation: operation, display: display)
+        guard range.lowerBound >= 0 else { throw FerryError.badRange(range, operation: operation, target: display) }
+        if range.isEmpty { return [] }
+        let capacity = Int(min(range.upperBound - range.lowerBound, Int64(Int32.max)))
+        let job = CurlMemoryJob(
+            hostKey: endpoint.hostKey, capacity: capacity, start: range.lowerBound, ftp: true,
+            tlsSessionCache: endpoint.tlsSessionCache)
+        endpoint.configure(job.easy, path: p, stallTimeout: .seconds(30))
+        job.easy.set(CURLOPT_RANGE, "\(range.lowerBound)-\(range.lowerBound + Int64(capacity) - 1)")
+        let c = await endpoint.engine.perform(job)
+        if c.interrupted { throw FerryError(.cancelled, operation: operation, target: display) }
+        if c.code == .ok || job.filled { return job.body }
+        // REST past the end: some servers refuse it (554), others send nothing.
+        if let rest = job.log.lastReply(verb: "REST"), rest.code >= 500, range.lowerBound > 0,
+            let size = try? await entry(p).size, size <= range.lowerBound
+        {
+            return []
+        }
+        // libcurl counts a range that ran past the end of the file as a partial file.
+        if c.code == .partialFile, let done = job.log.lastReply(verb: "RETR"), done.code == 226 || done.code == 250 {
+            return job.body
+        }
+        throw FerryError.ftp(c, log: job.log, operation: operation, target: display)
+    }
+}
+
+extension FTPUploader {
+    /// Deletes an upload's temporary file after `cancel(discardingPartialData: true)`.
+    /// Best effort: a server that refuses `DELE` keeps it, and a later upload of
+    /// the same file resumes from it or replaces it.
+    func discard(_ temporary: String) async {
+        guard let info = try? await fs.serverInfo(for: "upload", temporary) else { return }
+        let temp = FTPEndpoint.serverPath(temporary, entryPath: info.entryPath)
+        _ = try? await fs.endpoint.quote(["DELE " + temp], operation: "upload", path: temporary)
+    }
+}

@@ -1,0 +1,80 @@
+import CCurl
+import Foundation
+
+extension HTTPFileSystem {
+    /// Ranges come with `Range` requests; a server that ignores them is cut off
+    /// once the range is read.
+    public var capabilities: RemoteCapabilities { [.rangeReads] }
+
+    /// Reads one byte range with a `Range` request (see ``RemoteFileSystem/data(at:range:)``).
+    public func data(at path: String, range: Range<Int64>) async throws -> Data {
+        Data(
+            try await HTTPMemoryRead.read(
+                target(path), range: range, sizeLimit: nil, engine: engine, verifyTLS: verifyTLS))
+    }
+
+    /// Reads a whole file, refusing it before its body when the server announces
+    /// a size over `limit`, else after `limit + 1` bytes.
+    public func data(at path: String, limit: Int) async throws -> Data {
+        let limit = max(0, limit)
+        let bytes = try await HTTPMemoryRead.read(
+            target(path), range: 0..<Int64(limit) + 1, sizeLimit: Int64(limit), engine: engine, verifyTLS: verifyTLS)
+        guard bytes.count <= limit else {
+            throw FerryError.overLimit(limit, size: nil, operation: "read", target: target(path).redacted)
+        }
+        return Data(bytes)
+    }
+
+    /// The URL of `path`, keeping the query of the URL this file system was opened with.
+    private func target(_ path: String) -> RemoteURL {
+        var target = url.with(path: path)
+        if path == url.path { target.query = url.query }
+        return target
+    }
+}
+
+/// Capped HTTP reads into memory, for HTTP and FlashAir.
+enum HTTPMemoryRead {
+    /// Reads `range` of `target`: a `206` gives it, a `200` (Range ignored) is
+    /// skipped up to the range and cut off after it, a `416` means the range
+    /// starts past the end (no bytes).
+    ///
+    /// - Parameter sizeLimit: Stop before the body when the announced size is over it.
+    static func read(
+        _ target: RemoteURL, wireScheme: String? = nil, range: Range<Int64>, sizeLimit: Int64?, engine: CurlEngine,
+        verifyTLS: Bool, operation: String = "read"
+    ) async throws(FerryError) -> [UInt8] {
+        let display = target.redacted
+        guard range.lowerBound >= 0 else { throw FerryError.badRange(range, operation: operation, target: display) }
+        if range.isEmpty { return [] }
+        let capacity = Int(min(range.upperBound - range.lowerBound, Int64(Int32.max)))
+        let job = CurlMemoryJob(
+            hostKey: target.hostKey, capacity: capacity, start: range.lowerBound, sizeLimit: sizeLimit)
+        HTTPFileSystem.configure(job.easy, url: target, scheme: wireScheme, verifyTLS: verifyTLS)
+        job.easy.set(CURLOPT_RANGE, "\(range.lowerBound)-\(range.lowerBound + Int64(capacity) - 1)")
+        job.easy.set(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
+        // A connection that moves under 1 byte/s for 30 s is dead.
+        job.easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        job.easy.set(CURLOPT_LOW_SPEED_TIME, 30)
+        let c = await engine.perform(job)
+        if c.interrupted { throw FerryError(.cancelled, operation: operation, target: display) }
+        let status = job.headers.status != 0 ? job.headers.status : c.responseCode
+        if status == 416 { return [] }
+        if status >= 400 || job.errorStatus {
+            throw FerryError.http(status: status, reason: job.headers.reason, operation: operation, target: display)
+        }
+        if let total = job.announcedOverLimit, let sizeLimit {
+            throw FerryError.overLimit(Int(sizeLimit), size: total, operation: operation, target: display)
+        }
+        if let wrong = job.wrongRange {
+            throw FerryError(
+                .protocolError, operation: operation, target: display, serverCode: status,
+                detail: "asked for bytes \(range.lowerBound)-, the server sent Content-Range: \(wrong)")
+        }
+        guard c.code == .ok || job.filled else {
+            throw HTTPFileSystem.failure(
+                c, headers: job.headers, bodyStarted: !job.body.isEmpty, operation: operation, target: display)
+        }
+        return job.body
+    }
+}

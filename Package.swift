@@ -97,7 +97,9 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryKitTests",
-            dependencies: ["FerryKit", "FerryTestSupport"]
+            dependencies: ["FerryKit", "FerryTestSupport"],
+            // Folder pages saved from real web servers (HTTPIndexParserTests).
+            resources: [.copy("Resources")]
         ),
         .testTarget(
             name: "FerryServerTests",

@@ -8,11 +8,16 @@
      kill -9 interruptions resumed by re-running the same command: bytes the server
      sent twice (this includes what was still in flight in socket buffers).
 
+  4. get -r of a 1,000-file tree (10 folders of 100 files of 64 KiB) from nginx autoindex
+     pages: ferry vs wget -r -np -nH and lftp -c mirror (default, and --parallel=4), all
+     reading the same index pages; then a re-run with nothing new: ferry vs wget -r -N.
+
 Usage: bench/http_bench.py [--rounds N] [--size-mb N] [--out bench/RESULTS-http.md]
+       bench/http_bench.py --tree-only [--rounds N]   (only case 4, printed)
 """
 import argparse, os, shutil, signal, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import DURABLE, ROOT, FreshExt4, Nginx, alternate, ferry_binary, median, then_sync
+from common import COOLDOWN, DURABLE, ROOT, FreshExt4, Nginx, alternate, ferry_binary, median, then_sync
 
 
 def single_file(ferry, rounds, size_mb, work):
@@ -114,6 +119,118 @@ def interrupted(ferry, work, size_mb=64, cycles=10):
     return sent - (size_mb << 20), ok
 
 
+def make_tree(www, folders=10, per_folder=100, size=64 << 10):
+    for d in range(folders):
+        os.makedirs(os.path.join(www, "tree", f"d{d:02d}"))
+        for i in range(per_folder):
+            with open(os.path.join(www, "tree", f"d{d:02d}", f"f{i:03d}.bin"), "wb") as f:
+                f.write(os.urandom(size))
+    return folders * per_folder
+
+
+def count_files(folder):
+    """Downloaded files, without the index pages wget keeps."""
+    return sum(1 for _, _, names in os.walk(folder) for n in names if n.endswith(".bin"))
+
+
+def timed_any(cmd, cwd):
+    """Like common.timed, but a non-zero exit is a result, not a failure: (secs, exit code)."""
+    start = time.perf_counter()
+    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start, p.returncode
+
+
+def tree(ferry, rounds, work):
+    """get -r of a 1,000-file autoindex tree, then re-runs with nothing new."""
+    www = os.path.join(work, "www4")
+    count = make_tree(www)
+    nginx = Nginx(www, extra="autoindex on;")
+    url = nginx.url("/tree/")
+    first = {
+        "ferry": [ferry, "get", "-r", url, "-o", "tree", "--quiet"],
+        "wget -r -np -nH": ["wget", "-q", "-r", "-np", "-nH", url],
+        "lftp mirror": ["lftp", "-c", f"mirror {url} tree"],
+        "lftp mirror --parallel=4": ["lftp", "-c", f"mirror --parallel=4 {url} tree"],
+    }
+    # Ferry flushes every file before it gets its final name; these rows add the
+    # cheapest flush a peer could do (common.then_sync).
+    first["wget -r -np -nH" + DURABLE] = then_sync(first["wget -r -np -nH"])
+    first["lftp mirror" + DURABLE] = then_sync(first["lftp mirror"])
+    fs = FreshExt4()
+    runs = iter(range(1_000_000))
+
+    def prepare(name):
+        d = os.path.join(fs.path, f"t{next(runs)}")
+        os.makedirs(d)
+        subprocess.run(["sync"])
+        return d
+
+    def check(name, cwd):
+        got = count_files(cwd)
+        if got != count:
+            raise RuntimeError(f"{name} saved {got} of {count} files")
+
+    again = {
+        "ferry (plain re-run)": [ferry, "get", "-r", url, "-o", "tree", "--quiet"],
+        "ferry --skip-existing": [ferry, "get", "-r", url, "-o", "tree", "--quiet", "--skip-existing"],
+        "wget -r -N -np -nH": ["wget", "-q", "-r", "-N", "-np", "-nH", url],
+    }
+    rerun = {name: [] for name in again}
+    codes, requests = {}, {}
+    try:
+        res = alternate(first, rounds, prepare, check)
+        # Re-runs: each tool's own complete copy, made once by an untimed first run.
+        homes = {}
+        for name, cmd in again.items():
+            homes[name] = prepare(name)
+            tool = cmd[:]
+            subprocess.run([c for c in tool if c != "--skip-existing"] if "ferry" in name else
+                           ["wget", "-q", "-r", "-N", "-np", "-nH", url], cwd=homes[name], check=True)
+        names = list(again)
+        for r in range(rounds):
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                subprocess.run(["sync"])
+                time.sleep(min(COOLDOWN, 2))
+                before = len(nginx.access_log())
+                secs, code = timed_any(again[name], homes[name])
+                rerun[name].append(secs)
+                codes[name] = code
+                requests[name] = len(nginx.access_log()) - before
+                if count_files(homes[name]) != count:
+                    raise RuntimeError(f"{name} lost files on a re-run")
+    finally:
+        nginx.stop()
+        fs.close()
+    rows = [(name, median([r[0] for r in runs_]), max(r[1] for r in runs_) / 1024) for name, runs_ in res.items()]
+    rerows = [(name, median(t), codes[name], requests[name]) for name, t in rerun.items()]
+    return rows, rerows, fs.describe()
+
+
+def tree_lines(ferry, rounds, work):
+    rows, rerows, where = tree(ferry, rounds, work)
+    lines = [f"### get -r of 1,000 files (10 folders x 100 x 64 KiB) from nginx autoindex pages "
+             f"({rounds} rounds, alternating, median)\n",
+             f"Into {where}; each run in a new folder after `sync`. Every tool reads the same index pages.\n",
+             "| tool | seconds | speed-up of ferry | peak RSS MB |", "|---|---|---|---|"]
+    ferry_secs = next(r[1] for r in rows if r[0] == "ferry")
+    for name, secs, rss in sorted(rows, key=lambda r: r[1]):
+        lines.append(f"| {name} | {secs:.3f} | {secs / ferry_secs:.2f}x | {rss:.1f} |")
+    best = min(r[1] for r in rows if r[0] != "ferry" and DURABLE not in r[0])
+    lines.append(f"\nferry vs the fastest peer: {best / ferry_secs:.2f}x (target 1.5x)")
+    durable = min(r[1] for r in rows if DURABLE in r[0])
+    lines.append(f"\nferry vs the fastest peer with its files then flushed: {durable / ferry_secs:.2f}x")
+    lines.append(f"\n### Re-run with nothing new ({rounds} rounds, median)\n")
+    lines.append("| tool | seconds | exit code | requests to the server |")
+    lines.append("|---|---|---|---|")
+    for name, secs, code, reqs in sorted(rerows, key=lambda r: r[1]):
+        lines.append(f"| {name} | {secs:.3f} | {code} | {reqs} |")
+    wget = next(r[1] for r in rerows if r[0].startswith("wget"))
+    for name, secs, code, _ in rerows:
+        if name.startswith("ferry"):
+            lines.append(f"\n{name} vs wget -r -N: {wget / secs:.1f}x (target 10x), exit {code}")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
@@ -122,9 +239,20 @@ def main():
     ap.add_argument("--many-only", default=None, metavar="TOOLS",
                     help="only the 1,000-file case, with these tools (comma-separated, e.g. ferry,curl); "
                          "prints the table, for quick iterations")
+    ap.add_argument("--tree-only", action="store_true", help="only get -r of the 1,000-file autoindex tree")
     a = ap.parse_args()
     ferry = ferry_binary()
     work = tempfile.mkdtemp(prefix="ferry-bench-", dir=os.environ.get("BENCH_DIR", "/tmp"))
+    if a.tree_only:
+        try:
+            text = "\n".join(tree_lines(ferry, a.rounds, work))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(text)
+        if a.out:
+            with open(a.out, "w") as f:
+                f.write(text + "\n")
+        return
     if a.many_only:
         try:
             rows, where = many_files(ferry, a.rounds, work, only=a.many_only.split(","))
@@ -164,6 +292,8 @@ def main():
         extra, ok = interrupted(ferry, work)
         lines.append(f"\n### Ten kill -9 interruptions of one 64 MiB download, each resumed by the same command\n")
         lines.append(f"bytes sent twice by the server: {extra} ({extra / (1 << 20):.3f} MiB); final file identical: {ok}")
+        lines.append("")
+        lines += tree_lines(ferry, a.rounds, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     text = "\n".join(lines)

@@ -14,7 +14,9 @@ packages=(
   libmicrohttpd-dev      # every HTTP server (ferry card, ferry serve)
   libsqlite3-dev         # sync history
   libjpeg62-turbo-dev    # thumbnails
-  nginx-light            # HTTP test server (Range, limit_rate, max_ranges 0)
+  nginx-light            # HTTP test server (Range, limit_rate, max_ranges 0, autoindex)
+  apache2                # HTTP folder pages: mod_autoindex (HTTPFolderTests)
+  lighttpd               # HTTP folder pages: mod_dirlisting (HTTPFolderTests)
   vsftpd                 # FTP test server (and the benchmarks' FTP peer); proftpd: below
   openssl                # self-signed certificates for FTPS tests
   curl
@@ -38,7 +40,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # Debian starts packaged servers on install where it can; tests start their own,
   # so stop the system-wide instances (by their init scripts, never other copies).
-  for svc in nginx vsftpd proftpd; do $SUDO service "$svc" stop >/dev/null 2>&1 || true; done
+  for svc in nginx apache2 lighttpd vsftpd proftpd; do $SUDO service "$svc" stop >/dev/null 2>&1 || true; done
 fi
 
 # proftpd-basic and vsftpd conflict as Debian packages (both Provide ftp-server:

@@ -22,8 +22,9 @@ enum DemoCommand: Command {
             Makes a temporary card folder with generated photos (real JPEGs with Exif
             thumbnails in DCIM/100FERRY and DCIM/101FERRY, and a text file), serves it
             with the FlashAir card emulator (as `ferry card` does), starts the browser
-            UI on that card (as `ferry serve flashair://...` does) and prints the
-            address to open. Ctrl-C stops both and deletes the folder.
+            UI on that card (as `ferry serve flashair://...` does, importing into
+            imported/ in that folder) and prints the address to open. Ctrl-C stops
+            both and deletes the folder.
             """)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
@@ -49,6 +50,7 @@ enum DemoCommand: Command {
         var configuration = WebConfiguration(
             source: try RemoteURL(parsing: "flashair://127.0.0.1/"), host: host, port: port)
         configuration.cacheDirectory = folder + "/cache"
+        configuration.importDirectory = folder + "/imported"
         do {
             try card.start()
             configuration.source = try RemoteURL(parsing: card.cardURL)
@@ -63,7 +65,10 @@ enum DemoCommand: Command {
             throw FerryError(.connectionFailed, operation: "demo", target: "\(host):\(port)", detail: "\(error)")
         }
         defer { server.stop() }
-        if !args.has(CommonOptions.quiet) { console.error("ferry demo: FlashAir card emulator at \(card.httpURL)") }
+        if !args.has(CommonOptions.quiet) {
+            console.error("ferry demo: FlashAir card emulator at \(card.httpURL)")
+            console.error("ferry demo: the page imports into \(folder)/imported")
+        }
         console.out("ferry demo: open \(server.openURL)\n")
         await stop.wait()
         return 0

@@ -54,11 +54,12 @@ struct GetPlanner {
                 }
                 continue
             }
-            // A URL ending in `/` names a folder (or a web page); anything else is asked about once.
+            // Every URL is asked about once: a web URL ending in `/` is a folder when its
+            // page is a directory index (HTTPFileSystem.stat), else a page saved as index.html.
             var entry: RemoteEntry?
             // A web URL with a query names a page the path alone may not: no HEAD for it.
             let web = url.scheme == .http || url.scheme == .https
-            if !(web && (url.isFolderPath || url.query != nil)) {
+            if !(web && url.query != nil) {
                 do {
                     entry = try await fs.stat(url.path)
                 } catch let e as FerryError
@@ -97,14 +98,17 @@ struct GetPlanner {
             for folder in tree.folders {
                 try GetCommand.makeLocalFolder(localJoin(root, String(folder.path.dropFirst(prefix.count))))
             }
+            var wanted: [(entry: RemoteEntry, destination: String)] = []
             for file in tree.files where file.path.hasPrefix(prefix) {
                 if let only {
                     var filter = SyncOptions()
                     filter.extensions = only
                     if !filter.accepts(name: file.name) { continue }
                 }
-                let relative = String(file.path.dropFirst(prefix.count))
-                try addFile(url.with(path: file.path), entry: file, fs: fs, destination: localJoin(root, relative))
+                wanted.append((file, localJoin(root, String(file.path.dropFirst(prefix.count)))))
+            }
+            for (file, destination) in await GetPlanner.askSizes(wanted, fs: fs) {
+                try addFile(url.with(path: file.path), entry: file, fs: fs, destination: destination)
             }
             return
         }
@@ -133,6 +137,33 @@ struct GetPlanner {
                 completed: { result in
                     if let entry, !result.skipped { ExistingFile.stampModificationTime(destination, from: entry) }
                 }))
+    }
+
+    /// Sizes a listing did not give (a web server's folder page that rounds them,
+    /// `1.2M`) are asked for (`stat`, a HEAD over HTTP) where a file is already at the
+    /// destination: the size decides whether it is the same file. Eight at a time;
+    /// nothing is asked on a first run.
+    static func askSizes(_ files: [(entry: RemoteEntry, destination: String)], fs: any RemoteFileSystem) async
+        -> [(entry: RemoteEntry, destination: String)]
+    {
+        var result = files
+        let unknown = files.indices.filter {
+            files[$0].entry.size == nil && !files[$0].entry.isDirectory
+                && FileManager.default.fileExists(atPath: files[$0].destination)
+        }
+        for start in stride(from: 0, to: unknown.count, by: 8) {
+            let sizes = await withTaskGroup(of: (Int, Int64?).self) { group in
+                for i in unknown[start..<min(start + 8, unknown.count)] {
+                    let path = files[i].entry.path
+                    group.addTask { (i, try? await fs.stat(path).size) }
+                }
+                var got: [(Int, Int64?)] = []
+                for await answer in group { got.append(answer) }
+                return got
+            }
+            for (i, size) in sizes { result[i].entry.size = size }
+        }
+        return result
     }
 
     /// The local name of a file URL; a URL ending in `/` names a web page: index.html.

@@ -16,14 +16,18 @@ enum ServeCommand: Command {
         static let token = ValueOption(
             "token", help: "require this access token (default: a random one when ADDR is not loopback)",
             valueName: "TEXT")
+        static let importTo = ValueOption(
+            "import-to", help: "folder the page's imports go to (default ~/Pictures/Ferry; same history as ferry sync)",
+            valueName: "DIR")
         static let insecure = Flag("insecure", short: "k", help: "do not verify TLS certificates")
     }
 
     static let spec = CommandSpec(
         name: "serve",
         summary: "browse a source in a web browser (folder list, image viewer, upload)",
-        usage: "ferry serve [URL] [--host 127.0.0.1] [--port N] [--token TEXT] [--cache DIR] [--insecure]",
-        options: [Keys.host, Keys.port, Keys.cache, Keys.token, Keys.insecure],
+        usage:
+            "ferry serve [URL] [--host 127.0.0.1] [--port N] [--token TEXT] [--cache DIR] [--import-to DIR] [--insecure]",
+        options: [Keys.host, Keys.port, Keys.cache, Keys.token, Keys.importTo, Keys.insecure],
         minPositionals: 0, maxPositionals: 1,
         details: """
             Serves a folder list and image viewer for URL (a local folder, flashair://,
@@ -41,6 +45,11 @@ enum ServeCommand: Command {
         configuration.host = args.value(Keys.host) ?? "127.0.0.1"
         configuration.port = try args.int(Keys.port, default: 8000, in: 0...65535)
         configuration.cacheDirectory = args.value(Keys.cache).map { ($0 as NSString).standardizingPath }
+        configuration.importDirectory = args.value(Keys.importTo).map {
+            let path = ($0 as NSString).expandingTildeInPath
+            return ((path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path) as NSString)
+                .standardizingPath
+        }
         configuration.connectionOptions.verifyTLS = !args.has(Keys.insecure)
         if let token = args.value(Keys.token) {
             guard token.count >= 4,

@@ -92,9 +92,6 @@ enum SyncCommand: Command {
         if args.has(Keys.watch) && options.dryRun {
             throw UsageError(message: "--dry-run shows one pass; it does not go with --watch")
         }
-        if url.scheme == .http || url.scheme == .https {
-            throw UsageError(message: "HTTP servers cannot list folders; sync from a card, an FTP server or a folder")
-        }
         let connection = try connectionSettings(args)
         if url.scheme == .flashair
             && (options.jobs > 1 && args.value(Keys.jobs) != nil || connection.maxConnections ?? 1 > 1)

@@ -3,8 +3,9 @@ import Foundation
 /// nginx on 127.0.0.1 with a temporary config, serving `root`.
 ///
 /// Locations: `/` normal (Range, ETag), `/slow/` throttled with `limit_rate`,
-/// `/norange/` with `max_ranges 0` (ignores Range), and with `basicAuth`,
-/// `/private/` behind HTTP basic authentication. The access log records the
+/// `/norange/` with `max_ranges 0` (ignores Range), `/index/`, `/index-json/` and
+/// `/index-xml/` with `autoindex` (folder pages: html, json, xml), and with `basicAuth`,
+/// `/private/` behind HTTP basic authentication (with autoindex). The access log records the
 /// Range and If-Range headers, the status and the bytes sent of every request.
 public final class NginxServer: Sendable {
     public let port: Int
@@ -33,7 +34,7 @@ public final class NginxServer: Sendable {
                 toFile: dir.file("htpasswd"), atomically: true, encoding: .utf8)
             privateLocation =
                 "location /private/ { alias \(root)/; auth_basic \"ferry\"; "
-                + "auth_basic_user_file \(dir.file("htpasswd")); }"
+                + "auth_basic_user_file \(dir.file("htpasswd")); autoindex on; }"
         }
         let conf = """
             worker_processes 1;
@@ -59,6 +60,9 @@ public final class NginxServer: Sendable {
                     root \(root);
                     location /slow/ { alias \(root)/; limit_rate \(slowRate); }
                     location /norange/ { alias \(root)/; max_ranges 0; }
+                    location /index/ { alias \(root)/; autoindex on; }
+                    location /index-json/ { alias \(root)/; autoindex on; autoindex_format json; }
+                    location /index-xml/ { alias \(root)/; autoindex on; autoindex_format xml; }
                     \(privateLocation)
                 }
             }

@@ -16,6 +16,10 @@ public struct WebConfiguration: Sendable {
     public var cacheDirectory: String?
     /// Connection options for the backend (TLS, connection limit).
     public var connectionOptions: ConnectionOptions
+    /// Where the page's imports go (created on the first import); `nil` uses
+    /// `~/Pictures/Ferry`. The folder keeps the history `ferry sync` keeps, so
+    /// `ferry sync SOURCE DIR` and the page agree on what is imported.
+    public var importDirectory: String?
 
     /// Creates a configuration.
     ///
@@ -30,12 +34,20 @@ public struct WebConfiguration: Sendable {
         self.accessToken = nil
         self.cacheDirectory = nil
         self.connectionOptions = ConnectionOptions()
+        self.importDirectory = nil
     }
 
     /// Whether ``host`` only accepts connections from this machine.
     public var isLoopback: Bool {
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
+    }
+
+    /// The import folder in use.
+    public var resolvedImportDirectory: String {
+        if let importDirectory { return importDirectory }
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSTemporaryDirectory()
+        return home + "/Pictures/Ferry"
     }
 
     /// The cache folder in use.

@@ -35,6 +35,7 @@ struct APITests {
         var configuration = WebConfiguration(source: try RemoteURL(parsing: source ?? root), host: host, port: 0)
         configuration.accessToken = token
         configuration.cacheDirectory = cache.path
+        configuration.importDirectory = folder.path + "/imported"
         return try WebAPI(configuration: configuration)
     }
 
@@ -172,23 +173,32 @@ struct APITests {
 
     // MARK: Operations
 
-    @Test func listsFoldersFirst() async throws {
+    @Test func listsWithHiddenFlagsAndNoLocalPaths() async throws {
         let api = try api()
         try FileManager.default.createDirectory(atPath: root + "/DCIM/100FERRY/zz", withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: root + "/DCIM/100FERRY/.hidden"))
         let response = await api.handle(Self.request("/api/list?path=/DCIM/100FERRY"))
         #expect(response.status == 200)
         let listing = Self.object(response)
         #expect(listing["path"] as? String == "/DCIM/100FERRY")
-        #expect(listing["count"] as? Int == 3)
-        let entries = listing["entries"] as? [[String: Any]] ?? []
-        #expect(entries.map { $0["name"] as? String } == ["zz", "a.txt", "IMG_0003.JPG"])
-        #expect(entries.map { $0["type"] as? String } == ["directory", "file", "file"])
-        #expect(entries[2]["path"] as? String == "/DCIM/100FERRY/IMG_0003.JPG")
-        #expect(entries[2]["image"] as? Bool == true && entries[1]["image"] as? Bool == false)
-        #expect(entries[1]["size"] as? Int == 5)
+        #expect(listing["count"] as? Int == 4)
+        // The source's order: the page sorts (sort.js), in one place.
+        let entries = (listing["entries"] as? [[String: Any]] ?? []).sorted {
+            ($0["name"] as? String ?? "") < ($1["name"] as? String ?? "")
+        }
+        #expect(entries.map { $0["name"] as? String } == [".hidden", "IMG_0003.JPG", "a.txt", "zz"])
+        #expect(entries.map { $0["type"] as? String } == ["file", "file", "file", "directory"])
+        #expect(entries.map { $0["hidden"] as? Bool } == [true, false, false, false])
+        #expect(entries[1]["path"] as? String == "/DCIM/100FERRY/IMG_0003.JPG")
+        #expect(entries[1]["image"] as? Bool == true && entries[2]["image"] as? Bool == false)
+        #expect(entries[2]["size"] as? Int == 5)
+        // Nothing imported yet (the import folder has no history).
+        #expect(entries[1]["imported"] as? Bool == false)
         let missing = await api.handle(Self.request("/api/list?path=/nope"))
         #expect(missing.status == 404)
-        #expect((Self.object(missing)["error"] as? String ?? "").contains("No such file"))
+        let error = Self.object(missing)["error"] as? String ?? ""
+        #expect(error.contains("No such file"))
+        #expect(!error.contains(folder.path), "the server's folder in a message: \(error)")
     }
 
     @Test func servesFilesWithTheRightDisposition() async throws {
@@ -269,6 +279,8 @@ struct APITests {
 
         let notEmpty = await api.handle(Self.post("/api/delete", body: Self.json(["path": "/DCIM/100FERRY"])))
         #expect(notEmpty.status == 409)
+        #expect(Self.object(notEmpty)["files"] as? Int == 2)
+        #expect((Self.object(notEmpty)["error"] as? String ?? "").contains("holds 2 files"))
         #expect(await api.handle(Self.post("/api/delete", body: Self.json(["path": "/DCIM/old.txt"]))).status == 200)
         #expect(await api.handle(Self.post("/api/delete", body: Self.json(["path": "/DCIM/Trip"]))).status == 200)
         #expect(!FileManager.default.fileExists(atPath: root + "/DCIM/old.txt"))

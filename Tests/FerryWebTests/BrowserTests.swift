@@ -43,4 +43,32 @@ struct BrowserTests {
         #expect(out.status == 0, "browser checks failed:\n\(out.stdout)\n\(out.stderr)\nserver logs:\n\(logs)")
         #expect(out.stdout.contains(" passed, 0 failed"))
     }
+
+    static let importScript = root + "/Tests/browser/test_import.py"
+
+    /// Import, selection, the import panel, one connection shared with an import,
+    /// and the phone and desktop layouts: `Tests/browser/test_import.py` against
+    /// ``ImportFixture``. Screenshots at 1280x800 and 390x844 go to `.build/test-artifacts/`.
+    @Test func importAndLayoutsInChromium() async throws {
+        let missing = [Self.python, "/usr/bin/chromium", "/usr/bin/chromedriver"].filter {
+            !FileManager.default.isExecutableFile(atPath: $0)
+        }
+        try #require(missing.isEmpty, "missing \(missing.joined(separator: ", ")): run scripts/setup.sh")
+        let (out, logs) = try await onThread { () throws -> (TestProcess.Output, String) in
+            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            let fixture = try ImportFixture()
+            let out = try TestProcess.run(
+                "/usr/bin/nice",
+                [
+                    "-n", "10", Self.python, Self.importScript, "--url", fixture.url, "--card-url", fixture.cardURL,
+                    "--root", fixture.root, "--imported", fixture.importDirectory,
+                    "--ferry", TestProcess.ferryExecutable(), "--artifacts", Self.root + "/.build/test-artifacts",
+                ])
+            return (out, fixture.logs)
+        }
+        print(out.stdout)
+        if !out.stderr.isEmpty { print(out.stderr) }
+        #expect(out.status == 0, "browser checks failed:\n\(out.stdout)\n\(out.stderr)\nserver logs:\n\(logs)")
+        #expect(out.stdout.contains(" passed, 0 failed"))
+    }
 }

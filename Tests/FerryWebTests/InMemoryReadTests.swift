@@ -126,7 +126,7 @@ import Testing
         let root = try TempDir(prefix: "mem-limit")
         let size = 64 << 20
         // Sparse: 64 MB on the wire, nothing on disk.
-        FileManager.default.createFile(atPath: root.file("big.bin"), contents: nil)
+        _ = FileManager.default.createFile(atPath: root.file("big.bin"), contents: nil)
         let handle = try #require(FileHandle(forWritingAtPath: root.file("big.bin")))
         try handle.truncate(atOffset: UInt64(size))
         try handle.close()
@@ -180,7 +180,7 @@ import Testing
 
     @Test func readsAreCancellable() async throws {
         let root = try TempDir(prefix: "mem-cancel")
-        FileManager.default.createFile(atPath: root.file("big.bin"), contents: nil)
+        _ = FileManager.default.createFile(atPath: root.file("big.bin"), contents: nil)
         let handle = try #require(FileHandle(forWritingAtPath: root.file("big.bin")))
         try handle.truncate(atOffset: 64 << 20)
         try handle.close()

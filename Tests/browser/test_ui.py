@@ -144,19 +144,9 @@ class UI:
         return path
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--url", required=True)
-    parser.add_argument("--slow-url", required=True)
-    parser.add_argument("--local-url", required=True)
-    parser.add_argument("--root", required=True)
-    parser.add_argument("--artifacts", required=True)
-    args = parser.parse_args()
-    ui = UI(args.url, args.artifacts)
-    root = args.root
-    figures = {}
-    results = []
-
+def checker(ui, results, prefix=""):
+    """A decorator that runs a named check at once: prints ok/FAIL with its time, records the
+    result in `results`, and saves a screenshot of a failure (named after the check)."""
     def check(name):
         def run(body):
             start = time.monotonic()
@@ -170,11 +160,28 @@ def main():
                 if not isinstance(error, Check):
                     traceback.print_exc()
                 try:
-                    ui.screenshot(f"failed-{name.replace(' ', '-')}.png")
+                    ui.screenshot(f"{prefix}failed-{name.replace(' ', '-').replace('/', '-')}.png")
                 except Exception:  # noqa: BLE001
                     pass
             return body
         return run
+    return check
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--slow-url", required=True)
+    parser.add_argument("--local-url", required=True)
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--artifacts", required=True)
+    args = parser.parse_args()
+    ui = UI(args.url, args.artifacts)
+    root = args.root
+    figures = {}
+    results = []
+
+    check = checker(ui, results)
 
     @check("list and count at the root")
     def _():
@@ -252,6 +259,8 @@ def main():
     @check("open an image: spinner, then the loaded image")
     def _():
         ui.go(base=args.slow_url)
+        # SLOW_0003.JPG must stay unfetched for the stale-image check below: no prefetch here.
+        ui.driver.execute_script("window.ferry.prefetch = false")
         ui.open_image("SLOW_0001.JPG")  # seconds from the slow card
         expect(ui.testid("spinner").is_displayed(), "spinner while loading")
         expect(ui.testid("viewer-title").text == "SLOW_0001.JPG", "title while loading")
@@ -260,8 +269,11 @@ def main():
         expect(not ui.testid("spinner").is_displayed(), "spinner gone")
         image = ui.testid("viewer-image")
         expect(image.is_displayed(), "image visible")
+        # The server's preview fitted to the window (1280 px wide at most), zoom in original pixels.
         natural = ui.driver.execute_script("return arguments[0].naturalWidth", image)
-        expect(natural == 1600, f"natural width {natural}")
+        expect(natural == 1280, f"preview width {natural}")
+        expect(ui.attr("data-level") == "preview", f"level {ui.attr('data-level')}")
+        expect(ui.attr("data-image-width") == "1600", f"original width {ui.attr('data-image-width')}")
         fit = float(ui.attr("data-fit"))
         expect(abs(ui.zoom() - fit) < 1e-3, f"fitted: zoom {ui.zoom()}, fit {fit}")
         ui.screenshot("viewer-loaded.png")
@@ -378,6 +390,7 @@ def main():
     @check("stale-image guard: B requested while A loads, A never shown")
     def _():
         ui.go(base=args.slow_url)
+        ui.driver.execute_script("window.ferry.prefetch = false")
         ui.open_image("SLOW_0003.JPG")  # A: never fetched before, seconds from the slow card
         expect(ui.testid("spinner").is_displayed() and ui.attr("data-loaded") == "false", "A still loading")
         ui.keys(Keys.ARROW_LEFT)  # B at once

@@ -211,6 +211,14 @@ public final class SyncEngine: Sendable {
         return summary
     }
 
+    /// The history key of the source (a card's CID, or its URL), as the
+    /// history records it: what ``SyncHistory/records(source:)`` wants.
+    ///
+    /// - Throws: when a card does not answer.
+    public func sourceKey() async throws(FerryError) -> String {
+        try await identify().key
+    }
+
     /// The source's identity: a card by its CID, anything else by its URL.
     func identify() async throws(FerryError) -> SyncSourceIdentity {
         let cid: String?
@@ -226,6 +234,7 @@ public final class SyncEngine: Sendable {
     /// Whether a listed file passes `--only` and `--since`.
     func accepts(_ e: RemoteEntry) -> Bool {
         guard options.accepts(name: e.name) else { return false }
+        if let paths = options.paths, !paths.contains(e.path) { return false }
         if let since = options.since {
             guard let m = e.modified, m.date(floatingIn: options.timeZone) >= since else { return false }
         }

@@ -26,6 +26,9 @@ public struct SyncOptions: Sendable, Hashable {
     public var jobs = 4
     /// Include hidden entries (dot-files, a card's system files).
     public var includeHidden = false
+    /// Only these files (full source paths, as listed); nil means every file. The
+    /// browser UI's "Import N selected" uses it.
+    public var paths: Set<String>?
     /// In watch mode, how often to look again: on a card how often op=121 is asked
     /// (default 1 s), elsewhere how often the source is listed (default 10 s).
     public var interval: Duration?

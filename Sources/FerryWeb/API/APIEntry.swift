@@ -16,6 +16,14 @@ struct APIEntry: Encodable, Sendable {
     var image: Bool
     /// Whether a thumbnail can be asked for.
     var thumbnail: Bool
+    /// Whether the entry is hidden (a dot-file, a card's system file), as `ferry ls` hides it without `--all`.
+    var hidden: Bool
+    /// `video` for a film the viewer plays, `raw` for a camera's raw file, else nil.
+    var media: String?
+    /// A card's system folder: the page offers no delete.
+    var system: Bool?
+    /// Whether the import history holds this file (same path and size); nil when not asked.
+    var imported: Bool?
 
     init(_ entry: RemoteEntry, path: String) {
         name = entry.name
@@ -24,7 +32,12 @@ struct APIEntry: Encodable, Sendable {
         size = entry.size
         modified = entry.modified?.iso8601
         let isFile = entry.kind == .file || entry.kind == .symlink
-        image = isFile && MediaType.isViewable(entry.name)
-        thumbnail = isFile && MediaType.thumbnailable.contains(MediaType.fileExtension(entry.name))
+        let raw = MediaType.rawWithPreview.contains(MediaType.fileExtension(entry.name))
+        image = isFile && (MediaType.isViewable(entry.name) || raw)
+        thumbnail = isFile && (MediaType.thumbnailable.contains(MediaType.fileExtension(entry.name)) || raw)
+        hidden = entry.isHidden
+        let ext = MediaType.fileExtension(entry.name)
+        media = !isFile ? nil : MediaType.video.contains(ext) ? "video" : MediaType.raw.contains(ext) ? "raw" : nil
+        imported = nil
     }
 }

@@ -14,9 +14,11 @@ extension HTTPResponse {
     }
 
     /// The JSON error answer for a failed operation: the backend's own text and a status that fits it.
-    static func failure(_ error: any Error) -> HTTPResponse {
+    static func failure(_ error: any Error, source: WebSource? = nil) -> HTTPResponse {
         let e = FerryError.wrap(error)
-        return .json(["error": e.description, "code": e.code.description], status: status(for: e))
+        return .json(
+            ["error": WebMessages.clean(e.description, source: source), "code": e.code.description],
+            status: status(for: e))
     }
 
     /// A JSON error with a message of ours.

@@ -1,11 +1,17 @@
 /// Content types by file extension, and which ones the page may show inline.
 ///
-/// Only images are shown inline. Anything else is sent as an attachment with
+/// Only images and films are shown inline. Anything else is sent as an attachment with
 /// a neutral type, so an HTML or SVG file from a source can never run script
 /// in the UI's origin.
 enum MediaType {
     /// Extensions the viewer opens (the original FlashAir browser's jpg/jpeg/jpe/png, plus common web images).
     static let viewable: Set<String> = ["jpg", "jpeg", "jpe", "png", "gif", "webp", "bmp"]
+    /// Films the viewer plays with the browser's `<video>` (over `/api/file`, with `Range`).
+    static let video: Set<String> = ["mp4", "mov", "m4v"]
+    /// Camera raw files and HEIC: shown as a file-type tile.
+    static let raw: Set<String> = ["cr2", "cr3", "nef", "arw", "dng", "raf", "orf", "rw2", "heic", "heif"]
+    /// Raw files whose embedded JPEG the server can find (TIFF-based ones and Fujifilm's RAF).
+    static let rawWithPreview: Set<String> = ["cr2", "nef", "arw", "dng", "orf", "rw2", "pef", "raf"]
     /// Extensions the server can make thumbnails of.
     static let thumbnailable: Set<String> = ["jpg", "jpeg", "jpe"]
 
@@ -13,6 +19,17 @@ enum MediaType {
     static func fileExtension(_ name: String) -> String {
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
         return name[name.index(after: dot)...].lowercased()
+    }
+
+    /// Whether the server can make reduced JPEGs (`what`: thumbnails, previews) of `name`: true
+    /// for a raw file (its embedded JPEG), false for a JPEG.
+    ///
+    /// - Throws: ``APIRefusal`` 415 for any other kind of file.
+    static func photoKind(_ name: String, making what: String) throws(APIRefusal) -> Bool {
+        let ext = fileExtension(name)
+        if rawWithPreview.contains(ext) { return true }
+        guard thumbnailable.contains(ext) else { throw APIRefusal(415, "no \(what) for this kind of file: \(name)") }
+        return false
     }
 
     /// Whether the viewer can show the file.
@@ -26,6 +43,8 @@ enum MediaType {
         case "gif": "image/gif"
         case "webp": "image/webp"
         case "bmp": "image/bmp"
+        case "mp4", "m4v": "video/mp4"
+        case "mov": "video/quicktime"
         default: nil
         }
     }

@@ -9,21 +9,31 @@ extension WebAPI {
         var entries: [APIEntry]
     }
 
-    /// `GET /api/list?path=`: a folder, folders first then files, by name.
+    /// `GET /api/list?path=`: a folder, in the source's order (the page sorts:
+    /// one place, with the person's choice of order). Each entry says whether it
+    /// is hidden and whether the import history holds it.
     func list(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path") ?? "/", in: source)
-            let entries = try await source.fs.list(backend)
-                .map { APIEntry($0, path: WebPath.join(web, $0.name)) }
-                .sorted { a, b in
-                    let aFolder = a.type == "directory"
-                    let bFolder = b.type == "directory"
-                    if aFolder != bFolder { return aFolder }
-                    return a.name.localizedStandardCompare(b.name) == .orderedAscending
+            let listed = try await source.fs.list(backend)
+            let imported = await importedFiles(source)
+            let entries = listed.map { e -> APIEntry in
+                var entry = APIEntry(e, path: WebPath.join(web, e.name))
+                if source.isProtected(entry.path) { entry.system = true }
+                if entry.type == "file" {
+                    entry.imported = imported.map { $0[e.path].map { $0 == (e.size ?? -1) } ?? false }
                 }
+                return entry
+            }
             return .json(Listing(path: web, count: entries.count, entries: entries))
         }
+    }
+
+    /// What the import history holds for this source (backend path → size); nil when it cannot tell.
+    func importedFiles(_ source: WebSource) async -> [String: Int64]? {
+        guard let key = try? await source.historyKey.get(source.fs) else { return nil }
+        return importJob.imported(key: key)
     }
 
     /// `GET /api/stat?path=`: one entry.
@@ -68,9 +78,7 @@ extension WebAPI {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path"), in: source)
-            guard MediaType.thumbnailable.contains(MediaType.fileExtension(web)) else {
-                throw APIRefusal(415, "no thumbnails for this kind of file: \(web)")
-            }
+            let raw = try MediaType.photoKind(web, making: "thumbnails")
             var version = request.query("v") ?? ""
             if source.isLocal {
                 let entry = try await source.fs.stat(backend)
@@ -80,20 +88,18 @@ extension WebAPI {
             let bytes: [UInt8]
             if let cached = thumbnails.get(key) {
                 bytes = cached
-            } else if source.fs.capabilities.contains(.sourceThumbnails),
+            } else if !raw, source.fs.capabilities.contains(.sourceThumbnails),
                 let embedded = try? await source.fs.thumbnail(backend)?.jpeg
             {
                 // The card's thumbnail.cgi: the photo's Exif thumbnail, a few KB, no full download.
                 bytes = embedded
                 thumbnails.put(key, bytes)
+            } else if raw, let jpeg = await remoteRawJPEG(backend, source: source) {
+                bytes = try await scaledJPEG(data: jpeg, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
+                thumbnails.put(key, bytes)
             } else {
                 let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
-                do {
-                    bytes = try await workers.run { try ThumbnailMaker.thumbnail(ofFile: local) }
-                } catch let error as JPEGError {
-                    throw APIRefusal(
-                        422, "cannot make a thumbnail of \(web): \(error.code)\(error.detail.map { " (\($0))" } ?? "")")
-                }
+                bytes = try await scaledJPEG(local, raw: raw, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
                 thumbnails.put(key, bytes)
             }
             var response = HTTPResponse.data(Data(bytes), contentType: "image/jpeg")
@@ -102,8 +108,40 @@ extension WebAPI {
         }
     }
 
+    /// The embedded JPEG of a raw file on a remote source, read with `Range` (its IFDs,
+    /// then the JPEG), or nil where the source cannot read ranges: the caller then
+    /// copies the whole file.
+    func remoteRawJPEG(_ backend: String, source: WebSource) async -> [UInt8]? {
+        guard !source.isLocal, let size = try? await source.fs.stat(backend).size else { return nil }
+        return try? await RawPreview.jpeg(fileSize: Int(size)) { range in
+            try await source.fs.data(at: backend, range: range)
+        }
+    }
+
+    /// A reduced JPEG of JPEG bytes in memory; see ``scaledJPEG(_:raw:side:quality:of:)``.
+    func scaledJPEG(data jpeg: [UInt8], side: Int, quality: Int, of web: String) async throws -> [UInt8] {
+        try await scaled(of: web) { try ThumbnailMaker.scaled(jpeg: jpeg, maxSide: side, quality: quality) }
+    }
+
+    /// A reduced JPEG of a photo (or a raw file's embedded one), made off the cooperative pool;
+    /// a file libjpeg cannot read is a 422 naming it.
+    func scaledJPEG(_ local: String, raw: Bool, side: Int, quality: Int, of web: String) async throws -> [UInt8] {
+        try await scaled(of: web) {
+            try ThumbnailMaker.scaled(ofFile: local, raw: raw, maxSide: side, quality: quality)
+        }
+    }
+
+    private func scaled(of web: String, _ work: @escaping @Sendable () throws -> [UInt8]) async throws -> [UInt8] {
+        do {
+            return try await workers.run(work)
+        } catch let error as JPEGError {
+            throw APIRefusal(
+                422, "cannot read \(web) as a photo: \(error.code)\(error.detail.map { " (\($0))" } ?? "")")
+        }
+    }
+
     /// A local copy of a remote file, keyed by the version the page saw (`v`) or a fresh stat.
-    private func remoteCopy(_ backend: String, request: HTTPRequest, source: WebSource) async throws -> String {
+    func remoteCopy(_ backend: String, request: HTTPRequest, source: WebSource) async throws -> String {
         var version = request.query("v") ?? ""
         if version.isEmpty {
             let entry = try await source.fs.stat(backend)

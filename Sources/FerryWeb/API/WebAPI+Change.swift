@@ -11,6 +11,26 @@ extension WebAPI {
         var path: String
     }
 
+    private struct DeleteBody: Decodable {
+        var path: String
+        /// Delete a folder with everything in it.
+        var recursive: Bool?
+    }
+
+    private struct NotEmpty: Encodable {
+        var error: String
+        var notEmpty = true
+        var files: Int
+        var folders: Int
+        var bytes: Int64
+    }
+
+    private struct Deleted: Encodable {
+        var deleted: String
+        var files: Int
+        var folders: Int
+    }
+
     private struct RenameBody: Decodable {
         var path: String
         var name: String
@@ -44,20 +64,42 @@ extension WebAPI {
         }
     }
 
-    /// `POST /api/delete {"path"}`: a file, or an empty folder.
+    /// `POST /api/delete {"path", "recursive"?}`: a file or a folder. A folder
+    /// that holds anything is refused with 409 and what it holds (files,
+    /// folders, bytes) unless `recursive` is true; then its files go one by
+    /// one, deepest first. A card's system folders at its root are refused.
     func delete(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
-            guard let body: PathBody = decode(request) else { throw APIRefusal(400, "expected JSON {\"path\": ...}") }
+            guard let body: DeleteBody = decode(request) else { throw APIRefusal(400, "expected JSON {\"path\": ...}") }
             let (web, backend) = try resolve(body.path, in: source)
             guard web != "/" else { throw APIRefusal(400, "the root cannot be deleted") }
-            let entry = try await source.fs.stat(backend)
-            if entry.isDirectory {
-                try await source.fs.removeDirectory(backend)
-            } else {
-                try await source.fs.delete(backend)
+            guard !source.isProtected(web) else {
+                throw APIRefusal(
+                    403, "\(WebPath.name(web)) is a system folder of the card: it is not deleted from here")
             }
-            return .json(["deleted": web])
+            let entry = try await source.fs.stat(backend)
+            guard entry.isDirectory else {
+                try await source.fs.delete(backend)
+                return .json(Deleted(deleted: web, files: 1, folders: 0))
+            }
+            let tree = try await source.fs.walk(backend, includeHidden: true)
+            if !tree.files.isEmpty || !tree.folders.isEmpty, body.recursive != true {
+                let n = tree.files.count
+                return .json(
+                    NotEmpty(
+                        error: "“\(WebPath.name(web))” is not empty: it holds \(n) file\(n == 1 ? "" : "s")"
+                            + (tree.folders.isEmpty ? "" : " in \(tree.folders.count + 1) folders"),
+                        files: n, folders: tree.folders.count, bytes: tree.files.reduce(0) { $0 + ($1.size ?? 0) }),
+                    status: 409)
+            }
+            for file in tree.files { try await source.fs.delete(file.path) }
+            // Deepest folders first.
+            for folder in tree.folders.sorted(by: { $0.path.count > $1.path.count }) {
+                try await source.fs.removeDirectory(folder.path)
+            }
+            try await source.fs.removeDirectory(backend)
+            return .json(Deleted(deleted: web, files: tree.files.count, folders: tree.folders.count + 1))
         }
     }
 

@@ -9,12 +9,18 @@ import Synchronization
 /// |---|---|
 /// | `GET /api/source` | the source (redacted URL), its capabilities |
 /// | `POST /api/connect` `{"url"}` | opens a source (only when started without one) |
-/// | `GET /api/list?path=` | `{path, count, entries}`, folders first |
+/// | `GET /api/list?path=` | `{path, count, entries}` in the source's order, with `hidden`, `imported` |
 /// | `GET /api/stat?path=` | one entry |
 /// | `GET /api/file?path=[&download=1]` | the file, with `Range` |
 /// | `GET /api/thumb?path=[&v=]` | a JPEG thumbnail |
+/// | `GET /api/preview?path=&w=&h=` | the photo fitted to `w` x `h`, its size in `X-Image-Width/Height` |
+/// | `GET /api/info?path=` | date taken, camera, lens, exposure, pixel size |
+/// | `GET /api/new` | `{count, bytes, imported}`: files of the source not imported yet |
+/// | `GET /api/import` | the running or last import |
+/// | `POST /api/import` `{"paths"?, "layout"?, "deleteAfter"?, "restart"?}` | starts an import |
+/// | `POST /api/import-cancel` | cancels it (partial files stay as `.part`) |
 /// | `POST /api/upload?path=FOLDER[&overwrite=1]` | multipart files into a folder |
-/// | `POST /api/delete` `{"path"}` | deletes a file or an empty folder |
+/// | `POST /api/delete` `{"path", "recursive"?}` | deletes a file or a folder (with its contents if asked) |
 /// | `POST /api/mkdir` `{"path"}` | creates a folder |
 /// | `POST /api/rename` `{"path", "name"}` | renames within the folder |
 ///
@@ -32,6 +38,10 @@ final class WebAPI: Sendable {
     private let current: Mutex<WebSource?>
     /// Whether the page may pick the source (the server was started without one).
     let canConnect: Bool
+    /// The import the page started, if any.
+    let importJob: ImportJob
+    /// Previews fitted to the screen, cached like thumbnails.
+    let previews: ThumbnailCache
 
     init(configuration: WebConfiguration) throws {
         self.configuration = configuration
@@ -39,6 +49,8 @@ final class WebAPI: Sendable {
         let cache = configuration.resolvedCacheDirectory
         thumbnails = ThumbnailCache(folder: cache + "/thumbnails")
         remoteFiles = RemoteFileCache(folder: cache + "/files-\(getpid())")
+        previews = ThumbnailCache(folder: cache + "/previews", memoryLimit: 64 << 20)
+        importJob = ImportJob(directory: configuration.resolvedImportDirectory)
         if let url = configuration.source {
             current = Mutex(WebSource(fs: try Ferry.fileSystem(for: url, options: configuration.connectionOptions)))
             canConnect = false
@@ -66,10 +78,23 @@ final class WebAPI: Sendable {
             }
             return assets.response(for: request.path)
         }
-        var response = await api(request)
+        let route = String(request.path.dropFirst("/api/".count))
+        var response: HTTPResponse
+        if let source, Self.interactiveRoutes.contains(route), request.query("background") == nil {
+            // On a card, the page's requests go before the import's downloads.
+            response = await source.share.interactive { await api(request) }
+        } else {
+            response = await api(request)
+        }
         response.headers.add(name: "X-Content-Type-Options", value: "nosniff")
         return response
     }
+
+    /// Requests a person waits for: they pause an import on a one-connection source
+    /// (unless marked `background=1`, as the page's refresh of imported badges is).
+    static let interactiveRoutes: Set<String> = [
+        "list", "stat", "file", "thumb", "preview", "info", "new", "upload", "delete", "mkdir", "rename",
+    ]
 
     private func api(_ request: HTTPRequest) async -> HTTPResponse {
         let route = String(request.path.dropFirst("/api/".count))
@@ -86,9 +111,17 @@ final class WebAPI: Sendable {
         case ("delete", false): return await delete(request)
         case ("mkdir", false): return await makeDirectory(request)
         case ("rename", false): return await rename(request)
-        case ("list", false), ("stat", false), ("file", false), ("thumb", false), ("source", false):
+        case ("preview", true): return await preview(request)
+        case ("info", true): return await info(request)
+        case ("import", true): return importStatus()
+        case ("import", false): return await startImport(request)
+        case ("import-cancel", false): return cancelImport()
+        case ("new", true): return await newFiles()
+        case ("list", false), ("stat", false), ("file", false), ("thumb", false), ("source", false),
+            ("preview", false), ("info", false), ("new", false):
             return .failure(405, "use GET")
-        case ("upload", true), ("delete", true), ("mkdir", true), ("rename", true), ("connect", true):
+        case ("upload", true), ("delete", true), ("mkdir", true), ("rename", true), ("connect", true),
+            ("import-cancel", true):
             return .failure(405, "use POST")
         default: return .failure(404, "no such API: /api/\(route)")
         }
@@ -103,6 +136,10 @@ final class WebAPI: Sendable {
         var name: String?
         var canConnect: Bool
         var capabilities: WebSource.Capabilities?
+        /// One connection only (a card): the page shows "waiting for the card" on slow answers.
+        var singleConnection: Bool?
+        /// The import folder's name.
+        var importTo: String?
     }
 
     private func sourceInfo() -> HTTPResponse {
@@ -113,7 +150,8 @@ final class WebAPI: Sendable {
         return .json(
             SourceInfo(
                 connected: true, url: source.url.redacted, scheme: source.url.scheme.rawValue, name: name,
-                canConnect: canConnect, capabilities: source.capabilities))
+                canConnect: canConnect, capabilities: source.capabilities,
+                singleConnection: source.share.isSingleConnection, importTo: importJob.status.destination))
     }
 
     private struct ConnectBody: Decodable { var url: String }
@@ -122,17 +160,24 @@ final class WebAPI: Sendable {
         guard canConnect else { return .failure(403, "this server was started for one source") }
         guard let body: ConnectBody = decode(request) else { return .failure(400, "expected JSON {\"url\": ...}") }
         do {
-            let url = try RemoteURL(parsing: body.url.trimmingCharacters(in: .whitespaces))
-            if url.scheme == .file, configuration.accessToken != nil {
-                return .failure(
-                    403, "local folders can only be opened from the command line when serving beyond this machine")
+            let text = body.url.trimmingCharacters(in: .whitespaces)
+            let source: WebSource
+            if SourceProbe.isBareHost(text) {
+                // A host or IP typed alone: look for a card, then an FTP server, then a web server.
+                source = try await SourceProbe.open(text, options: configuration.connectionOptions)
+            } else {
+                let url = try RemoteURL(parsing: text)
+                if url.scheme == .file, configuration.accessToken != nil {
+                    return .failure(
+                        403, "local folders can only be opened from the command line when serving beyond this machine")
+                }
+                source = WebSource(fs: try Ferry.fileSystem(for: url, options: configuration.connectionOptions))
+                _ = try await source.fs.list(source.root.isEmpty ? "/" : source.root)
             }
-            let source = WebSource(fs: try Ferry.fileSystem(for: url, options: configuration.connectionOptions))
-            _ = try await source.fs.list(source.root.isEmpty ? "/" : source.root)
             current.withLock { $0 = source }
             return sourceInfo()
         } catch {
-            return .failure(error)
+            return .failure(error, source: nil)
         }
     }
 
@@ -147,7 +192,7 @@ final class WebAPI: Sendable {
         do {
             return (web, try source.backendPath(web))
         } catch {
-            throw APIRefusal(.failure(error))
+            throw APIRefusal(.failure(error, source: source))
         }
     }
 
@@ -164,7 +209,7 @@ final class WebAPI: Sendable {
         } catch let refusal as APIRefusal {
             return refusal.response
         } catch {
-            return .failure(error)
+            return .failure(error, source: source)
         }
     }
 

@@ -1,5 +1,6 @@
 import FerryKit
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -25,6 +26,22 @@ struct WebSource: Sendable {
     let root: String
     /// For local sources, the root with symbolic links resolved.
     private let realRoot: String?
+    /// Shares a one-connection source between the page and an import.
+    let share: ConnectionShare
+    /// The import history's name for this source, once asked.
+    let historyKey = HistoryKey()
+
+    /// The source's key in the import history (a card's CID needs one question to the card).
+    final class HistoryKey: Sendable {
+        private let value = Mutex<String?>(nil)
+
+        func get(_ fs: any RemoteFileSystem) async throws -> String {
+            if let known = value.withLock({ $0 }) { return known }
+            let key = try await SyncEngine(fileSystem: fs, directory: "/").sourceKey()
+            value.withLock { $0 = key }
+            return key
+        }
+    }
 
     init(fs: any RemoteFileSystem) {
         self.fs = fs
@@ -32,11 +49,28 @@ struct WebSource: Sendable {
         var root = fs.url.path
         while root.hasSuffix("/") { root.removeLast() }
         self.root = root
+        share = ConnectionShare(isSingleConnection: fs.url.scheme == .flashair)
         if fs.url.scheme == .file {
             realRoot = WebSource.realPath(root.isEmpty ? "/" : root) ?? root
         } else {
             realRoot = nil
         }
+    }
+
+    /// A card's own folders at its root: no delete from the page.
+    static let systemFolders: Set<String> = ["DCIM", "SD_WLAN", "GUPIXINF"]
+
+    /// Whether the page must not delete `web` (a system folder at a card's root).
+    func isProtected(_ web: String) -> Bool {
+        url.scheme == .flashair && root.isEmpty && WebPath.parent(web) == "/"
+            && WebSource.systemFolders.contains(WebPath.name(web).uppercased())
+    }
+
+    /// The page path of a backend path under the root.
+    func webPath(_ backend: String) -> String {
+        guard !root.isEmpty else { return backend }
+        if backend == root { return "/" }
+        return backend.hasPrefix(root + "/") ? String(backend.dropFirst(root.count)) : backend
     }
 
     /// Whether files are on this machine (served straight from disk).

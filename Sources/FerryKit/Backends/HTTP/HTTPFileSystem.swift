@@ -1,8 +1,9 @@
 import CCurl
 import Foundation
 
-/// HTTP(S) as a remote file system: `stat` (HEAD) and `download`. Everything
-/// else throws `unsupportedOperation`: plain HTTP has no listing or writing.
+/// HTTP(S) as a remote file system: `stat` (HEAD), `download`, and `list` of a
+/// folder from the index page the server generates (HTTPFileSystem+List). Writing
+/// throws `unsupportedOperation`: plain HTTP has no writing.
 public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// The URL this file system was opened with.
     public let url: RemoteURL
@@ -44,6 +45,8 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Describes a file with `HEAD` (or a one-byte `GET` when HEAD is refused or tells no size).
     public func stat(_ path: String) async throws -> RemoteEntry {
+        // A URL ending in `/` is a folder when its page is an index (HTTPFileSystem+List).
+        if path.hasSuffix("/"), let folder = try await statFolder(path) { return folder }
         let target = url.with(path: path)
         var response = try await ask(target, firstByteOnly: false)
         // Some servers refuse HEAD (405, 501) or leave the size out of its answer:
@@ -57,6 +60,12 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
                 status: response.status, reason: response.headers.reason, operation: "stat",
                 target: target.redacted)
         }
+        // `/photos` redirected to `/photos/`: a folder, when that page is an index.
+        if response.final?.hasSuffix("/") == true, !path.hasSuffix("/"),
+            let folder = try await statFolder(path + "/")
+        {
+            return RemoteEntry(name: folder.name, path: path, kind: .directory)
+        }
         let modified = response.headers["Last-Modified"].flatMap(HTTPDate.parse).map { RemoteTimestamp(utc: $0) }
         let name = target.lastComponent
         return RemoteEntry(
@@ -66,7 +75,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// The final response to a HEAD, or to a GET of the first byte only, and the
     /// file size it tells.
     private func ask(_ target: RemoteURL, firstByteOnly: Bool) async throws -> (
-        status: Int, headers: HTTPHeaders, size: Int64?
+        status: Int, headers: HTTPHeaders, size: Int64?, final: String?
     ) {
         let job = CurlRequestJob(hostKey: target.hostKey, maxBody: firstByteOnly ? 1 : 0)
         HTTPFileSystem.configure(job.easy, url: target, verifyTLS: verifyTLS)
@@ -95,7 +104,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
             size = headers["Content-Range"].flatMap { ContentRange.total416($0) }
             if size != nil { status = 200 }
         }
-        return (status, headers, size)
+        return (status, headers, size, job.easy.info(string: CURLINFO_EFFECTIVE_URL))
     }
 
     /// The error for an HTTP request libcurl ended with `completion`: a redirect

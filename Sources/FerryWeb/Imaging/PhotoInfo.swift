@@ -1,0 +1,140 @@
+import Foundation
+
+/// What the viewer's information panel shows, read from a JPEG's Exif block
+/// and its frame header: the first 256 KB of the file are enough.
+struct PhotoInfo: Encodable, Sendable, Equatable {
+    var name: String?
+    var size: Int64?
+    /// `YYYY-MM-DD HH:MM:SS`, the camera's local time (DateTimeOriginal, else DateTime).
+    var taken: String?
+    var camera: String?
+    var lens: String?
+    /// `1/250 s` or `2 s`.
+    var shutter: String?
+    /// `f/2.8`.
+    var aperture: String?
+    var iso: Int?
+    /// `35 mm`.
+    var focalLength: String?
+    var width: Int?
+    var height: Int?
+
+    /// Reads a file; fields it cannot find stay nil.
+    static func read(file path: String) -> PhotoInfo {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return PhotoInfo() }
+        defer { try? handle.close() }
+        let data = (try? handle.read(upToCount: 256 * 1024)) ?? Data()
+        return read(bytes: [UInt8](data))
+    }
+
+    /// Reads JPEG bytes (a prefix is enough).
+    static func read(bytes b: [UInt8]) -> PhotoInfo {
+        var info = PhotoInfo()
+        guard b.count > 4, b[0] == 0xFF, b[1] == 0xD8 else { return info }
+        var i = 2
+        while i + 4 <= b.count {
+            guard b[i] == 0xFF else { break }
+            let marker = b[i + 1]
+            if marker == 0xFF {
+                i += 1
+                continue
+            }
+            let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
+            let body = i + 4
+            if marker == 0xE1, body + 6 <= b.count, Array(b[body..<body + 6]) == Array("Exif\0\0".utf8) {
+                let end = min(b.count, i + 2 + length)
+                if body + 6 < end { readTIFF(Array(b[(body + 6)..<end]), into: &info) }
+            } else if (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC {
+                if body + 5 <= b.count {
+                    info.height = Int(b[body + 1]) << 8 | Int(b[body + 2])
+                    info.width = Int(b[body + 3]) << 8 | Int(b[body + 4])
+                }
+                break
+            } else if marker == 0xDA {
+                break
+            }
+            i += 2 + length
+        }
+        return info
+    }
+
+    private static func readTIFF(_ t: [UInt8], into info: inout PhotoInfo) {
+        guard t.count >= 8 else { return }
+        let little = t[0] == 0x49
+        func u16(_ at: Int) -> Int? {
+            guard at >= 0, at + 2 <= t.count else { return nil }
+            return little ? Int(t[at]) | Int(t[at + 1]) << 8 : Int(t[at]) << 8 | Int(t[at + 1])
+        }
+        func u32(_ at: Int) -> Int? {
+            guard let a = u16(at), let b = u16(at + 2) else { return nil }
+            return little ? a | b << 16 : a << 16 | b
+        }
+        typealias Field = (type: Int, count: Int, at: Int)
+        func ifd(_ offset: Int) -> [Int: Field] {
+            guard let n = u16(offset), n < 512 else { return [:] }
+            var fields: [Int: Field] = [:]
+            for k in 0..<n {
+                let e = offset + 2 + 12 * k
+                guard let tag = u16(e), let type = u16(e + 2), let count = u32(e + 4) else { break }
+                let unit = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 7: 1, 9: 4, 10: 8][type] ?? 1
+                let at = unit * count <= 4 ? e + 8 : (u32(e + 8) ?? -1)
+                fields[tag] = (type, count, at)
+            }
+            return fields
+        }
+        func text(_ f: Field?) -> String? {
+            guard let f, f.type == 2, f.at >= 0, f.at + f.count <= t.count else { return nil }
+            let s = String(decoding: t[f.at..<(f.at + f.count)].prefix { $0 != 0 }, as: UTF8.self)
+                .trimmingCharacters(in: .whitespaces)
+            return s.isEmpty ? nil : s
+        }
+        func number(_ f: Field?) -> Int? {
+            guard let f else { return nil }
+            switch f.type {
+            case 3: return u16(f.at)
+            case 4, 9: return u32(f.at)
+            default: return nil
+            }
+        }
+        func rational(_ f: Field?) -> (Int, Int)? {
+            guard let f, f.type == 5 || f.type == 10, let n = u32(f.at), let d = u32(f.at + 4), d != 0 else {
+                return nil
+            }
+            return (n, d)
+        }
+        guard let first = u32(4) else { return }
+        let ifd0 = ifd(first)
+        let make = text(ifd0[0x010F])
+        let model = text(ifd0[0x0110])
+        if let model {
+            info.camera = make.map { model.hasPrefix($0) ? model : "\($0) \(model)" } ?? model
+        }
+        var taken = text(ifd0[0x0132])
+        if let exifAt = number(ifd0[0x8769]) {
+            let exif = ifd(exifAt)
+            taken = text(exif[0x9003]) ?? taken
+            info.lens = text(exif[0xA434])
+            if let (n, d) = rational(exif[0x829A]) {
+                info.shutter =
+                    n >= d
+                    ? "\(Double(n) / Double(d) == Double(n / d) ? String(n / d) : String(format: "%.1f", Double(n) / Double(d))) s"
+                    : "1/\(Int((Double(d) / Double(n)).rounded())) s"
+            }
+            if let (n, d) = rational(exif[0x829D]) { info.aperture = String(format: "f/%.1f", Double(n) / Double(d)) }
+            info.iso = number(exif[0x8827])
+            if let (n, d) = rational(exif[0x920A]) {
+                let mm = Double(n) / Double(d)
+                info.focalLength = mm == mm.rounded() ? "\(Int(mm)) mm" : String(format: "%.1f mm", mm)
+            }
+            if info.width == nil { info.width = number(exif[0xA002]) }
+            if info.height == nil { info.height = number(exif[0xA003]) }
+        }
+        if let taken, taken.count >= 19 {
+            // `2024:06:01 12:00:00` → `2024-06-01 12:00:00`
+            var chars = Array(taken)
+            chars[4] = "-"
+            chars[7] = "-"
+            info.taken = String(chars.prefix(19))
+        }
+    }
+}

@@ -1,0 +1,240 @@
+import FerryKit
+import Foundation
+import Synchronization
+
+/// The import the page starts: a ``SyncEngine`` pass on the server, into the
+/// folder `ferry serve --import-to` names, with the history `ferry sync` keeps
+/// there. It runs on the server, so it survives a reload, a closed tab and a
+/// second browser: every page polls ``status``.
+///
+/// A cancelled or failed import leaves its partial files as `.part` (the
+/// transfer contract); the same import started again resumes them.
+final class ImportJob: Sendable {
+    /// What the page shows.
+    struct Status: Encodable, Sendable {
+        enum State: String, Encodable, Sendable { case idle, running, done, failed, cancelled }
+        struct Failure: Encodable, Sendable {
+            var path: String
+            var reason: String
+        }
+        var state: State = .idle
+        var done = 0
+        var total = 0
+        var failed = 0
+        var bytesDone: Int64 = 0
+        var bytesTotal: Int64 = 0
+        var bytesPerSecond: Double = 0
+        /// Seconds left, when a speed is known.
+        var eta: Double?
+        /// The page path of the file downloading now.
+        var current: String?
+        var failures: [Failure] = []
+        var deleted = 0
+        /// Files the engine had to start over (a pause for the page must never cause one).
+        var restarts = 0
+        /// Times a download was paused so the page's requests could use the card's connection.
+        var pauses = 0
+        var layout = "tree"
+        var deleteAfter = false
+        /// The destination folder's name (never the full local path).
+        var destination: String
+        /// A reason for the whole import failing (the source did not answer ...).
+        var error: String?
+    }
+
+    /// What an import was asked to do, kept for a restart.
+    struct Request: Sendable {
+        var files: Set<String>?
+        var layout: SyncOptions.Layout
+        var deleteAfter: Bool
+    }
+
+    private struct Box {
+        var status: Status
+        var last: Request?
+        var task: Task<Void, Never>?
+        /// Running downloads: transfer id → (page path, bytes done, size, smoothed speed).
+        var running: [Int: (path: String, done: Int64, size: Int64, speed: Double)] = [:]
+        var finishedBytes: Int64 = 0
+        /// The last speed the engine measured (kept while a download is paused for the page).
+        var lastSpeed: Double = 0
+        var started: ContinuousClock.Instant = .now
+    }
+
+    /// The destination folder.
+    let directory: String
+    private let box: Mutex<Box>
+
+    init(directory: String) {
+        self.directory = directory
+        box = Mutex(Box(status: Status(destination: (directory as NSString).lastPathComponent)))
+    }
+
+    var status: Status { box.withLock { $0.status } }
+
+    /// Whether an import runs.
+    var isRunning: Bool { box.withLock { $0.status.state == .running } }
+
+    /// The files of `source` that the history knows as imported (backend path → size).
+    func imported(key: String) -> [String: Int64] {
+        guard let history = try? SyncHistory.open(directory: directory, create: false),
+            let records = try? history.records(source: key)
+        else { return [:] }
+        var out: [String: Int64] = [:]
+        for r in records { out[r.path] = r.size ?? -1 }
+        return out
+    }
+
+    /// The files of `source` the history does not hold (path and size), leaving out the
+    /// import folder itself when it lies inside a local source (as `ferry sync` does).
+    func newFiles(in source: WebSource, known: [String: Int64]) async throws -> [RemoteEntry] {
+        let inside = directory + "/"
+        return try await source.fs.walk(source.root.isEmpty ? "/" : source.root).files.filter { e in
+            known[e.path] != (e.size ?? -1) && !(source.isLocal && e.path.hasPrefix(inside))
+        }
+    }
+
+    /// Starts an import of `files` (backend paths), or of every new file when nil.
+    ///
+    /// - Returns: false when one runs already.
+    func start(
+        source: WebSource, key: String, files: Set<String>?, layout: SyncOptions.Layout, deleteAfter: Bool
+    ) -> Bool {
+        box.withLock { b -> Bool in
+            guard b.status.state != .running else { return false }
+            b.status = Status(state: .running, destination: b.status.destination)
+            b.status.layout = layout.rawValue
+            b.status.deleteAfter = deleteAfter
+            b.last = Request(files: files, layout: layout, deleteAfter: deleteAfter)
+            b.running = [:]
+            b.finishedBytes = 0
+            b.lastSpeed = 0
+            b.started = .now
+            b.task = Task {
+                await self.run(source: source, key: key, files: files, layout: layout, deleteAfter: deleteAfter)
+            }
+            return true
+        }
+    }
+
+    /// The last import's request (for Restart, from any page).
+    var lastRequest: Request? { box.withLock { $0.last } }
+
+    /// Cancels the running import; its partial files stay as `.part` for a restart.
+    func cancel() {
+        let task = box.withLock { b -> Task<Void, Never>? in
+            guard b.status.state == .running else { return nil }
+            return b.task
+        }
+        task?.cancel()
+    }
+
+    private func run(
+        source: WebSource, key: String, files: Set<String>?, layout: SyncOptions.Layout, deleteAfter: Bool
+    ) async {
+        // The plan's size, for the page's totals: new files = listed and not in the history.
+        let known = imported(key: key)
+        let candidates: [RemoteEntry]
+        do {
+            candidates = try await newFiles(in: source, known: known).filter {
+                files == nil || files!.contains($0.path)
+            }
+        } catch {
+            finish(.failed, error: WebMessages.text(error, source: source, importDirectory: directory))
+            return
+        }
+        box.withLock { b in
+            b.status.total = candidates.count
+            b.status.bytesTotal = candidates.reduce(0) { $0 + ($1.size ?? 0) }
+        }
+        var options = SyncOptions()
+        options.layout = layout
+        options.deleteAfter = deleteAfter
+        options.paths = Set(candidates.map(\.path))
+        let engine = SyncEngine(fileSystem: source.fs, directory: directory, options: options)
+        do {
+            let summary = try await engine.runPass { event in self.handle(event, source: source) }
+            let cancelled = summary.interrupted || Task.isCancelled
+            finish(cancelled ? .cancelled : summary.failures.isEmpty ? .done : .failed, error: nil)
+        } catch {
+            finish(
+                Task.isCancelled ? .cancelled : .failed,
+                error: WebMessages.text(error, source: source, importDirectory: directory))
+        }
+    }
+
+    private func handle(_ event: SyncEvent, source: WebSource) {
+        switch event {
+        case .downloadStarted(let item, let transfer):
+            let path = source.webPath(item.remotePath)
+            box.withLock { b in
+                b.running[transfer.id] = (path, 0, item.size ?? 0, 0)
+                b.status.current = path
+            }
+            source.share.addBulk(transfer)
+            Task {
+                for await p in transfer.progress {
+                    self.box.withLock { b in
+                        guard b.running[transfer.id] != nil else { return }
+                        b.running[transfer.id]?.done = p.bytesDone
+                        b.running[transfer.id]?.speed = p.bytesPerSecond
+                        self.refresh(&b)
+                    }
+                }
+                source.share.removeBulk(transfer)
+            }
+        case .imported(let item, let result):
+            box.withLock { b in
+                b.status.done += 1
+                b.status.restarts += result.restarts
+                b.finishedBytes += result.size
+                if let id = b.running.first(where: { $0.value.path == source.webPath(item.remotePath) })?.key {
+                    b.running[id] = nil
+                }
+                refresh(&b)
+            }
+        case .failed(let item, let error):
+            guard error.code != .cancelled else { return }
+            box.withLock { b in
+                let path = source.webPath(item.remotePath)
+                b.status.failed += 1
+                b.status.failures.append(
+                    .init(path: path, reason: WebMessages.text(error, source: source, importDirectory: directory)))
+                if let id = b.running.first(where: { $0.value.path == path })?.key { b.running[id] = nil }
+                refresh(&b)
+            }
+        case .deletedFromSource:
+            box.withLock { $0.status.deleted += 1 }
+        default:
+            break
+        }
+    }
+
+    private func refresh(_ b: inout Box) {
+        b.status.bytesDone = b.finishedBytes + b.running.values.reduce(0) { $0 + $1.done }
+        // The engine's smoothed speed of what downloads now; the average since the start until it has one.
+        let current = b.running.values.reduce(0) { $0 + $1.speed }
+        let elapsed = ContinuousClock.now - b.started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        if current > 0 {
+            b.lastSpeed = current
+        }
+        b.status.bytesPerSecond =
+            b.lastSpeed > 0 ? b.lastSpeed : seconds > 0.5 ? Double(b.status.bytesDone) / seconds : 0
+        if b.status.bytesPerSecond > 0 {
+            b.status.eta = Double(max(0, b.status.bytesTotal - b.status.bytesDone)) / b.status.bytesPerSecond
+        }
+        if b.running.isEmpty { b.status.current = nil }
+    }
+
+    private func finish(_ state: Status.State, error: String?) {
+        box.withLock { b in
+            b.status.state = state
+            b.status.error = error
+            b.status.current = nil
+            b.status.eta = nil
+            b.running = [:]
+            b.status.bytesDone = b.finishedBytes
+        }
+    }
+}

@@ -1,0 +1,162 @@
+// Importing to the computer: the selection bar ("Import N selected"), "Import all new (N, SIZE)" and
+// the import panel. The import runs on the server (`/api/import`): this page, a reloaded one or
+// another browser all show it by polling.
+import { api } from './api.js';
+import { $, element, formatDuration, formatSize } from './util.js';
+import { ask } from './dialog.js';
+import { showMessage, clearMessage } from './messages.js';
+import { state } from './state.js';
+import { refreshFolder, selectedEntries, clearSelection } from './list.js';
+
+const job = { status: null, timer: 0, newCount: null };
+
+export function renderSelectionBar() {
+  const entries = selectedEntries();
+  const n = entries.length;
+  const bar = $('selection-bar');
+  bar.hidden = n === 0;
+  const bytes = entries.reduce((s, e) => s + (e.size || 0), 0);
+  $('selection-count').textContent = `${n} selected · ${formatSize(bytes)}`;
+  $('import-selected').textContent = `Import ${n} selected`;
+  $('import-selected').disabled = n === 0 || running();
+  const can = (state.source && state.source.capabilities) || {};
+  $('delete-selected').hidden = !can.delete;
+}
+
+function running() {
+  return job.status && job.status.state === 'running';
+}
+
+function options() {
+  return { layout: $('import-layout').value, deleteAfter: $('import-delete-after').checked };
+}
+
+async function start(paths, count, bytes) {
+  const { layout, deleteAfter } = options();
+  if (deleteAfter) {
+    const yes = await ask(`Import ${count} file${count === 1 ? '' : 's'} (${formatSize(bytes)}) and delete ` +
+      `${count === 1 ? 'it' : 'each'} from the source once its copy is verified?`, { ok: `Import and delete ${count}`, danger: true });
+    if (!yes) return;
+  }
+  try {
+    const body = { layout, deleteAfter };
+    if (paths) body.paths = paths;
+    job.status = await api('import', { body });
+    clearMessage('import');
+    renderPanel();
+    poll();
+  } catch (error) {
+    showMessage(error.message, { kind: 'import' });
+  }
+}
+
+export async function refreshNewCount() {
+  try {
+    // Counting walks the whole source: in the background, after what the person asked for.
+    const n = await api('new', { params: { background: '1' }, quiet: true });
+    job.newCount = n;
+  } catch (_) {
+    job.newCount = null;
+  }
+  renderNewButton();
+}
+
+function renderNewButton() {
+  const b = $('import-new');
+  const n = job.newCount;
+  b.textContent = n ? `Import all new (${n.count}, ${formatSize(n.bytes)})` : 'Import all new (counting…)';
+  b.dataset.count = n ? String(n.count) : '';
+  b.disabled = running() || (n && n.count === 0);
+}
+
+function renderPanel() {
+  const s = job.status;
+  const panel = $('import-panel');
+  const state_ = s ? s.state : 'idle';
+  panel.dataset.state = state_;
+  panel.dataset.done = String(s ? s.done : 0);
+  panel.dataset.total = String(s ? s.total : 0);
+  panel.dataset.failed = String(s ? s.failed : 0);
+  panel.hidden = !s || state_ === 'idle' || panel.dataset.dismissed === `${state_}-${s.done}-${s.total}`;
+  if (!s) return;
+  const fraction = s.bytesTotal > 0 ? s.bytesDone / s.bytesTotal : (s.total ? s.done / s.total : 0);
+  $('import-bar').value = Math.min(1, fraction);
+  const title = {
+    running: 'Importing', done: 'Imported', failed: 'Import finished with failures', cancelled: 'Import cancelled',
+  }[state_] || 'Import';
+  $('import-title').textContent = `${title} · to ${s.destination}/`;
+  const parts = [`${s.done} / ${s.total} files`, `${formatSize(s.bytesDone)} / ${formatSize(s.bytesTotal)}`];
+  if (state_ === 'running' && s.bytesPerSecond > 0) parts.push(`${formatSize(s.bytesPerSecond)}/s`);
+  if (state_ === 'running' && s.eta != null) parts.push(`${formatDuration(s.eta)} left`);
+  if (s.deleted) parts.push(`${s.deleted} deleted from the source`);
+  $('import-figures').textContent = parts.join(' · ');
+  $('import-current').textContent = s.current ? `Now: ${s.current.split('/').pop()}` : (s.error || '');
+  const failures = $('import-failures');
+  failures.replaceChildren(...s.failures.map((f) => element('li', { text: `${f.path.split('/').pop()}: ${f.reason}` })));
+  failures.hidden = s.failures.length === 0;
+  $('import-cancel').hidden = state_ !== 'running';
+  $('import-restart').hidden = !(state_ === 'cancelled' || state_ === 'failed');
+  $('import-dismiss').hidden = state_ === 'running';
+  renderNewButton();
+  renderSelectionBar();
+}
+
+/** Asks the server for the import's state: often while one runs, now and then otherwise (another browser may start one). */
+async function poll() {
+  clearTimeout(job.timer);
+  try {
+    const s = await api('import', { quiet: true });
+    const was = job.status && job.status.state;
+    const progressed = job.status && s.done !== job.status.done;
+    job.status = s;
+    renderPanel();
+    if ((was === 'running' && s.state !== 'running') || (s.state === 'running' && progressed)) {
+      // Imported badges, and files deleted after import.
+      refreshFolder();
+      if (s.state !== 'running') refreshNewCount();
+    }
+  } catch (_) { /* the server went away: try again later */ }
+  job.timer = setTimeout(poll, running() ? 500 : 3000);
+}
+
+export function bindImport() {
+  $('import-selected').onclick = async () => {
+    const entries = selectedEntries();
+    if (!entries.length) return;
+    const bytes = entries.reduce((s, e) => s + (e.size || 0), 0);
+    await start(entries.map((e) => e.path), entries.length, bytes);
+    clearSelection();
+  };
+  $('import-new').onclick = async () => {
+    const n = job.newCount;
+    await start(null, n ? n.count : 0, n ? n.bytes : 0);
+  };
+  $('import-cancel').onclick = async () => {
+    try {
+      job.status = await api('import-cancel', { body: {} });
+      renderPanel();
+    } catch (error) {
+      showMessage(error.message, { kind: 'import' });
+    }
+  };
+  $('import-restart').onclick = async () => {
+    // The same import again (kept on the server, so this works after a reload or from another
+    // browser): what is imported already is skipped, partial files resume.
+    try {
+      job.status = await api('import', { body: { restart: true } });
+      clearMessage('import');
+      renderPanel();
+      poll();
+    } catch (error) {
+      showMessage(error.message, { kind: 'import' });
+    }
+  };
+  $('import-dismiss').onclick = () => {
+    const s = job.status;
+    $('import-panel').dataset.dismissed = `${s.state}-${s.done}-${s.total}`;
+    $('import-panel').hidden = true;
+  };
+  poll();
+  // After the first screen: on a card every request waits its turn, and thumbnails go first.
+  setTimeout(refreshNewCount, 1500);
+}

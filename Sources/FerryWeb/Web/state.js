@@ -1,0 +1,13 @@
+// The page's state, shared by the modules.
+
+export const state = {
+  source: null,        // /api/source answer
+  folder: null,        // current folder path
+  entries: [],         // entries of the current folder, as the API sent them
+  sort: 'name',
+  descending: false,
+  showHidden: localStorage.getItem('ferry.showHidden') === '1',
+  selected: new Set(), // paths of selected entries (current folder)
+  anchor: null,        // last clicked path, for shift-click ranges
+  listToken: 0,        // guards against a slow listing arriving after a newer one
+};

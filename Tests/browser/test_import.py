@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+"""Browser tests of importing from `ferry serve`, and of its phone and desktop layouts.
+
+Run by Tests/FerryWebTests/BrowserTests.swift (importAndLayoutsInChromium), which starts
+`ferry card --max-connections 1 --latency 30 --rate 2500000` on a folder and `ferry serve`
+on that card with --import-to, and passes:
+
+    test_import.py --url URL --card-url flashair://... --root CARD_FOLDER --imported DIR --ferry BIN --artifacts DIR
+
+--card-url is a second `ferry card` on the same folder with the same CID (the same card at
+another address: the first allows one connection, which `ferry serve` holds). The card holds DCIM/100FERRY (20 photos of about 1 MB), DCIM/101FERRY (3 photos) and
+.hidden.txt at its root. Prints one line per check, the measured figures, and
+"N passed, N failed"; exits 1 when a check failed. Screenshots at 1280x800 and 390x844.
+"""
+
+import argparse
+import filecmp
+import os
+import subprocess
+import sys
+import time
+
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+
+from test_ui import UI, checker, expect  # noqa: E402
+
+DESKTOP = (1280, 800)
+PHONE = (390, 844)
+
+# Records whether elements were ever shown (a state may last less than a poll).
+WATCH = """
+window.seen = window.seen || {};
+for (const id of ['waiting', 'viewer-progress', 'viewer-preview']) {
+  const e = document.getElementById(id);
+  new MutationObserver(() => { if (!e.hidden) window.seen[id] = (window.seen[id] || 0) + 1; })
+    .observe(e, { attributes: true, attributeFilter: ['hidden', 'src'] });
+}
+"""
+
+
+def imported_files(folder):
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if name.startswith(".") or ".part" in name:
+                continue
+            out[os.path.relpath(os.path.join(dirpath, name), folder)] = os.path.join(dirpath, name)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for name in ("--url", "--card-url", "--root", "--imported", "--ferry", "--artifacts"):
+        parser.add_argument(name, required=True)
+    args = parser.parse_args()
+    ui = UI(args.url, args.artifacts)
+    d = ui.driver
+    root = args.root
+    figures = {}
+    results = []
+
+    def size(w, h):
+        d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                          {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": w < 600})
+
+    check = checker(ui, results, prefix="import-")
+
+    def panel(attr="data-state"):
+        return ui.testid("import-panel").get_attribute(attr)
+
+    def select(name, shift=False):
+        box = ui.entry(name).find_element(By.CSS_SELECTOR, '[data-testid="select"]')
+        if shift:
+            ActionChains(d).key_down(Keys.SHIFT).click(box).key_up(Keys.SHIFT).perform()
+        else:
+            box.click()
+
+    def selected():
+        return [e.get_attribute("data-name") for e in ui.entries() if "selected" in e.get_attribute("class")]
+
+    def wait_import(state, timeout=60):
+        ui.wait(lambda: panel() == state, f"the import to be {state} (it is {panel()})", timeout)
+
+    def same(relative):
+        source = os.path.join(root, relative)
+        copy = os.path.join(args.imported, relative)
+        return os.path.exists(copy) and filecmp.cmp(source, copy, shallow=False)
+
+    def visible_boxes(selector):
+        return d.execute_script("""
+            const out = [];
+            for (const e of document.querySelectorAll(arguments[0])) {
+              const r = e.getBoundingClientRect();
+              const s = getComputedStyle(e);
+              const shown = e.checkVisibility ? e.checkVisibility({ visibilityProperty: true }) : e.offsetParent !== null;
+              if (r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && shown)
+                out.push([e.id || e.dataset.testid || e.tagName, r.left, r.top, r.right, r.bottom]);
+            }
+            return out;""", selector)
+
+    def overlaps(boxes):
+        bad = []
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                if a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5 and a[2] < b[4] - 0.5 and b[2] < a[4] - 0.5:
+                    bad.append((a[0], b[0]))
+        return bad
+
+    size(*DESKTOP)
+
+    @check("hidden entries only with Show hidden, remembered; no delete on DCIM")
+    def _():
+        ui.go()
+        names = [e.get_attribute("data-name") for e in ui.entries()]
+        expect(names == ["DCIM"], f"root without hidden: {names}")
+        expect(not ui.entry("DCIM").find_elements(By.CSS_SELECTOR, '[data-testid="delete"]'), "delete on DCIM")
+        ui.testid("show-hidden").click()
+        ui.wait(lambda: len(ui.entries()) == 2, "the hidden file listed")
+        expect(ui.entry(".hidden.txt").get_attribute("data-hidden") == "true", "data-hidden")
+        ui.go()
+        ui.wait(lambda: len(ui.entries()) == 2, "Show hidden remembered after a reload")
+        ui.testid("show-hidden").click()
+        ui.wait(lambda: len(ui.entries()) == 1, "hidden again")
+
+    @check("selection: click, shift-click range, select all, Escape")
+    def _():
+        ui.go("/DCIM/100FERRY")
+        d.execute_script(WATCH)
+        expect(all(e.get_attribute("data-imported") == "false" for e in ui.entries()), "nothing imported yet")
+        ui.testid("select-all").click()
+        expect(len(selected()) == 20, f"select all: {len(selected())}")
+        expect(ui.testid("import-selected").text == "Import 20 selected", ui.testid("import-selected").text)
+        ui.keys(Keys.ESCAPE)
+        ui.wait(lambda: not selected(), "Escape clears")
+        expect(not ui.testid("selection-bar").is_displayed(), "the selection bar goes")
+        select("IMG_0001.JPG")
+        select("IMG_0003.JPG", shift=True)
+        expect(selected() == ["IMG_0001.JPG", "IMG_0002.JPG", "IMG_0003.JPG"], f"range: {selected()}")
+        # In selection mode a click on a tile selects it instead of opening it.
+        ui.entry("IMG_0005.JPG").find_element(By.CSS_SELECTOR, ".open").click()
+        expect("IMG_0005.JPG" in selected() and not ui.viewer_open(), "tap selects in selection mode")
+        select("IMG_0005.JPG")
+        expect(len(selected()) == 3, f"unselect: {selected()}")
+        # Tile controls fit one row.
+        tops = d.execute_script("return [...document.querySelectorAll('.entry .actions')].map(a =>"
+                                " new Set([...a.children].map(c => Math.round(c.getBoundingClientRect().top))).size)")
+        expect(max(tops) == 1, f"tile controls on {max(tops)} rows")
+        ui.screenshot("desktop-selection.png")
+
+    @check("import 3 selected: identical bytes, imported badges")
+    def _():
+        expect(ui.testid("import-selected").text == "Import 3 selected", ui.testid("import-selected").text)
+        ui.testid("import-selected").click()
+        wait_import("done", 60)
+        expect(panel("data-done") == "3" and panel("data-total") == "3", f"{panel('data-done')}/{panel('data-total')}")
+        for i in (1, 2, 3):
+            expect(same(f"DCIM/100FERRY/IMG_{i:04d}.JPG"), f"IMG_{i:04d}.JPG differs or is missing")
+        ui.wait(lambda: ui.entry("IMG_0002.JPG").get_attribute("data-imported") == "true", "imported badge")
+        expect(ui.entry("IMG_0004.JPG").get_attribute("data-imported") == "false", "IMG_0004 not imported")
+        expect(ui.entry("IMG_0001.JPG").find_elements(By.CSS_SELECTOR, '[data-testid="imported-badge"]'), "badge shown")
+
+    @check("delete after import removes only verified files, after a confirmation naming the count")
+    def _():
+        ui.go("/DCIM/101FERRY")
+        ui.testid("select-all").click()
+        d.execute_script("document.getElementById('import-options').open = true")
+        ui.testid("import-delete-after").click()
+        ui.testid("import-selected").click()
+        ui.wait(lambda: ui.testid("dialog").is_displayed(), "the confirmation")
+        text = ui.testid("dialog").text
+        expect("3 files" in text and "delete" in text, f"confirmation: {text!r}")
+        ui.testid("dialog-ok").click()
+        wait_import("done", 60)
+        ui.testid("import-delete-after").click()  # off again
+        d.execute_script("document.getElementById('import-options').open = false")
+        for i in (1, 2, 3):
+            expect(not os.path.exists(os.path.join(root, f"DCIM/101FERRY/DEL_{i:04d}.JPG")), f"DEL_{i:04d} still on the card")
+            expect(os.path.getsize(os.path.join(args.imported, f"DCIM/101FERRY/DEL_{i:04d}.JPG")) > 0, "copy")
+        expect(len(os.listdir(os.path.join(root, "DCIM/100FERRY"))) == 20, "other files untouched")
+        ui.wait(lambda: len(ui.entries()) == 0, "the folder empty in the page")
+
+    @check("import all new: reload continues, the card answers while importing, cancel mid-file, restart")
+    def _():
+        ui.go("/DCIM/100FERRY")
+        d.execute_script(WATCH)
+        ui.wait(lambda: "17" in ui.testid("import-new").text, f"17 new: {ui.testid('import-new').text}")
+        ui.testid("import-new").click()
+        ui.wait(lambda: panel() == "running" and int(panel("data-done")) >= 1, "the import running", 60)
+        ui.screenshot("desktop-import-panel.png")
+        # A reload shows the same import.
+        ui.go("/DCIM/100FERRY")
+        d.execute_script(WATCH)
+        ui.wait(lambda: panel() == "running", "the panel after a reload")
+        expect(panel("data-total") == "17", f"total after reload {panel('data-total')}")
+        # The page still answers: a folder listing and a photo in the viewer.
+        started = time.monotonic()
+        ui.testid("up").click()
+        ui.wait(lambda: ui.path() == "/DCIM", "Up to /DCIM while importing")
+        ui.wait_listed()
+        figures["while importing: folder listing, click to list, ms"] = round((time.monotonic() - started) * 1000)
+        ui.open_folder("100FERRY")
+        started = time.monotonic()
+        ui.entry("IMG_0019.JPG").find_element(By.CSS_SELECTOR, ".open").click()
+        ui.wait(lambda: ui.testid("viewer-preview").is_displayed() or ui.attr("data-loaded") == "true",
+                "the placeholder")
+        figures["while importing: viewer placeholder after the click, ms"] = round((time.monotonic() - started) * 1000)
+        ui.wait_loaded("IMG_0019.JPG", timeout=30)
+        figures["while importing: viewer image sharp after the click, ms"] = round((time.monotonic() - started) * 1000)
+        ui.keys(Keys.ESCAPE)
+        seen = d.execute_script("return window.seen")
+        figures["'waiting for the card' shown while importing (times)"] = seen.get("waiting", 0)
+        expect(panel() == "running", f"still importing: {panel()}")
+        # Cancel in the middle of a file.
+        ui.wait(lambda: ui.testid("import-current").text.startswith("Now:"), "a file downloading")
+        done_before = int(panel("data-done"))
+        ui.testid("import-cancel").click()
+        wait_import("cancelled", 30)
+        expect(int(panel("data-done")) < 17, f"cancelled after {panel('data-done')} files")
+        copies = [r for r in imported_files(args.imported) if os.path.exists(os.path.join(root, r))]
+        expect(len(copies) >= 3 + done_before, f"copies after the cancel: {copies}")
+        for relative in copies:
+            expect(same(relative), f"{relative}: a partial or different file under its final name")
+        figures["import cancelled after files"] = done_before
+        # Restart: what is imported is skipped, the rest arrives (partial files resume).
+        ui.testid("import-restart").click()
+        wait_import("done", 120)
+        for i in range(1, 21):
+            expect(same(f"DCIM/100FERRY/IMG_{i:04d}.JPG"), f"IMG_{i:04d}.JPG after the restart")
+        status = d.execute_script("return fetch('/api/import').then(r => r.json())")
+        figures["import downloads paused for the page (times)"] = status["pauses"]
+        expect(status["pauses"] >= 1, f"the import was never paused for the page: {status}")
+        expect(status["restarts"] == 0, f"a paused download started over: {status}")
+        ui.wait(lambda: d.execute_script("return [...document.querySelectorAll('[data-testid=entry]')]"
+                                         ".every(e => e.dataset.imported === 'true')"), "all badges")
+        ui.wait(lambda: "(0," in ui.testid("import-new").text, f"none new: {ui.testid('import-new').text}")
+
+    @check("ferry sync of the same card into the same folder imports nothing")
+    def _():
+        before = sorted(imported_files(args.imported))
+        out = subprocess.run([args.ferry, "sync", args.card_url, args.imported, "--json"],
+                             capture_output=True, text=True, timeout=120)
+        expect(out.returncode == 0, f"ferry sync: {out.returncode} {out.stderr}")
+        after = sorted(imported_files(args.imported))
+        expect(before == after, f"ferry sync imported {set(after) - set(before)}")
+        said = out.stdout.replace(" ", "")
+        expect('"imported":0' in said and '"alreadyImported":20' in said, f"ferry sync said {out.stdout[-400:]}")
+
+    @check("viewer: counter, information panel, original on zoom with progress, prefetch")
+    def _():
+        ui.go("/DCIM/100FERRY")
+        d.execute_script(WATCH)
+        ui.open_image("IMG_0001.JPG")
+        ui.wait_loaded("IMG_0001.JPG", timeout=30)
+        expect(ui.testid("viewer-counter").text == "1 / 20", ui.testid("viewer-counter").text)
+        ui.keys("i")
+        ui.wait(lambda: "Pixels" in ui.testid("viewer-info").text and "1600 × 1200" in ui.testid("viewer-info").text,
+                "the information panel")
+        expect("Ferry demo" in ui.testid("viewer-info").text, ui.testid("viewer-info").text)
+        ui.screenshot("desktop-viewer-info.png")
+        expect(ui.attr("data-level") == "preview", f"level {ui.attr('data-level')}")
+        for _ in range(12):
+            if ui.testid("zoom-in").is_enabled():
+                ui.testid("zoom-in").click()
+        ui.wait(lambda: ui.attr("data-level") == "original", "the original for the zoom", 30)
+        seen = d.execute_script("return window.seen")
+        expect(seen.get("viewer-progress", 0) > 0, f"no progress shown: {seen}")
+        ui.keys("0")
+        time.sleep(2.5)  # a moment on the image: the neighbours are fetched
+        started = time.monotonic()
+        ui.keys(Keys.ARROW_RIGHT)
+        ui.wait_loaded("IMG_0002.JPG", timeout=30)
+        figures["next image after 2.5 s on the current one, sharp, ms (prefetched)"] = \
+            round((time.monotonic() - started) * 1000)
+        expect(ui.testid("viewer-counter").text == "2 / 20", ui.testid("viewer-counter").text)
+        ui.keys("i")
+        ui.keys(Keys.ESCAPE)
+
+    @check("phone layout 390x844: no overlapping controls, title visible, tiles one row")
+    def _():
+        size(*PHONE)
+        try:
+            ui.go("/DCIM/100FERRY")
+            ui.screenshot("phone-list.png")
+            bar = visible_boxes(".bar button, .bar select, .bar .button, .bar .check, .bar summary, #count")
+            expect(len(bar) >= 6, f"toolbar controls {bar}")
+            expect(not overlaps(bar), f"toolbar overlaps: {overlaps(bar)}")
+            expect(not [b for b in bar if b[3] > PHONE[0] + 0.5], f"toolbar beyond the screen: {bar}")
+            sort = ui.testid("sort").is_displayed(), ui.testid("sort-direction").is_displayed()
+            expect(sort[0] == sort[1], f"sort menu and direction shown together: {sort}")
+            tops = d.execute_script("return [...document.querySelectorAll('.entry .actions')].map(a =>"
+                                    " new Set([...a.children].map(c => Math.round(c.getBoundingClientRect().top))).size)")
+            expect(max(tops) == 1, f"tile controls on {max(tops)} rows")
+            select("IMG_0004.JPG")
+            select("IMG_0006.JPG", shift=True)
+            bar = visible_boxes(".bar button, .bar select, .bar .button, .bar .check, .bar summary, #count,"
+                                " #selection-count")
+            expect(not overlaps(bar), f"selection bar overlaps: {overlaps(bar)}")
+            ui.screenshot("phone-selection.png")
+            ui.keys(Keys.ESCAPE)
+            ui.open_image("IMG_0003.JPG")
+            ui.wait_loaded("IMG_0003.JPG", timeout=30)
+            ui.keys("i")
+            ui.wait(lambda: "Pixels" in ui.testid("viewer-info").text, "the information panel")
+            boxes = visible_boxes(".viewer-bar button, .viewer-bar .button, .viewer-bar h1, #viewer-counter, #zoom-level")
+            expect(not overlaps(boxes), f"viewer controls overlap: {overlaps(boxes)}")
+            title = [b for b in boxes if b[0] == "viewer-title"]
+            expect(title and title[0][3] - title[0][1] > 40, f"viewer title width: {title}")
+            expect(not [b for b in boxes if b[3] > PHONE[0] + 0.5], f"viewer controls beyond the screen: {boxes}")
+            ui.screenshot("phone-viewer-info.png")
+            ui.keys("i")
+            ui.keys(Keys.ESCAPE)
+            d.execute_script("document.getElementById('import-panel').dataset.dismissed = ''")
+            ui.wait(lambda: ui.testid("import-panel").is_displayed(), "the import panel", 10)
+            ui.screenshot("phone-import-panel.png")
+        finally:
+            size(*DESKTOP)
+
+    @check("desktop layout 1280x800: no overlapping controls")
+    def _():
+        ui.go("/DCIM/100FERRY")
+        ui.screenshot("desktop-list.png")
+        bar = visible_boxes(".bar button, .bar select, .bar .button, .bar .check, .bar summary, #count")
+        expect(not overlaps(bar), f"toolbar overlaps: {overlaps(bar)}")
+        ui.open_image("IMG_0003.JPG")
+        ui.wait_loaded("IMG_0003.JPG", timeout=30)
+        boxes = visible_boxes(".viewer-bar button, .viewer-bar .button, .viewer-bar h1, #viewer-counter, #zoom-level")
+        expect(not overlaps(boxes), f"viewer controls overlap: {overlaps(boxes)}")
+        ui.keys(Keys.ESCAPE)
+
+    @check("names with a slash or control characters are refused in the dialog; banners close")
+    def _():
+        ui.go("/DCIM/100FERRY")
+        ui.testid("new-folder").click()
+        ui.wait(lambda: ui.testid("dialog").is_displayed(), "the dialog")
+        ui.testid("dialog-input").send_keys("a/b:c?")
+        ui.testid("dialog-ok").click()
+        ui.wait(lambda: ui.testid("dialog-problem").is_displayed(), "the reason in the dialog")
+        expect("/" in ui.testid("dialog-problem").text, ui.testid("dialog-problem").text)
+        expect(ui.testid("dialog").is_displayed(), "the dialog stays open")
+        ui.testid("dialog-cancel").click()
+        expect(not os.path.exists(os.path.join(root, "DCIM/100FERRY/a")), "a request was made")
+        # An error banner closes with its button, and a later success clears it.
+        d.get(args.url + "?path=/DCIM/nope")
+        ui.wait(lambda: ui.testid("message").is_displayed(), "an error banner")
+        expect(args.root not in ui.testid("message").text, "the server's folder in a message")
+        ui.testid("message-close").click()
+        expect(not ui.testid("message").is_displayed(), "closed")
+
+    @check("a non-empty folder: its count asked once, then deleted item by item with the result")
+    def _():
+        old = os.path.join(root, "OLD")
+        os.makedirs(os.path.join(old, "SUB"))
+        for i, name in enumerate(("a.txt", "b.txt", "SUB/c.txt")):
+            with open(os.path.join(old, name), "wb") as f:
+                f.write(b"x" * (1000 * (i + 1)))
+        ui.go()
+        ui.entry("OLD").find_element(By.CSS_SELECTOR, '[data-testid="delete"]').click()
+        ui.wait(lambda: ui.testid("dialog").is_displayed(), "the question")
+        ui.testid("dialog-ok").click()  # "Delete the folder OLD?"
+        ui.wait(lambda: ui.testid("dialog").is_displayed() and "holds" in ui.testid("dialog").text,
+                "the second question")
+        text = ui.testid("dialog").text
+        expect("3 files" in text and "6.0 KB" in text, f"second question: {text!r}")
+        ui.testid("dialog-ok").click()
+        ui.wait(lambda: not os.path.exists(old), "OLD deleted", 30)
+        ui.wait(lambda: "Deleted “OLD” and its 3 files" in ui.testid("message").text, "the result")
+        ui.wait(lambda: not ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="entry"][data-name="OLD"]'), "OLD gone")
+
+    d.quit()
+    for name, value in figures.items():
+        print(f"figure: {name}: {value}")
+    failed = [name for name, error in results if error is not None]
+    print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -19,6 +19,7 @@ packages=(
   lighttpd               # HTTP folder pages: mod_dirlisting (HTTPFolderTests)
   vsftpd                 # FTP test server (and the benchmarks' FTP peer); proftpd: below
   openssl                # self-signed certificates for FTPS tests
+  openssh-server openssh-client  # SFTP tests and benchmark: sshd, ssh-keygen, ssh-agent, sftp
   curl
   chromium chromium-driver  # browser tests of ferry serve (selenium drives headless Chromium)
   dpkg-dev lintian       # scripts/package.sh (dpkg-shlibdeps) and scripts/package-test.sh
@@ -40,7 +41,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # Debian starts packaged servers on install where it can; tests start their own,
   # so stop the system-wide instances (by their init scripts, never other copies).
-  for svc in nginx apache2 lighttpd vsftpd proftpd; do $SUDO service "$svc" stop >/dev/null 2>&1 || true; done
+  for svc in nginx apache2 lighttpd vsftpd proftpd ssh; do $SUDO service "$svc" stop >/dev/null 2>&1 || true; done
 fi
 
 # proftpd-basic and vsftpd conflict as Debian packages (both Provide ftp-server:
@@ -48,13 +49,13 @@ fi
 # the programs, so proftpd (and a spare vsftpd) are unpacked into .build/ftp-servers.
 scripts/ftp-test-servers.sh >/dev/null
 
-# Python test tools (pyftpdlib, tfatool, selenium) live in a venv inside the build folder.
+# Python test tools (pyftpdlib, tfatool, selenium, asyncssh) live in a venv inside the build folder.
 venv=.build/test-venv
 if [[ ! -x $venv/bin/python ]]; then
   python3 -m venv "$venv"
 fi
-want=(pyftpdlib pyopenssl tfatool selenium)
-if ! "$venv/bin/python" -c "import pyftpdlib, OpenSSL, tfatool, selenium" 2>/dev/null; then
+want=(pyftpdlib pyopenssl tfatool selenium asyncssh)
+if ! "$venv/bin/python" -c "import pyftpdlib, OpenSSL, tfatool, selenium, asyncssh" 2>/dev/null; then
   "$venv/bin/pip" install -q "${want[@]}"
 fi
 echo "setup: ok"

@@ -39,6 +39,14 @@ static inline CURLcode ferry_curl_setopt_debug_cb(CURL *h, ferry_curl_debug_cb c
     return curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, cb);
 }
 
+// SFTP host keys: libcurl calls this after matching the server's key against
+// CURLOPT_SSH_KNOWNHOSTS; the return value is a curl_khstat.
+typedef int (*ferry_curl_sshkey_cb)(CURL *h, const struct curl_khkey *known, const struct curl_khkey *found,
+                                    enum curl_khmatch match, void *userdata);
+static inline CURLcode ferry_curl_setopt_sshkey_cb(CURL *h, ferry_curl_sshkey_cb cb) {
+    return curl_easy_setopt(h, CURLOPT_SSH_KEYFUNCTION, cb);
+}
+
 // --- curl_easy_getinfo ----------------------------------------------------
 static inline CURLcode ferry_curl_getinfo_long(CURL *h, CURLINFO i, long *v) {
     return curl_easy_getinfo(h, i, v);

@@ -3,12 +3,13 @@ import Foundation
 
 /// Options every command that talks to a server accepts.
 enum ConnectionKeys {
-    static let insecure = Flag("insecure", short: "k", help: "accept TLS certificates that do not verify")
+    static let insecure = Flag(
+        "insecure", short: "k", help: "accept TLS certificates that do not verify; SFTP: skip the host key check")
     static let connections = ValueOption("connections", help: "connections to this server at once", valueName: "N")
 }
 
 /// The connection options as declared in a command's spec.
-let connectionOptions: [any OptionKey] = [ConnectionKeys.insecure, ConnectionKeys.connections]
+let connectionOptions: [any OptionKey] = [ConnectionKeys.insecure, ConnectionKeys.connections] + sshOptions
 
 /// Options of the commands that move files (`get`, `put`).
 enum TransferKeys {
@@ -21,6 +22,7 @@ enum TransferKeys {
 /// The one place a command's connection options are built.
 func connectionSettings(_ args: ParsedArguments) throws -> ConnectionOptions {
     var options = ConnectionOptions(verifyTLS: !args.has(ConnectionKeys.insecure))
+    applySSHOptions(&options, args)
     if args.value(ConnectionKeys.connections) != nil {
         options.maxConnections = try args.int(ConnectionKeys.connections, default: 1, in: 1...64)
     }
@@ -29,7 +31,9 @@ func connectionSettings(_ args: ParsedArguments) throws -> ConnectionOptions {
 
 /// Opens the file system a URL names, with the command's connection options.
 func openFileSystem(_ url: RemoteURL, _ args: ParsedArguments) throws -> any RemoteFileSystem {
-    try Ferry.fileSystem(for: url, options: connectionSettings(args))
+    let options = try connectionSettings(args)
+    warnIfHostKeyUnchecked(url, options)
+    return try Ferry.fileSystem(for: url, options: options)
 }
 
 /// A remote URL argument (a local path is refused: these commands act on servers).

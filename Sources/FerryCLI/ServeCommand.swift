@@ -27,7 +27,7 @@ enum ServeCommand: Command {
         summary: "browse a source in a web browser (folder list, image viewer, upload)",
         usage:
             "ferry serve [URL] [--host 127.0.0.1] [--port N] [--token TEXT] [--cache DIR] [--import-to DIR] [--insecure]",
-        options: [Keys.host, Keys.port, Keys.cache, Keys.token, Keys.importTo, Keys.insecure],
+        options: [Keys.host, Keys.port, Keys.cache, Keys.token, Keys.importTo, Keys.insecure] + sshOptions,
         minPositionals: 0, maxPositionals: 1,
         details: """
             Serves a folder list and image viewer for URL (a local folder, flashair://,
@@ -51,6 +51,8 @@ enum ServeCommand: Command {
                 .standardizingPath
         }
         configuration.connectionOptions.verifyTLS = !args.has(Keys.insecure)
+        applySSHOptions(&configuration.connectionOptions, args)
+        warnIfHostKeyUnchecked(configuration.source, configuration.connectionOptions)
         if let token = args.value(Keys.token) {
             guard token.count >= 4,
                 token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.~".contains($0)) })

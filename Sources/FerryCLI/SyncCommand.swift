@@ -93,6 +93,7 @@ enum SyncCommand: Command {
             throw UsageError(message: "--dry-run shows one pass; it does not go with --watch")
         }
         let connection = try connectionSettings(args)
+        warnIfHostKeyUnchecked(url, connection)
         if url.scheme == .flashair
             && (options.jobs > 1 && args.value(Keys.jobs) != nil || connection.maxConnections ?? 1 > 1)
             && !args.has(CommonOptions.quiet)

@@ -17,6 +17,8 @@ public enum Ferry {
             return HTTPFileSystem(url: url, verifyTLS: options.verifyTLS)
         case .ftp, .ftps, .ftpes:
             return FTPFileSystem(url: url, options: options)
+        case .sftp:
+            return SFTPFileSystem(url: url, options: options)
         case .flashair:
             return FlashAirFileSystem(url: url, options: options)
         case .file:

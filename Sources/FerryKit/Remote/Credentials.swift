@@ -154,6 +154,10 @@ public struct ConnectionOptions: Sendable, Hashable {
     public var maxConnections: Int?
     /// Credentials to use instead of resolving them from the URL, environment and netrc.
     public var credentials: Credentials?
+    /// SFTP: how the server's host key is checked. `verifyTLS == false` (`--insecure`) skips the check.
+    public var hostKeys: HostKeyPolicy = .openSSH
+    /// SFTP: a private key file to log in with instead of `~/.ssh/id_ed25519`, `id_ecdsa`, `id_rsa`.
+    public var identityFile: String?
 
     /// Creates connection options; the defaults verify TLS and resolve credentials.
     public init(verifyTLS: Bool = true, maxConnections: Int? = nil, credentials: Credentials? = nil) {

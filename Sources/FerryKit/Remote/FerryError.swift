@@ -20,6 +20,7 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
             case serverError = "server error"
             case protocolError = "protocol error"
             case tls = "TLS error"
+            case hostKey = "host key not trusted"
             case diskFull = "disk full"
             case localIO = "local file error"
             case destinationExists = "destination exists"
@@ -56,6 +57,8 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         public static let protocolError = Code(.protocolError)
         /// TLS handshake or certificate verification failed.
         public static let tls = Code(.tls)
+        /// An SSH server's host key is unknown or changed (not in `known_hosts`).
+        public static let hostKeyRejected = Code(.hostKey)
         /// No space left on the local disk.
         public static let diskFull = Code(.diskFull)
         /// A local file could not be read, written or renamed.

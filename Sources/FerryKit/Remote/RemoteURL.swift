@@ -1,7 +1,7 @@
 import Foundation
 
 /// A parsed location Ferry can talk to: `flashair://`, `ftp://`, `ftps://`,
-/// `ftpes://`, `http://`, `https://`, `file://` or a plain local path.
+/// `ftpes://`, `sftp://`, `http://`, `https://`, `file://` or a plain local path.
 ///
 /// The path is stored decoded (`/My Photos/a#1.jpg`); `redacted` never shows a password.
 public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
@@ -15,6 +15,8 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         case ftps
         /// FTP with explicit TLS (`AUTH TLS` on port 21).
         case ftpes
+        /// SFTP over SSH (port 22).
+        case sftp
         /// HTTP.
         case http
         /// HTTP over TLS.
@@ -91,7 +93,8 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             }
             throw FerryError(
                 .unsupportedScheme, target: RemoteURL.redact(text),
-                detail: "\(schemeText):// is not supported; use flashair, ftp, ftps, ftpes, http, https or a local path"
+                detail:
+                    "\(schemeText):// is not supported; use flashair, ftp, ftps, ftpes, sftp, http, https or a local path"
             )
         }
         var rest = Substring(text[schemeEnd.upperBound...])
@@ -268,6 +271,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         case .https: 443
         case .ftp, .ftpes: 21
         case .ftps: 990
+        case .sftp: 22
         case .file: 0
         }
     }

@@ -1,0 +1,29 @@
+import FerryKit
+import Foundation
+
+/// SFTP options of every command that talks to a server.
+enum SSHKeys {
+    static let identity = ValueOption(
+        "identity", short: "i", help: "SFTP: log in with this private key (passphrase from FERRY_KEY_PASSPHRASE)",
+        valueName: "FILE")
+    static let acceptNewHostKey = Flag(
+        "accept-new-host-key",
+        help: "SFTP: record the host key of a server not yet in ~/.ssh/known_hosts (a changed key is still refused)")
+}
+
+let sshOptions: [any OptionKey] = [SSHKeys.identity, SSHKeys.acceptNewHostKey]
+
+/// Adds `--identity` and `--accept-new-host-key` to connection options.
+func applySSHOptions(_ options: inout ConnectionOptions, _ args: ParsedArguments) {
+    options.identityFile = args.value(SSHKeys.identity).map { ($0 as NSString).expandingTildeInPath }
+    if args.has(SSHKeys.acceptNewHostKey) { options.hostKeys = .openSSHAcceptNew }
+}
+
+/// With `--insecure` (`verifyTLS` off) on an `sftp://` URL, says that the host key goes unchecked.
+func warnIfHostKeyUnchecked(_ url: RemoteURL?, _ options: ConnectionOptions) {
+    guard let url, url.scheme == .sftp, !options.verifyTLS else { return }
+    FileHandle.standardError.write(
+        Data(
+            ("ferry: warning: --insecure: the host key of \(url.host) is not checked; "
+                + "anyone in between could read and change everything\n").utf8))
+}

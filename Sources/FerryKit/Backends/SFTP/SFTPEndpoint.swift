@@ -1,0 +1,149 @@
+import CCurl
+import Foundation
+
+/// One SFTP server as Ferry talks to it: login, host key policy, and how Ferry's
+/// paths become URLs and quote-command arguments.
+///
+/// Paths are absolute on the server, as in curl (`sftp://host/etc/motd` is
+/// `/etc/motd`); `sftp://host/~/notes.txt` is `notes.txt` in the login folder.
+/// Ferry's path helpers are FTP's (`FTPEndpoint.normalize`, `parent`, `name`).
+struct SFTPEndpoint: Sendable {
+    /// The server (host, port, user for messages); the path is ignored.
+    let url: RemoteURL
+    let login: SSHLogin
+    let hostKeys: HostKeyPolicy
+    let engine: CurlEngine
+
+    var hostKey: String { url.hostKey }
+    /// The key of the login-method cache: server, user and the methods on offer.
+    var methodKey: String { "\(url.hostKey)|\(login.user)|\(login.methods)" }
+
+    /// The redacted URL of a path, for messages.
+    func display(_ path: String) -> String { url.with(path: path).redacted }
+
+    /// Sets the URL, login and every connection option on a handle, and returns
+    /// the host key check the job must keep (nil when the check is off).
+    ///
+    /// Every handle of one server gets the same options, so libcurl reuses one
+    /// logged-in SSH connection for all of them.
+    func configure(_ easy: EasyHandle, path: String, method: SSHLogin.Method, stallTimeout: Duration? = nil)
+        -> HostKeyCheck?
+    {
+        easy.set(CURLOPT_URL, url.with(path: path).wireURL())
+        login.configure(easy, method: method)
+        var check: HostKeyCheck?
+        if let file = hostKeys.file() {
+            let c = HostKeyCheck(file: file, acceptNew: hostKeys.acceptNew, host: url.host, port: url.port ?? 22)
+            c.install(on: easy)
+            check = c
+        }
+        easy.set(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
+        let stallSeconds = stallTimeout.map { max(1, Int($0 / .seconds(1))) }
+        easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        easy.set(CURLOPT_LOW_SPEED_TIME, stallSeconds ?? 30)
+        easy.set(CURLOPT_TCP_KEEPALIVE, 1)
+        // libssh2 keeps up to a buffer's worth of SFTP reads in flight. Measured
+        // against sshd on loopback (bench/RESULTS-sftp.md): 64-512 KiB are alike,
+        // 2 MiB and more get slower (libssh2 1.10 handles the long queue poorly).
+        easy.set(CURLOPT_BUFFERSIZE, SFTPEndpoint.bufferSize)
+        easy.set(CURLOPT_UPLOAD_BUFFERSIZE, SFTPEndpoint.bufferSize)
+        return check
+    }
+
+    static let bufferSize = 512 << 10
+
+    // MARK: Paths
+
+    /// A path as an argument of an SFTP quote command: in double quotes, with `"`
+    /// and `\` escaped (libcurl's `Curl_get_pathname` reads it back).
+    static func quoted(_ path: String) -> String {
+        var s = "\""
+        for c in path {
+            if c == "\"" || c == "\\" { s.append("\\") }
+            s.append(c)
+        }
+        return s + "\""
+    }
+
+    /// Refuses what an SFTP path cannot hold (NUL) or a quote command cannot carry
+    /// (a line break would end it).
+    static func validate(_ path: String, operation: String, display: String) throws(FerryError) {
+        if path.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\r\n" || $0 == "\0" }) {
+            throw FerryError(
+                .invalidURL, operation: operation, target: display,
+                detail: "SFTP cannot name a file with a line break or NUL in it here")
+        }
+    }
+}
+
+extension FerryError {
+    /// Maps a failed SFTP request to a Ferry error: the host key verdict first,
+    /// then the SFTP status libcurl reported (its text names the server's status
+    /// code, kept as `serverCode`), then libcurl's own code.
+    static func sftp(
+        _ completion: CurlCompletion, hostKeys: HostKeyCheck?, operation: String, target: String,
+        login: SSHLogin? = nil
+    ) -> FerryError {
+        if let e = hostKeys?.error(operation: operation, target: target) { return e }
+        if completion.interrupted { return FerryError(.cancelled, operation: operation, target: target) }
+        let text = completion.errorText
+        if let status = SFTPStatus.find(in: text) {
+            var e = FerryError(
+                status.code, operation: operation, target: target, serverCode: status.number, serverText: text,
+                detail: status.advice, isTransient: status.transient)
+            if completion.code == .loginDenied { e.code = .authenticationFailed }
+            return e
+        }
+        var e = FerryError.curl(completion, operation: operation, target: target)
+        if completion.code == .loginDenied, let login { e.detail = login.refusal(tried: login.methods) }
+        if completion.code == .ssh {
+            // The SSH session failed underneath (connection closed, channel error):
+            // a new connection may well work.
+            e.code = .connectionFailed
+            e.isTransient = true
+        }
+        return e
+    }
+}
+
+extension CurlCode {
+    /// An SSH-level failure (libssh2 error, connection closed).
+    static let ssh = CurlCode(CURLE_SSH)
+}
+
+/// SFTP status codes (draft-ietf-secsh-filexfer-02 and later), found by the text
+/// libcurl writes for them (`sftp_libssh2_strerror`).
+struct SFTPStatus {
+    let number: Int
+    let code: FerryError.Code
+    var transient = false
+    var advice: String?
+
+    static let table: [(String, SFTPStatus)] = [
+        ("No such file or directory", SFTPStatus(number: 2, code: .notFound)),
+        ("Permission denied", SFTPStatus(number: 3, code: .permissionDenied)),
+        ("Operation failed", SFTPStatus(number: 4, code: .serverError)),
+        ("Bad message from SFTP server", SFTPStatus(number: 5, code: .protocolError)),
+        ("Not connected to SFTP server", SFTPStatus(number: 6, code: .connectionFailed, transient: true)),
+        ("Connection to SFTP server lost", SFTPStatus(number: 7, code: .connectionFailed, transient: true)),
+        ("Operation not supported by SFTP server", SFTPStatus(number: 8, code: .unsupportedOperation)),
+        ("File already exists", SFTPStatus(number: 11, code: .destinationExists)),
+        ("File is write protected", SFTPStatus(number: 12, code: .permissionDenied)),
+        (
+            "Disk full",
+            SFTPStatus(
+                number: 14, code: .serverError, advice: "the server has no space left; free some there and try again")
+        ),
+        (
+            "User quota exceeded",
+            SFTPStatus(number: 15, code: .serverError, advice: "your quota on the server is full")
+        ),
+        ("Directory not empty", SFTPStatus(number: 18, code: .directoryNotEmpty)),
+        ("Not a directory", SFTPStatus(number: 19, code: .notFound)),
+        ("Invalid filename", SFTPStatus(number: 20, code: .invalidURL)),
+    ]
+
+    static func find(in text: String) -> SFTPStatus? {
+        table.first { text.hasSuffix($0.0) || text.contains($0.0 + " ") || text.contains($0.0 + ")") }?.1
+    }
+}

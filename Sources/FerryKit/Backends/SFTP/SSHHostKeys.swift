@@ -1,0 +1,194 @@
+import CCurl
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How an SFTP connection checks the server's host key, as OpenSSH does.
+///
+/// libssh2 (through libcurl's `CURLOPT_SSH_KNOWNHOSTS`) matches the key against
+/// a `known_hosts` file, plain and hashed (`|1|salt|hash`) entries alike, with
+/// the host written `[host]:port` for a port other than 22. Ferry then decides
+/// (`CURLOPT_SSH_KEYFUNCTION`): a matching key connects; an unknown host is
+/// refused with the key's SHA256 fingerprint, or recorded when `acceptNew`
+/// (`StrictHostKeyChecking=accept-new`); a changed key is always refused and
+/// never recorded.
+public struct HostKeyPolicy: Sendable, Hashable {
+    enum Source: Sendable, Hashable {
+        /// `$HOME/.ssh/known_hosts`, looked up when a connection is made.
+        case userKnownHosts
+        case file(String)
+        /// No check at all (`--insecure`).
+        case none
+    }
+    let source: Source
+    /// Records the key of a host that is not in the file yet, and connects.
+    public var acceptNew: Bool
+
+    /// `~/.ssh/known_hosts`, unknown hosts refused. The file is read only when a
+    /// connection is made with this policy.
+    public static let openSSH = HostKeyPolicy(source: .userKnownHosts, acceptNew: false)
+    /// No host key check (a server you know on a network you trust; `--insecure`).
+    public static let insecure = HostKeyPolicy(source: .none, acceptNew: false)
+
+    /// Checks against `path` (created when a key is recorded).
+    public static func knownHosts(_ path: String, acceptNew: Bool = false) -> HostKeyPolicy {
+        HostKeyPolicy(source: .file(path), acceptNew: acceptNew)
+    }
+
+    /// `~/.ssh/known_hosts`, with unknown hosts recorded (`--accept-new-host-key`).
+    public static let openSSHAcceptNew = HostKeyPolicy(source: .userKnownHosts, acceptNew: true)
+
+    /// The known_hosts file, nil for no check.
+    func file(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        switch source {
+        case .userKnownHosts: (environment["HOME"] ?? NSHomeDirectory()) + "/.ssh/known_hosts"
+        case .file(let path): path
+        case .none: nil
+        }
+    }
+}
+
+/// One connection's host key check: what libcurl's key callback saw and decided.
+/// Engine-thread confined while the job runs; read by the job's owner afterwards.
+final class HostKeyCheck: @unchecked Sendable {
+    enum Verdict: Sendable {
+        case unknown(fingerprint: String, type: String)
+        case changed(fingerprint: String, type: String)
+        case recordFailed(String)
+    }
+    let file: String
+    let acceptNew: Bool
+    /// `host` or `[host]:port`, as known_hosts names the server.
+    let hostPattern: String
+    private(set) var refused: Verdict?
+    /// The key recorded by this check (accept-new).
+    private(set) var recorded: String?
+
+    init(file: String, acceptNew: Bool, host: String, port: Int) {
+        self.file = file
+        self.acceptNew = acceptNew
+        hostPattern = port == 22 ? host : "[\(host)]:\(port)"
+    }
+
+    /// Installs the check on a handle (the check must outlive the transfer: the job keeps it).
+    func install(on easy: EasyHandle) {
+        easy.set(CURLOPT_SSH_KNOWNHOSTS, file)
+        easy.set(CURLOPT_SSH_KEYDATA, pointer: Unmanaged.passUnretained(self).toOpaque())
+        _ = ferry_curl_setopt_sshkey_cb(easy.raw) { _, _, found, match, ctx in
+            let check = Unmanaged<HostKeyCheck>.fromOpaque(ctx!).takeUnretainedValue()
+            guard let found else { return Int32(CURLKHSTAT_REJECT.rawValue) }
+            let blob: [UInt8]
+            if found.pointee.len > 0 {
+                blob = Array(UnsafeRawBufferPointer(start: found.pointee.key, count: found.pointee.len))
+            } else {
+                blob = [UInt8](Data(base64Encoded: String(cString: found.pointee.key)) ?? Data())
+            }
+            return Int32(check.decide(blob: blob, match: match).rawValue)
+        }
+    }
+
+    private func decide(blob: [UInt8], match: curl_khmatch) -> curl_khstat {
+        let type = Self.keyType(blob)
+        let fingerprint = Self.fingerprint(blob)
+        switch match {
+        case CURLKHMATCH_OK:
+            return CURLKHSTAT_FINE
+        case CURLKHMATCH_MISMATCH:
+            refused = .changed(fingerprint: fingerprint, type: type)
+            return CURLKHSTAT_REJECT
+        default:
+            guard acceptNew else {
+                refused = .unknown(fingerprint: fingerprint, type: type)
+                return CURLKHSTAT_REJECT
+            }
+            let line = "\(hostPattern) \(type) \(Data(blob).base64EncodedString())"
+            if let failure = KnownHostsFile.append(line, to: file) {
+                refused = .recordFailed(failure)
+                return CURLKHSTAT_REJECT
+            }
+            recorded = fingerprint
+            return CURLKHSTAT_FINE
+        }
+    }
+
+    /// The error for a refused key, nil when the key was not refused.
+    func error(operation: String, target: String) -> FerryError? {
+        guard let refused else { return nil }
+        switch refused {
+        case .unknown(let fingerprint, let type):
+            return FerryError(
+                .hostKeyRejected, operation: operation, target: target,
+                serverText: "the authenticity of host \(hostPattern) can't be established; "
+                    + "\(Self.shortType(type)) key fingerprint is \(fingerprint)",
+                detail: "if that is the server's key, run again with --accept-new-host-key to record it in \(file)")
+        case .changed(let fingerprint, let type):
+            return FerryError(
+                .hostKeyRejected, operation: operation, target: target,
+                serverText: "WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! The \(Self.shortType(type)) host key "
+                    + "of \(hostPattern) is now \(fingerprint), not the one in \(file)",
+                detail: "someone could be eavesdropping on you (a man-in-the-middle attack), or the server's key "
+                    + "was replaced; not connected, and the new key was not recorded. If the change is expected, "
+                    + "remove the old key with: ssh-keygen -R '\(hostPattern)' -f \(file)")
+        case .recordFailed(let why):
+            return FerryError(
+                .hostKeyRejected, operation: operation, target: target, serverText: why,
+                detail: "the new host key could not be recorded, so it was not accepted")
+        }
+    }
+
+    /// The key type named inside the key blob (`ssh-ed25519`, `ecdsa-sha2-nistp256`, `ssh-rsa`).
+    static func keyType(_ blob: [UInt8]) -> String {
+        guard blob.count >= 4 else { return "unknown" }
+        let n = Int(blob[0]) << 24 | Int(blob[1]) << 16 | Int(blob[2]) << 8 | Int(blob[3])
+        guard n > 0, n <= 64, blob.count >= 4 + n else { return "unknown" }
+        return String(decoding: blob[4..<(4 + n)], as: UTF8.self)
+    }
+
+    /// `ED25519`, `ECDSA`, `RSA`, as OpenSSH names key types in its messages.
+    static func shortType(_ type: String) -> String {
+        if type.hasPrefix("ecdsa") { return "ECDSA" }
+        if type == "ssh-ed25519" { return "ED25519" }
+        if type == "ssh-rsa" { return "RSA" }
+        return type
+    }
+
+    /// OpenSSH's fingerprint: `SHA256:` and the unpadded base64 of the blob's digest.
+    static func fingerprint(_ blob: [UInt8]) -> String {
+        var b64 = Data(SHA256.hash(blob)).base64EncodedString()
+        while b64.hasSuffix("=") { b64.removeLast() }
+        return "SHA256:" + b64
+    }
+}
+
+/// Appends to known_hosts files, one writer at a time in this process.
+enum KnownHostsFile {
+    private static let lock = Mutex(())
+
+    /// Appends `line` unless the file has it already; an error text on failure.
+    static func append(_ line: String, to file: String) -> String? {
+        lock.withLock { _ in
+            let existing = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+            if existing.split(whereSeparator: \.isNewline).contains(where: { $0 == line }) { return nil }
+            let folder = (file as NSString).deletingLastPathComponent
+            if !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
+                do {
+                    try FileManager.default.createDirectory(
+                        atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                } catch {
+                    return "cannot create \(folder): \(error.localizedDescription)"
+                }
+            }
+            let fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { return "cannot write \(file): \(String(cString: strerror(errno)))" }
+            defer { close(fd) }
+            let text = (existing.isEmpty || existing.hasSuffix("\n") ? "" : "\n") + line + "\n"
+            let ok = text.utf8CString.withUnsafeBytes { raw in
+                write(fd, raw.baseAddress!, raw.count - 1) == raw.count - 1
+            }
+            return ok ? nil : "cannot write \(file): \(String(cString: strerror(errno)))"
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `ferry` on `sftp://` URLs, run as a process with its own HOME (so its own
+/// `~/.ssh`), against sshd and an asyncssh server started by the test.
+@Suite(.serialized)
+struct SFTPCommandTests {
+    let work: TempDir
+    let home: TempDir
+    let ferry = TestProcess.ferryExecutable()
+
+    init() throws {
+        work = try TempDir(prefix: "sftp-cli")
+        home = try TempDir(prefix: "sftp-home")
+        try FileManager.default.createDirectory(atPath: home.file(".ssh"), withIntermediateDirectories: true)
+    }
+
+    var env: [String: String] { ["HOME": home.path, "SSH_AUTH_SOCK": "", "NETRC": home.file("no-netrc")] }
+
+    func run(_ args: [String], env extra: [String: String] = [:]) throws -> TestProcess.Output {
+        try TestProcess.run(ferry, args, cwd: work.path, environment: env.merging(extra) { $1 })
+    }
+
+    func trust(_ line: String) throws {
+        let file = home.file(".ssh/known_hosts")
+        let old = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        try (old + line + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+    }
+
+    @Test func killNineThenTheSameCommandResumesByteIdentical() async throws {
+        let server = try await AsyncSSHTestServer(faults: .init(readDelayMilliseconds: 10))
+        try trust(server.knownHostsLine())
+        let data = TestData.bytes(4_000_000, seed: 9)
+        try server.write(data, at: "/big.bin")
+        let url = server.url("/big.bin")
+        let password = ["FERRY_PASSWORD": AsyncSSHTestServer.password]
+        let first = try ServerProcess(
+            ferry, ["get", url, "--quiet"], cwd: work.path, logPath: work.file("first.log"),
+            environment: env.merging(password) { $1 })
+        let part = work.file("big.bin.part")
+        let deadline = Date().addingTimeInterval(20)
+        while (LocalFileSize.of(part) ?? 0) < 1_000_000 && Date() < deadline { usleep(20_000) }
+        first.signal(SIGKILL)
+        first.stop()
+        let partSize = LocalFileSize.of(part) ?? 0
+        #expect(partSize >= 1_000_000 && partSize < 4_000_000)
+        let sessionsBefore = server.reads.map(\.session).max() ?? 0
+
+        let again = try run(["get", url, "--json"], env: password)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: work.file("big.bin"))) == data)
+        #expect(!FileManager.default.fileExists(atPath: part))
+        // The second run's first read starts exactly where the part ended.
+        let second = server.reads.filter { $0.session > sessionsBefore }
+        #expect(second.first?.offset == partSize, "\(second.prefix(3).map(\.offset)) part \(partSize)")
+        #expect(!second.contains { $0.offset < partSize })
+        #expect(!(again.stdout + again.stderr).contains(AsyncSSHTestServer.password))
+    }
+
+    @Test func unknownHostThenAcceptNewThenKnown() async throws {
+        let server = try await AsyncSSHTestServer()
+        let url = server.url("/", password: AsyncSSHTestServer.password)
+        let refused = try run(["ls", url])
+        #expect(refused.status == 1)
+        let fingerprint = try SSHTestKeys.fingerprint(of: server.keys.hostKey)
+        #expect(refused.stderr.contains(fingerprint) && refused.stderr.contains("--accept-new-host-key"))
+        #expect(!FileManager.default.fileExists(atPath: home.file(".ssh/known_hosts")))
+        let accepted = try run(["ls", url, "--accept-new-host-key"])
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+        let known = try String(contentsOfFile: home.file(".ssh/known_hosts"), encoding: .utf8)
+        #expect(known == (try server.knownHostsLine()) + "\n")
+        #expect(try run(["ls", url]).status == 0)
+        for out in [refused, accepted] {
+            #expect(!(out.stdout + out.stderr).contains(AsyncSSHTestServer.password))
+        }
+    }
+
+    @Test func wrongPasswordFailsOnceAndInsecureWarns() async throws {
+        let server = try await AsyncSSHTestServer()
+        let wrong = "Wr0ng-secret-word"
+        let out = try run(["ls", server.url("/", password: wrong), "--insecure"])
+        #expect(out.status == 1)
+        #expect(out.stderr.contains("--insecure: the host key of 127.0.0.1 is not checked"), "\(out.stderr)")
+        #expect(
+            out.stderr.contains("refused ferry with password") && out.stderr.contains("sftp://ferry@127.0.0.1"),
+            "\(out.stderr)")
+        #expect(!(out.stdout + out.stderr).contains(wrong))
+        let lines = out.stderr.split(separator: "\n").filter { $0.hasPrefix("ferry ls:") }
+        #expect(lines.count == 1, "\(out.stderr)")
+        // The right password with --insecure: no known_hosts at all, and it connects (with the warning).
+        let right = try run(["ls", server.url("/", password: AsyncSSHTestServer.password), "--insecure"])
+        #expect(right.status == 0 && right.stderr.contains("is not checked"), "\(right.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home.file(".ssh/known_hosts")))
+    }
+
+    @Test func keyFromTheAgentAndAPassphraseFromTheEnvironment() async throws {
+        let keys = try TempDir(prefix: "sftp-keys")
+        let locked = keys.file("locked_ed25519")
+        let passphrase = "correct horse battery"
+        try SSHTestKeys.generate(locked, passphrase: passphrase)
+        let server = try await OpenSSHTestServer(extraAuthorizedKeys: [try SSHTestKeys.publicKey(of: locked)])
+        try trust(server.knownHostsLine())
+        try FileManager.default.createDirectory(atPath: server.local("d"), withIntermediateDirectories: true)
+
+        // A passphrase-protected key: without FERRY_KEY_PASSPHRASE it fails once and says so.
+        let noPass = try run(["ls", server.url(), "--identity", locked])
+        #expect(noPass.status == 1)
+        #expect(noPass.stderr.contains("FERRY_KEY_PASSPHRASE"), "\(noPass.stderr)")
+        let withPass = try run(["ls", server.url(), "--identity", locked], env: ["FERRY_KEY_PASSPHRASE": passphrase])
+        #expect(withPass.status == 0, "\(withPass.stderr)")
+        #expect(withPass.stdout.contains("d/"))
+        #expect(!(noPass.stderr + withPass.stdout + withPass.stderr).contains(passphrase))
+
+        // No key files in ~/.ssh: the agent's key logs in.
+        let socket = keys.file("agent.sock")
+        let agent = try ServerProcess(
+            TestProcess.which("ssh-agent")!, ["-D", "-a", socket], logPath: keys.file("agent.log"))
+        defer { agent.stop() }
+        let deadline = Date().addingTimeInterval(5)
+        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+        let added = try TestProcess.run(
+            TestProcess.which("ssh-add")!, [server.keys.clientKey], environment: ["SSH_AUTH_SOCK": socket])
+        #expect(added.status == 0, "\(added.stderr)")
+        let viaAgent = try run(["ls", server.url()], env: ["SSH_AUTH_SOCK": socket])
+        #expect(viaAgent.status == 0, "\(viaAgent.stderr)")
+        let noWay = try run(["ls", server.url()])
+        #expect(noWay.status == 1 && noWay.stderr.contains("no way to log in"), "\(noWay.stderr)")
+    }
+
+    @Test func syncImportsOnceAndPutGetRoundTrip() async throws {
+        let server = try await OpenSSHTestServer()
+        try trust(server.knownHostsLine())
+        try FileManager.default.copyItem(atPath: server.keys.clientKey, toPath: home.file(".ssh/id_ed25519"))
+        try FileManager.default.createDirectory(atPath: server.local("cam"), withIntermediateDirectories: true)
+        for i in 0..<5 { try TestData.file(server.local("cam/IMG_\(i).JPG"), size: 10_000 + i, seed: UInt64(i)) }
+        let first = try run(["sync", server.url("cam"), work.file("photos"), "--json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: work.file("photos")).filter { $0.hasSuffix(".JPG") }
+                .count == 5)
+        let second = try run(["sync", server.url("cam"), work.file("photos")])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(!second.stdout.contains("IMG_"), "\(second.stdout)")
+
+        try TestData.file(work.file("up.bin"), size: 300_000, seed: 4)
+        let put = try run(["put", work.file("up.bin"), server.url("cam/")])
+        #expect(put.status == 0, "\(put.stderr)")
+        let get = try run(["get", server.url("cam/up.bin"), "-o", work.file("back.bin")])
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: work.file("back.bin")))
+                == Data(contentsOf: URL(fileURLWithPath: work.file("up.bin"))))
+    }
+}

@@ -1,14 +1,24 @@
 #!/usr/bin/env python3
-"""FlashAir benchmark for issue 4, side by side in one run, alternating.
+"""FlashAir benchmark for issues 4 and 19, side by side in one run, alternating.
 
 Fetch a folder of JPEG-sized files (1-4 MB) from `ferry card --latency 20`:
 `ferry get -r` vs tfatool's `flashair-util -S all` (its sync) on the same card.
 The card allows 2 connections: tfatool keeps its command.cgi session open while
 it downloads on a second connection, so it cannot run against a 1-connection card.
-Ferry uses one connection per card regardless (its default). Then the same with `--rate` set, where Ferry's effective rate is
-compared with the card's limit.
+Ferry uses one connection per card regardless (its default).
 
-Usage: bench/flashair_bench.py [--files 200] [--rounds 3] [--rate-files 40] [--rate 10000000]
+Then the rate case (issue 19): the same kind of folder from a card with
+`--max-connections 1 --latency 20 --rate R` for `ferry get -r` and `ferry sync`
+(tfatool gets `--max-connections 2`, which it needs). Besides each tool's share of
+the card's rate it prints the ceiling any client without pipelining can reach on
+that card: every file costs its bytes at the rate plus the card's latency before
+its answer (libcurl has no HTTP/1.1 pipelining, and a one-connection card cannot
+hide the latency behind a second connection). What is left beyond that, per
+file, is the time between one file's last byte and the next file's request plus
+the start of the process and the listing.
+
+Usage: bench/flashair_bench.py [--files 200] [--rounds 3] [--rate-files 200] [--rate 10000000] [--latency 20]
+       [--only all|rate]
 Needs: scripts/setup.sh (tfatool in .build/test-venv).
 """
 import argparse, os, random, re, shutil, subprocess, sys, tempfile, time
@@ -32,8 +42,8 @@ def make_card(root, count, seed=1):
 
 
 class Card:
-    def __init__(self, ferry, root, extra):
-        self.proc = subprocess.Popen([ferry, "card", root, "--port", "0", "--max-connections", "2"] + extra,
+    def __init__(self, ferry, root, extra, connections=2):
+        self.proc = subprocess.Popen([ferry, "card", root, "--port", "0", "--max-connections", str(connections)] + extra,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.proc.stdout.readline()
         m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
@@ -49,6 +59,44 @@ class Card:
 def run_ferry(ferry, port, out):
     subprocess.run([ferry, "get", "-r", f"flashair://127.0.0.1:{port}/DCIM/100__TSB", "-o", out, "--quiet"],
                    check=True)
+
+
+def run_ferry_sync(ferry, port, out):
+    subprocess.run([ferry, "sync", f"flashair://127.0.0.1:{port}/DCIM", out, "--quiet"], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def folder_bytes(path):
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, names in os.walk(path) for f in names
+               if not f.startswith("."))
+
+
+def rate_case(ferry, root, total, count, rounds, latency_ms, rate, work):
+    """Each tool against its own card process (Ferry's with one connection), in
+    rotating order; returns {name: median seconds}."""
+    tools = ["ferry get -r", "ferry sync", "tfatool flashair-util -S all"]
+    times = {name: [] for name in tools}
+    flags = ["--latency", str(latency_ms), "--rate", str(rate)]
+    for r in range(rounds):
+        for name in tools[r % len(tools):] + tools[:r % len(tools)]:
+            card = Card(ferry, root, flags, connections=2 if name.startswith("tfatool") else 1)
+            out = os.path.join(work, "out-rate")
+            shutil.rmtree(out, ignore_errors=True)
+            try:
+                start = time.perf_counter()
+                if name == "ferry get -r":
+                    run_ferry(ferry, card.port, out)
+                elif name == "ferry sync":
+                    run_ferry_sync(ferry, card.port, out)
+                else:
+                    run_tfatool(card.port, out)
+                times[name].append(time.perf_counter() - start)
+            finally:
+                card.stop()
+            got = folder_bytes(out)
+            if got != total:
+                raise RuntimeError(f"{name} fetched {got} of {total} bytes")
+    return {name: median(ts) for name, ts in times.items()}
 
 
 def run_tfatool(port, out):
@@ -88,35 +136,47 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--rate-files", type=int, default=40)
+    ap.add_argument("--rate-files", type=int, default=200)
+    ap.add_argument("--rate-rounds", type=int, default=1)
     ap.add_argument("--rate", type=int, default=10_000_000)
+    ap.add_argument("--latency", type=int, default=20, help="the card's latency in ms (default 20)")
+    ap.add_argument("--only", choices=["all", "rate"], default="all")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     ferry = ferry_binary()
     work = tempfile.mkdtemp(prefix="ferry-fa-bench-")
     lines = []
     try:
-        card = os.path.join(work, "card")
-        total = make_card(card, a.files)
-        f, t = compare(ferry, card, total, a.rounds, ["--latency", "20"], work)
-        lines.append(f"### {a.files} files ({total / 1e6:.0f} MB) from `ferry card --max-connections 2 --latency 20`"
-                     f" ({a.rounds} rounds, alternating, median)\n")
-        lines.append("| tool | seconds | MB/s |")
-        lines.append("|---|---|---|")
-        lines.append(f"| ferry get -r | {f:.2f} | {total / f / 1e6:.1f} |")
-        lines.append(f"| tfatool flashair-util -S all | {t:.2f} | {total / t / 1e6:.1f} |")
-        lines.append(f"\nferry is {t / f:.2f}x faster")
+        if a.only == "all":
+            card = os.path.join(work, "card")
+            total = make_card(card, a.files)
+            f, t = compare(ferry, card, total, a.rounds, ["--latency", str(a.latency)], work)
+            lines.append(f"### {a.files} files ({total / 1e6:.0f} MB) from `ferry card --max-connections 2 "
+                         f"--latency {a.latency}` ({a.rounds} rounds, alternating, median)\n")
+            lines.append("| tool | seconds | MB/s |")
+            lines.append("|---|---|---|")
+            lines.append(f"| ferry get -r | {f:.2f} | {total / f / 1e6:.1f} |")
+            lines.append(f"| tfatool flashair-util -S all | {t:.2f} | {total / t / 1e6:.1f} |")
+            lines.append(f"\nferry is {t / f:.2f}x faster\n")
 
         card2 = os.path.join(work, "card2")
         total2 = make_card(card2, a.rate_files, seed=2)
-        f, t = compare(ferry, card2, total2, 1, ["--latency", "20", "--rate", str(a.rate)], work)
-        lines.append(f"\n### {a.rate_files} files ({total2 / 1e6:.0f} MB) with `--latency 20 --rate {a.rate}`\n")
-        lines.append("| tool | seconds | MB/s | share of the card's rate |")
-        lines.append("|---|---|---|---|")
-        for name, secs in (("ferry get -r", f), ("tfatool flashair-util -S all", t)):
+        n = a.rate_files
+        body = total2 / a.rate
+        ceiling = body + n * a.latency / 1000
+        medians = rate_case(ferry, card2, total2, n, a.rate_rounds, a.latency, a.rate, work)
+        lines.append(f"### {n} files ({total2 / 1e6:.0f} MB) from `ferry card --latency {a.latency} --rate {a.rate}`,"
+                     f" Ferry's card with `--max-connections 1` ({a.rate_rounds} round(s), rotating order, median)\n")
+        lines.append(f"The bytes alone take {body:.2f} s at the card's rate; with the card's {a.latency} ms before "
+                     f"each of the {n} answers, no client without pipelining can finish before {ceiling:.2f} s "
+                     f"= {body / ceiling:.1%} of the card's rate.\n")
+        lines.append("| tool | card | seconds | MB/s | share of the card's rate | beyond bytes + latency, per file |")
+        lines.append("|---|---|---|---|---|---|")
+        for name, secs in medians.items():
             rate = total2 / secs
-            lines.append(f"| {name} | {secs:.2f} | {rate / 1e6:.2f} | {rate / a.rate:.0%} |")
-        lines.append(f"\nferry is {t / f:.2f}x faster")
+            conns = "2 connections" if name.startswith("tfatool") else "1 connection"
+            lines.append(f"| {name} | {conns} | {secs:.2f} | {rate / 1e6:.2f} | {rate / a.rate:.1%} | "
+                         f"{(secs - ceiling) / n * 1000:.1f} ms |")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     text = "\n".join(lines)

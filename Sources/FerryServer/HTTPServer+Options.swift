@@ -49,8 +49,9 @@ extension HTTPServer {
         /// Where uploads are spooled. Put it on the file system where uploads
         /// end up, so a handler can `rename` them into place.
         public var temporaryDirectory: String
-        /// An artificial delay before every response (after the handler), to
-        /// emulate a slow card.
+        /// An artificial delay before every response, to emulate a slow card:
+        /// the response goes out this long after the request was complete,
+        /// or when the handler returns if that takes longer.
         public var latency: Duration
         /// Response bodies are paced to this many bytes per second per
         /// response; `nil` = full speed (files then go through `sendfile`).

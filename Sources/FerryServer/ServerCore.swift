@@ -155,8 +155,9 @@ final class ServerCore: Sendable {
         guard !exchange.responded else { return .proceed }
         exchange.finishBody()
         if let failure = exchange.failure { return respond(failure, to: exchange, on: connection) }
+        let received = ContinuousClock.now
         guard let response = runHandler(exchange.request) else { return .close }
-        return respond(response, to: exchange, on: connection)
+        return respond(response, to: exchange, on: connection, receivedAt: received)
     }
 
     /// A connection's first request: waits for a free slot (on the
@@ -225,12 +226,16 @@ final class ServerCore: Sendable {
         for call in pending { call.abandon() }
     }
 
-    private func respond(_ response: HTTPResponse, to exchange: RequestExchange, on connection: OpaquePointer)
-        -> Action
-    {
+    /// Queues `response`, no sooner than ``HTTPServer/Options/latency`` after
+    /// the request was complete (`receivedAt`): the handler's own time counts
+    /// towards the latency, as a card's does, instead of adding to it.
+    private func respond(
+        _ response: HTTPResponse, to exchange: RequestExchange, on connection: OpaquePointer,
+        receivedAt received: ContinuousClock.Instant = .now
+    ) -> Action {
         exchange.responded = true
         if options.latency > .zero {
-            guard stop.sleep(until: .now + options.latency) else { return .close }
+            guard stop.sleep(until: received + options.latency) else { return .close }
         }
         let writer = ResponseWriter(
             method: exchange.method, requestHeaders: exchange.headers, bytesPerSecond: options.bytesPerSecond,

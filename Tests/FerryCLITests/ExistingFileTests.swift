@@ -47,6 +47,24 @@ struct ExistingFileTests {
         #expect(ExistingFile.download(remote, to: work.file("dir")) == .folder)
     }
 
+    /// A symbolic link is followed: to the same file it is that file, to a folder
+    /// a folder, and a dangling one is nothing.
+    @Test func symbolicLinksAreFollowed() throws {
+        let remote = RemoteEntry(
+            name: "b.jpg", path: "/b.jpg", kind: .file, size: 7,
+            modified: RemoteTimestamp(year: 2024, month: 5, day: 1, hour: 12, minute: 0, second: 10, zone: .utc))
+        let target = work.file("target.jpg")
+        try Data(count: 7).write(to: URL(fileURLWithPath: target))
+        ExistingFile.stampModificationTime(target, from: remote)
+        try fm.createSymbolicLink(atPath: work.file("link.jpg"), withDestinationPath: target)
+        #expect(ExistingFile.download(remote, to: work.file("link.jpg")) == .same)
+        try fm.createDirectory(atPath: work.file("folder"), withIntermediateDirectories: true)
+        try fm.createSymbolicLink(atPath: work.file("folder-link"), withDestinationPath: work.file("folder"))
+        #expect(ExistingFile.download(remote, to: work.file("folder-link")) == .folder)
+        try fm.createSymbolicLink(atPath: work.file("dangling.jpg"), withDestinationPath: work.file("nowhere"))
+        #expect(ExistingFile.download(remote, to: work.file("dangling.jpg")) == .missing)
+    }
+
     @Test func aFATTimeMayBeASecondOff() throws {
         let path = work.file("card.jpg")
         try Data(count: 5).write(to: URL(fileURLWithPath: path))

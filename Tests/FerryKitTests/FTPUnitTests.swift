@@ -27,6 +27,26 @@ struct FTPUnitTests {
         #expect(log.failure?.code == 550)
     }
 
+    /// A reply's text loses the spaces and tabs around it (as Foundation's
+    /// `.whitespaces` trimming did), nothing else; the verb is the command's
+    /// first word, uppercased.
+    @Test func replyTextIsTrimmedAndTheVerbTaken() {
+        #expect(FTPReplyLog.trimmed("  \t12345 \t") == "12345")
+        #expect(FTPReplyLog.trimmed("\u{00A0}a b\u{2003}") == "a b")
+        #expect(FTPReplyLog.trimmed(" \t ") == "")
+        #expect(FTPReplyLog.trimmed("") == "")
+        #expect(FTPReplyLog.trimmed("x\r") == "x\r")
+        var log = FTPReplyLog()
+        log.consumeOutgoing("size /pub/a b\r\n")
+        log.consumeIncoming("213   4096  \r\n")
+        log.consumeOutgoing("NOOP\r\n")
+        log.consumeIncoming("200\r\n")
+        #expect(log.lastReply(verb: "SIZE")?.text == "4096")
+        #expect(log.lastReply(verb: "SIZE")?.command == "size /pub/a b")
+        #expect(log.lastReply(verb: "NOOP")?.text == "")
+        #expect(FTPReply(code: 250, text: "", lines: [], command: nil).verb == nil)
+    }
+
     /// RFC 2389 indents feature lines; some servers do not.
     @Test func featuresWithoutTheIndent() {
         var log = FTPReplyLog()

@@ -259,6 +259,29 @@ struct HTTPDownloadTests {
         }
     }
 
+    /// The engine stops looking for a job to start once no server with waiting
+    /// jobs has a free connection; a job for another server queued behind a full
+    /// one must still start at once.
+    @Test func aJobForAnotherServerIsNotHeldBehindAFullOne() async throws {
+        for i in 0..<4 { try TestData.file(files.file("q\(i).bin"), size: 2_000_000, seed: UInt64(i)) }
+        try TestData.file(files.file("other.bin"), size: 10_000, seed: 9)
+        let proxy = try FaultProxy(upstreamPort: nginx.port)
+        let engine = CurlEngine(limits: .init(total: 16, perHost: 6))
+        let busy = try RemoteURL(parsing: proxy.url("/slow/"))
+        engine.setHostLimit(busy.hostKey, 1)
+        let slow = HTTPFileSystem(url: busy, engine: engine)
+        let queued = (0..<4).map { slow.download("/q\($0).bin", to: out.file("q\($0).bin"), options: .init()) }
+        // Queued behind the four, for another server (nginx itself, not the proxy).
+        let other = HTTPFileSystem(url: try RemoteURL(parsing: nginx.url("/")), engine: engine)
+        let result = try await other.download("/other.bin", to: out.file("other.bin"), options: .init()).result
+        #expect(result.size == 10_000)
+        // 4 x 2 MB at 1 MB/s one at a time: at least two are still waiting or running.
+        let unfinished = queued.filter { $0.state != .completed }.count
+        #expect(unfinished >= 2, "\(unfinished) of 4 unfinished when the other server's file arrived")
+        for t in queued { t.cancel() }
+        for t in queued { _ = try? await t.result }
+    }
+
     @Test func statUsesHEAD() async throws {
         try TestData.file(files.file("s.bin"), size: 12345)
         let e = try await fs(nginx.url("/")).stat("/s.bin")

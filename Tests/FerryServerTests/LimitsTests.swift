@@ -126,6 +126,27 @@ import Testing
         }
     }
 
+    /// The latency runs from the request, so the handler's own time is part of
+    /// it rather than added to it: 1 s of handler and 1 s of latency answer
+    /// after about 1 s, not 2.
+    @Test func latencyCountsFromTheRequest() async throws {
+        var options = HTTPServer.Options()
+        options.latency = .seconds(1)
+        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { _ in
+            try? await Task.sleep(for: .seconds(1))
+            return .text("ok")
+        }
+        try await withServer(options: options, handler: handler) { server in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let result = try await curl(["\(server.baseURL)/a"])
+            let elapsed = start.duration(to: clock.now)
+            #expect(result.stdoutText == "ok")
+            #expect(elapsed >= .seconds(1))
+            #expect(elapsed < .milliseconds(1800), "\(elapsed): the latency came after the handler")
+        }
+    }
+
     @Test func rateLimitPacesFileBodies() async throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// How a destination that may already exist compares with the file a transfer
 /// would copy onto it: the "already here" decision shared by `ferry get`,
 /// `ferry put`, sync and apps, so a second run of the same copy moves no bytes.
@@ -80,21 +84,21 @@ public enum ExistingFile: Sendable, Hashable {
 }
 
 /// Size, time and kind of a local path (following a symbolic link).
+///
+/// One `stat`: `FileManager.attributesOfItem` after `resolvingSymlinksInPath`
+/// cost an `lstat` per path component and, for the usual missing destination,
+/// a thrown Foundation error: 6% of the instructions of `get -r` of a 500-file
+/// FTP tree (callgrind, bench/RESULTS.md).
 private struct LocalStat {
     var size: Int64
     var modified: Date
     var isDirectory: Bool
 
     init?(_ path: String) {
-        guard let a = try? FileManager.default.attributesOfItem(atPath: (path as NSString).resolvingSymlinksInPath)
-        else { return nil }
-        let type = a[.type] as? FileAttributeType
-        var isDir: ObjCBool = false
-        isDirectory =
-            type == .typeDirectory
-            || (type == .typeSymbolicLink && FileManager.default.fileExists(atPath: path, isDirectory: &isDir)
-                && isDir.boolValue)
-        size = (a[.size] as? NSNumber)?.int64Value ?? 0
-        modified = a[.modificationDate] as? Date ?? .distantPast
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        isDirectory = st.st_mode & S_IFMT == S_IFDIR
+        size = Int64(st.st_size)
+        modified = OS.modificationDate(st)
     }
 }

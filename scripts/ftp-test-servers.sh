@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Makes the FTP test servers available to the tests: vsftpd and proftpd unpacked
-# into .build/ftp-servers/root, and pyftpdlib (+ pyOpenSSL for TLS) in the venv
+# Makes the FTP test servers available to the tests: vsftpd, proftpd and
+# pure-ftpd unpacked into .build/ftp-servers/root, and pyftpdlib (+ pyOpenSSL for TLS) in the venv
 # .build/test-venv.
 #
-# Why unpack instead of `apt-get install vsftpd proftpd-basic`: Debian's vsftpd
-# and proftpd-core both Provide and Conflict with `ftp-server`, so apt refuses the
+# Why unpack instead of `apt-get install vsftpd proftpd-basic pure-ftpd`: Debian's
+# vsftpd, proftpd-core and pure-ftpd all Provide and Conflict with `ftp-server`, so apt refuses the
 # pair in one call and removes one when the other is installed later. The tests
 # start the servers themselves with their own config, so the binaries are all
 # they need: `apt-get download` + `dpkg-deb -x`, plus the runtime libraries,
@@ -20,11 +20,11 @@ libs=(
   openssl
   # vsftpd
   libcap2 libpam0g libssl3 libwrap0
-  # proftpd-core and proftpd-mod-crypto (mod_tls)
+  # proftpd-core and proftpd-mod-crypto (mod_tls); pure-ftpd needs nothing more
   libacl1 libcrypt1 libhiredis0.14 libidn2-0 libmemcached11 libmemcachedutil2
   libncursesw6 libpcre2-8-0 libpcre2-posix3 libtinfo6 zlib1g libsodium23
 )
-debs=(vsftpd proftpd-core proftpd-mod-crypto)
+debs=(vsftpd proftpd-core proftpd-mod-crypto pure-ftpd)
 
 SUDO=""
 [[ $(id -u) -ne 0 ]] && SUDO="sudo"
@@ -39,7 +39,8 @@ if ((${#missing[@]})); then
     || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
 fi
 
-if [[ ! -x $root/usr/sbin/vsftpd || ! -x $root/usr/sbin/proftpd || ! -f $root/usr/lib/proftpd/mod_tls.so ]]; then
+if [[ ! -x $root/usr/sbin/vsftpd || ! -x $root/usr/sbin/proftpd || ! -f $root/usr/lib/proftpd/mod_tls.so
+  || ! -x $root/usr/sbin/pure-ftpd ]]; then
   echo "ftp-test-servers: unpacking ${debs[*]} into $root"
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT

@@ -95,6 +95,7 @@ static inline const curl_version_info_data *ferry_curl_version_info(void) {
 }
 
 // --- macros Swift cannot import --------------------------------------------
+static const unsigned long FERRY_CURLAUTH_BASIC_OR_DIGEST = CURLAUTH_BASIC | CURLAUTH_DIGEST;
 static const size_t FERRY_CURL_WRITEFUNC_PAUSE = CURL_WRITEFUNC_PAUSE;
 static const size_t FERRY_CURL_READFUNC_ABORT = CURL_READFUNC_ABORT;
 static const size_t FERRY_CURL_READFUNC_PAUSE = CURL_READFUNC_PAUSE;

@@ -6,10 +6,17 @@ enum ConnectionKeys {
     static let insecure = Flag(
         "insecure", short: "k", help: "accept TLS certificates that do not verify; SFTP: skip the host key check")
     static let connections = ValueOption("connections", help: "connections to this server at once", valueName: "N")
+    /// As in curl.
+    static let cacert = ValueOption(
+        "cacert",
+        help:
+            "trust the certificate authorities in this PEM file (default: CURL_CA_BUNDLE, SSL_CERT_FILE, the system's)",
+        valueName: "FILE")
 }
 
 /// The connection options as declared in a command's spec.
-let connectionOptions: [any OptionKey] = [ConnectionKeys.insecure, ConnectionKeys.connections] + sshOptions
+let connectionOptions: [any OptionKey] =
+    [ConnectionKeys.insecure, ConnectionKeys.cacert, ConnectionKeys.connections] + sshOptions
 
 /// Options of the commands that move files (`get`, `put`).
 enum TransferKeys {
@@ -19,9 +26,13 @@ enum TransferKeys {
     static let json = Flag("json", help: "print JSON lines of progress and results")
 }
 
-/// The one place a command's connection options are built.
+/// The one place a command's connection options are built: TLS (`--insecure`,
+/// `--cacert` or curl's CA variables), `--connections`, and credentials resolved
+/// for every scheme as the README promises (the URL, `FERRY_USER`/`FERRY_PASSWORD`,
+/// `~/.netrc`).
 func connectionSettings(_ args: ParsedArguments) throws -> ConnectionOptions {
-    var options = ConnectionOptions(verifyTLS: !args.has(ConnectionKeys.insecure))
+    var options = ConnectionOptions(verifyTLS: !args.has(ConnectionKeys.insecure), resolveCredentials: true)
+    options.caCertificateFile = ConnectionOptions.caCertificateFile(given: args.value(ConnectionKeys.cacert))
     applySSHOptions(&options, args)
     if args.value(ConnectionKeys.connections) != nil {
         options.maxConnections = try args.int(ConnectionKeys.connections, default: 1, in: 1...64)

@@ -27,7 +27,8 @@ enum ServeCommand: Command {
         summary: "browse a source in a web browser (folder list, image viewer, upload)",
         usage:
             "ferry serve [URL] [--host 127.0.0.1] [--port N] [--token TEXT] [--cache DIR] [--import-to DIR] [--insecure]",
-        options: [Keys.host, Keys.port, Keys.cache, Keys.token, Keys.importTo, Keys.insecure] + sshOptions,
+        options: [Keys.host, Keys.port, Keys.cache, Keys.token, Keys.importTo, Keys.insecure, ConnectionKeys.cacert]
+            + sshOptions,
         minPositionals: 0, maxPositionals: 1,
         details: """
             Serves a folder list and image viewer for URL (a local folder, flashair://,
@@ -51,6 +52,9 @@ enum ServeCommand: Command {
                 .standardizingPath
         }
         configuration.connectionOptions.verifyTLS = !args.has(Keys.insecure)
+        configuration.connectionOptions.resolveCredentials = true
+        configuration.connectionOptions.caCertificateFile = ConnectionOptions.caCertificateFile(
+            given: args.value(ConnectionKeys.cacert))
         applySSHOptions(&configuration.connectionOptions, args)
         warnIfHostKeyUnchecked(configuration.source, configuration.connectionOptions)
         if let token = args.value(Keys.token) {

@@ -6,8 +6,8 @@ import Foundation
 
 /// Why the card refuses a path.
 enum CardRefusal: Error, Equatable {
-    /// `..`, `.`, a backslash, NUL, a relative path, or a symbolic link that
-    /// leaves the card's folder: 403.
+    /// `..`, `.`, a backslash, NUL, or a symbolic link that leaves the card's
+    /// folder: 403.
     case forbidden
     /// Nothing there: 404.
     case notFound
@@ -19,10 +19,15 @@ enum CardRefusal: Error, Equatable {
 /// The folder `ferry card` serves, and the one place where a card path becomes
 /// a local path.
 ///
-/// Every request path (decoded: `%2e%2e` is already `..`) must be absolute and
-/// made of plain names; the local path it names, with symbolic links resolved,
-/// must stay inside the root. Nothing outside can be read, listed, written or
-/// deleted.
+/// Every request path (decoded: `%2e%2e` is already `..`) must be made of plain
+/// names; the local path it names, with symbolic links resolved, must stay
+/// inside the root. Nothing outside can be read, listed, written or deleted.
+///
+/// A path without a leading `/` (`upload.cgi?DEL=old.gcode`, `UPDIR=gcode`,
+/// `command.cgi?op=100&DIR=DCIM`) is read from the card's root, as the card's
+/// FAT code does: it keeps no current folder, so every path starts at the root
+/// (FatFs with relative paths off ignores a leading separator). flashair-sync
+/// deletes that way and takes the card's `SUCCESS` as done.
 struct CardRoot: Sendable {
     /// The served folder, with symbolic links resolved and no trailing slash.
     let path: String
@@ -39,12 +44,12 @@ struct CardRoot: Sendable {
         path = real == "/" ? "" : real
     }
 
-    /// The plain names of a card path: `/DCIM//100__TSB` → `["DCIM", "100__TSB"]`.
+    /// The plain names of a card path: `/DCIM//100__TSB` and `DCIM/100__TSB` →
+    /// `["DCIM", "100__TSB"]` (a path without a leading `/` starts at the root).
     ///
-    /// - Throws: `.forbidden` for a relative path, NUL, `.` or `..` components, or
-    ///   backslashes (a Windows-style `..\`).
+    /// - Throws: `.forbidden` for NUL, `.` or `..` components, or backslashes (a
+    ///   Windows-style `..\`).
     static func components(_ cardPath: String) throws(CardRefusal) -> [String] {
-        guard cardPath.hasPrefix("/") else { throw .forbidden }
         guard !cardPath.utf8.contains(0), !cardPath.contains("\\") else { throw .forbidden }
         let parts = cardPath.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         if parts.contains(where: { $0 == "." || $0 == ".." }) { throw .forbidden }

@@ -14,7 +14,7 @@ public enum Ferry {
         if let limit = options.maxConnections { setConnectionLimit(limit, for: url) }
         switch url.scheme {
         case .http, .https:
-            return HTTPFileSystem(url: url, verifyTLS: options.verifyTLS)
+            return HTTPFileSystem(url: url, options: options)
         case .ftp, .ftps, .ftpes:
             return FTPFileSystem(url: url, options: options)
         case .sftp:

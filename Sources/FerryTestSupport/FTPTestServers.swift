@@ -50,12 +50,17 @@ public struct FTPTestServerOptions: Sendable {
     /// Answer `550` to `LIST` and `MLSD` of an empty folder (pyftpdlib only), as
     /// some embedded and Windows servers do.
     public var emptyFolderListing550 = false
+    /// Take the first bytes of every upload's data connection, then drop it and
+    /// answer `425` (pyftpdlib only): a server that refuses data connections for
+    /// ever, after the client began sending, as proftpd did to TLS sessions it
+    /// would not accept.
+    public var refuseUploadData = false
 
     /// Options for `FTPTestServer`; the defaults give a plain server.
     public init(
         tls: FTPTestTLS = .none, throttle: Int? = nil, readOnlyFolders: [String] = [], refuseRename: Bool = false,
         maxConnectionsPerIP: Int? = nil, withoutCommands: [String] = [], passiveAddress: String? = nil,
-        emptyFolderListing550: Bool = false
+        emptyFolderListing550: Bool = false, refuseUploadData: Bool = false
     ) {
         self.tls = tls
         self.throttle = throttle
@@ -65,6 +70,7 @@ public struct FTPTestServerOptions: Sendable {
         self.withoutCommands = withoutCommands
         self.passiveAddress = passiveAddress
         self.emptyFolderListing550 = emptyFolderListing550
+        self.refuseUploadData = refuseUploadData
     }
 }
 
@@ -311,104 +317,11 @@ public final class FTPTestServer: Sendable {
         for command in options.withoutCommands { args += ["--without", command] }
         if let address = options.passiveAddress { args += ["--passive-address", address] }
         if options.emptyFolderListing550 { args.append("--empty-550") }
+        if options.refuseUploadData { args.append("--refuse-upload-data") }
         let log = dir.file("pyftpdlib.log")
         let process = try SpawnedProcess(python, args, logPath: log)
         return (process, log)
     }
-
-    /// The pyftpdlib server: a script rather than `python -m pyftpdlib` because
-    /// implicit TLS, throttling and per-folder permissions need handler classes.
-    static let pyftpdlibScript = #"""
-        import argparse, os, sys
-        from pyftpdlib.authorizers import DummyAuthorizer
-        from pyftpdlib.handlers import FTPHandler, ThrottledDTPHandler
-        from pyftpdlib.servers import FTPServer
-
-        p = argparse.ArgumentParser()
-        p.add_argument("--port", type=int, required=True)
-        p.add_argument("--root", required=True)
-        p.add_argument("--user", required=True)
-        p.add_argument("--password", required=True)
-        p.add_argument("--tls", default="none", choices=["none", "explicit", "implicit"])
-        p.add_argument("--cert")
-        p.add_argument("--key")
-        p.add_argument("--throttle", type=int)
-        p.add_argument("--read-only", action="append", default=[])
-        p.add_argument("--no-rename", action="store_true")
-        p.add_argument("--max-per-ip", type=int, default=0)
-        p.add_argument("--without", action="append", default=[])
-        p.add_argument("--passive-address")
-        p.add_argument("--empty-550", action="store_true")
-        a = p.parse_args()
-
-        perm = "elradfmwMT"
-        if a.no_rename:
-            perm = perm.replace("f", "")
-        auth = DummyAuthorizer()
-        auth.add_user(a.user, a.password, a.root, perm=perm)
-        for folder in a.read_only:
-            path = os.path.join(a.root, folder.strip("/"))
-            os.makedirs(path, exist_ok=True)
-            auth.override_perm(a.user, path, perm="elr", recursive=True)
-
-        handler = FTPHandler
-        if a.tls != "none":
-            from pyftpdlib.handlers import TLS_FTPHandler
-
-            class TLSHandler(TLS_FTPHandler):
-                certfile = a.cert
-                keyfile = a.key
-                tls_control_required = True
-                tls_data_required = True
-
-            handler = TLSHandler
-            if a.tls == "implicit":
-                class ImplicitTLSHandler(TLSHandler):
-                    # TLS starts with the connection; the greeting follows the handshake.
-                    def handle(self):
-                        self.secure_connection(self.ssl_context)
-
-                    def handle_ssl_established(self):
-                        TLSHandler.handle(self)
-
-                handler = ImplicitTLSHandler
-
-        if a.throttle:
-            class Throttled(ThrottledDTPHandler):
-                read_limit = a.throttle
-                write_limit = a.throttle
-
-            handler.dtp_handler = Throttled
-
-        base = handler
-
-        class Scripted(base):
-            proto_cmds = {k: v for k, v in base.proto_cmds.items() if k not in a.without}
-
-            def listing_refused(self, path):
-                if a.empty_550 and os.path.isdir(path) and not os.listdir(path):
-                    self.respond("550 No files found.")
-                    return True
-                return False
-
-            def ftp_LIST(self, path):
-                if not self.listing_refused(path):
-                    return base.ftp_LIST(self, path)
-
-            def ftp_MLSD(self, path):
-                if not self.listing_refused(path):
-                    return base.ftp_MLSD(self, path)
-
-        handler = Scripted
-        if a.passive_address:
-            handler.masquerade_address = a.passive_address
-        handler.authorizer = auth
-        handler.banner = "ferry test pyftpdlib"
-        server = FTPServer(("127.0.0.1", a.port), handler)
-        server.max_cons = 256
-        server.max_cons_per_ip = a.max_per_ip
-        server.serve_forever()
-        """#
 
     // MARK: proftpd
 
@@ -462,6 +375,8 @@ public final class FTPTestServer: Sendable {
 
             """
         if options.tls != .none {
+            // mod_tls's defaults otherwise, session reuse required on data
+            // connections among them, as Debian packages it.
             let cert = try TestCertificate.shared()
             conf += """
                 ModulePath \(modules)
@@ -471,7 +386,7 @@ public final class FTPTestServer: Sendable {
                 TLSRSACertificateFile \(cert.certificatePath)
                 TLSRSACertificateKeyFile \(cert.keyPath)
                 TLSRequired on
-                TLSOptions NoSessionReuseRequired\(options.tls == .implicit ? " UseImplicitSSL" : "")
+                \(options.tls == .implicit ? "TLSOptions UseImplicitSSL" : "")
                 TLSLog \(dir.file("tls.log"))
                 </IfModule>
 
@@ -542,40 +457,5 @@ public enum FTPTestBinaries {
         if !ready() { ensureInstalled() }
         guard ready() else { throw TestServerError.missing("pyftpdlib (run scripts/ftp-test-servers.sh)") }
         return venv + "/bin/python"
-    }
-}
-
-/// A self-signed certificate for 127.0.0.1, made once per test process with openssl.
-public final class TestCertificate: Sendable {
-    /// The PEM certificate (CN and subjectAltName 127.0.0.1).
-    public let certificatePath: String
-    /// The PEM private key, unencrypted.
-    public let keyPath: String
-    private let dir: TempDir
-
-    private static let made = Mutex<TestCertificate?>(nil)
-
-    /// The process's certificate, made on first use.
-    public static func shared() throws -> TestCertificate {
-        try made.withLock { made in
-            if let made { return made }
-            let c = try TestCertificate()
-            made = c
-            return c
-        }
-    }
-
-    private init() throws {
-        dir = try TempDir(prefix: "cert")
-        chmod(dir.path, 0o755)
-        certificatePath = dir.file("cert.pem")
-        keyPath = dir.file("key.pem")
-        let out = try TestProcess.run(
-            "/usr/bin/openssl",
-            [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", keyPath, "-out", certificatePath,
-                "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-            ])
-        guard out.status == 0 else { throw TestServerError.didNotStart("openssl: " + out.stderr) }
     }
 }

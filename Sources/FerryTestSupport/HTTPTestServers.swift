@@ -4,11 +4,16 @@ import Foundation
 ///
 /// Locations: `/` normal (Range, ETag), `/slow/` throttled with `limit_rate`,
 /// `/norange/` with `max_ranges 0` (ignores Range), `/index/`, `/index-json/` and
-/// `/index-xml/` with `autoindex` (folder pages: html, json, xml), and with `basicAuth`,
-/// `/private/` behind HTTP basic authentication (with autoindex). The access log records the
-/// Range and If-Range headers, the status and the bytes sent of every request.
+/// `/index-xml/` with `autoindex` (folder pages: html, json, xml), with `basicAuth`,
+/// `/private/` behind HTTP basic authentication (with autoindex), and `/bearer/`,
+/// which wants `Authorization: Bearer ferry-token`. The access log records the
+/// Range and If-Range headers, the status, the bytes sent, the Basic auth user
+/// (`user=-` when none was sent) and the `X-Ferry-Test` header of every request.
+/// With `tls`, it speaks HTTPS only.
 public final class NginxServer: Sendable {
     public let port: Int
+    /// `http` or `https`.
+    public let scheme: String
     public let root: String
     public let accessLogPath: String
     private let process: ServerProcess
@@ -17,13 +22,18 @@ public final class NginxServer: Sendable {
     /// Whether nginx is installed.
     public static var isAvailable: Bool { TestProcess.which("nginx") != nil }
 
-    public init(root: String, slowRate: Int = 1_000_000, basicAuth: (user: String, password: String)? = nil) throws {
+    public init(
+        root: String, slowRate: Int = 1_000_000, basicAuth: (user: String, password: String)? = nil,
+        tls: TestCertificate? = nil
+    ) throws {
         guard let nginx = TestProcess.which("nginx") else {
             throw TestServerError.missing("nginx (apt-get install nginx-light)")
         }
         dir = try TempDir(prefix: "nginx")
         self.root = root
-        port = Loopback.freePort()
+        let port = Loopback.freePort()
+        self.port = port
+        scheme = tls == nil ? "http" : "https"
         accessLogPath = dir.file("access.log")
         for sub in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
             try FileManager.default.createDirectory(atPath: dir.file(sub), withIntermediateDirectories: true)
@@ -36,6 +46,11 @@ public final class NginxServer: Sendable {
                 "location /private/ { alias \(root)/; auth_basic \"ferry\"; "
                 + "auth_basic_user_file \(dir.file("htpasswd")); autoindex on; }"
         }
+        let listen =
+            tls.map {
+                "listen 127.0.0.1:\(port) ssl; ssl_certificate \($0.certificatePath); "
+                    + "ssl_certificate_key \($0.keyPath);"
+            } ?? "listen 127.0.0.1:\(port);"
         let conf = """
             worker_processes 1;
             daemon off;
@@ -44,7 +59,7 @@ public final class NginxServer: Sendable {
             pid \(dir.file("nginx.pid"));
             events { worker_connections 1024; }
             http {
-                log_format ferry '$request_method $uri status=$status range="$http_range" ifrange="$http_if_range" sent=$body_bytes_sent conn=$connection';
+                log_format ferry '$request_method $uri status=$status range="$http_range" ifrange="$http_if_range" sent=$body_bytes_sent conn=$connection user=$remote_user xtest="$http_x_ferry_test"';
                 access_log \(accessLogPath) ferry;
                 client_body_temp_path \(dir.file("client_body"));
                 proxy_temp_path \(dir.file("proxy"));
@@ -56,7 +71,7 @@ public final class NginxServer: Sendable {
                 sendfile on;
                 keepalive_requests 100000;
                 server {
-                    listen 127.0.0.1:\(port);
+                    \(listen)
                     root \(root);
                     location /slow/ { alias \(root)/; limit_rate \(slowRate); }
                     location /norange/ { alias \(root)/; max_ranges 0; }
@@ -64,6 +79,10 @@ public final class NginxServer: Sendable {
                     location /index-json/ { alias \(root)/; autoindex on; autoindex_format json; }
                     location /index-xml/ { alias \(root)/; autoindex on; autoindex_format xml; }
                     \(privateLocation)
+                    location /bearer/ {
+                        alias \(root)/;
+                        if ($http_authorization != "Bearer ferry-token") { return 401; }
+                    }
                 }
             }
             """
@@ -77,8 +96,8 @@ public final class NginxServer: Sendable {
 
     deinit { process.stop() }
 
-    /// `http://127.0.0.1:PORT` + path.
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    /// `http://127.0.0.1:PORT` (or `https://`) + path.
+    public func url(_ path: String) -> String { "\(scheme)://127.0.0.1:\(port)\(path)" }
 
     /// Lines of the access log.
     public var accessLog: [String] {

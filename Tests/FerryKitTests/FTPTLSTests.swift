@@ -46,6 +46,21 @@ extension FTPServerTests {
             #expect(server.loginCount == 1, "\(server.log)")
         }
 
+        /// Plain `ftp://` to a server that talks only over TLS: the hint follows the
+        /// reply (vsftpd "530 ... must use encryption", proftpd "550 SSL/TLS
+        /// required ..."), not "check the user and password".
+        @Test(arguments: [FTPServerKind.vsftpd, .proftpd])
+        func plainFTPToATLSOnlyServerSaysUseFTPES(kind: FTPServerKind) async throws {
+            let server = try await FTPTestServer(kind, options: .init(tls: .explicit))
+            let plain = try RemoteURL(parsing: server.url("/pub").replacingOccurrences(of: "ftpes://", with: "ftp://"))
+            let fs = try Ferry.fileSystem(for: plain)
+            let e = try #require(await FTPTest.error { _ = try await fs.list("/pub") })
+            #expect(e.code == .tls, "\(e)")
+            #expect(e.description.contains("the server wants TLS: use ftpes://"), "\(e)")
+            #expect(!e.description.contains("check the user and password"), "\(e)")
+            #expect(e.serverCode == (kind == .vsftpd ? 530 : 550), "\(e)")
+        }
+
         /// Plain FTP, then FTPS, in one process: the FTPS jobs must not get the
         /// plain jobs' pooled handles (bug 15 in docs/RELIABILITY.md; under
         /// `scripts/sanitize.sh address` this test alone leaked 920 bytes a handle).

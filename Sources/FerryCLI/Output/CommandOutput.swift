@@ -127,7 +127,9 @@ enum Hints {
     static func text(_ recovery: FerryError.Recovery) -> String {
         switch recovery {
         case .replaceOrKeep: "--overwrite replaces it, --skip-existing keeps it"
-        case .trustCertificateOrSkipVerification: "use --insecure only for a server you know"
+        case .trustCertificateOrSkipVerification:
+            "trust its certificate authority with --cacert FILE, SSL_CERT_FILE or CURL_CA_BUNDLE; "
+                + "--insecure only for a server you know"
         }
     }
 

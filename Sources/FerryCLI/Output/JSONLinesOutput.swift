@@ -121,6 +121,8 @@ struct JSONResult: Encodable {
     var destination: String
     var size: Int64?
     var bytesTransferred: Int64?
+    /// Every byte sent, retried attempts included (FTP uploads).
+    var bytesSent: Int64?
     var resumedFrom: Int64?
     var skipped: Bool?
     /// For a file not transferred: "already-here", "differs" or "kept".
@@ -139,6 +141,7 @@ struct JSONResult: Encodable {
             ok = true
             size = r.size
             bytesTransferred = r.bytesTransferred
+            bytesSent = r.bytesSent
             resumedFrom = r.resumedFrom
             skipped = r.skipped
             seconds = r.duration / .seconds(1)

@@ -17,9 +17,27 @@ public struct Credentials: Sendable, Hashable, CustomStringConvertible {
     /// The user name, with `***` for a password.
     public var description: String { password == nil ? user : "\(user):***" }
 
-    /// Finds the credentials for a URL: the URL's own user and password first, then
-    /// `FERRY_PASSWORD` (for the URL's user), then `~/.netrc` (`machine HOST login
-    /// USER password PASS`, or `default`). Nil means anonymous.
+    /// The anonymous login, said explicitly: FTP logs in as `anonymous` (libcurl's
+    /// usual password), HTTP sends no authorization.
+    public static let anonymous = Credentials(user: "anonymous", password: nil)
+
+    /// Whether this is the anonymous login (`Credentials.anonymous`).
+    public var isAnonymous: Bool { self == .anonymous }
+
+    /// The user and password written in the URL (`ftp://ann:pw@host/`), nil when
+    /// it names no user. Reads nothing else.
+    public static func inURL(_ url: RemoteURL) -> Credentials? {
+        url.user.map { Credentials(user: $0, password: url.password) }
+    }
+
+    /// Finds the credentials for a URL as the `ferry` command does: the URL's own
+    /// user and password first; then `FERRY_PASSWORD` (for the URL's user, or with
+    /// `FERRY_USER` when the URL names none); then `~/.netrc` (`machine HOST login
+    /// USER password PASS`, or `default`; `NETRC` names another file). Nil means
+    /// anonymous.
+    ///
+    /// The library calls this only when asked (`ConnectionOptions.resolveCredentials`):
+    /// by itself it reads no environment variable and no `~/.netrc`.
     public static func resolve(
         for url: RemoteURL, environment: [String: String] = ProcessInfo.processInfo.environment,
         netrcPath: String? = nil
@@ -30,19 +48,16 @@ public struct Credentials: Sendable, Hashable, CustomStringConvertible {
         if let user = url.user, let password = environment["FERRY_PASSWORD"] {
             return Credentials(user: user, password: password)
         }
+        if url.user == nil, let password = environment["FERRY_PASSWORD"], let user = environment["FERRY_USER"] {
+            return Credentials(user: user, password: password)
+        }
         let path = netrcPath ?? (environment["NETRC"] ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.netrc")
         if let text = try? String(contentsOfFile: path, encoding: .utf8),
             let found = Netrc.lookup(text, host: url.host, user: url.user)
         {
             return found
         }
-        if let user = url.user {
-            return Credentials(user: user, password: environment["FERRY_PASSWORD"])
-        }
-        if let password = environment["FERRY_PASSWORD"], let user = environment["FERRY_USER"] {
-            return Credentials(user: user, password: password)
-        }
-        return nil
+        return inURL(url)
     }
 }
 
@@ -152,17 +167,59 @@ public struct ConnectionOptions: Sendable, Hashable {
     /// At most this many connections to this server at once; nil = the engine's default
     /// (FlashAir cards default to 1).
     public var maxConnections: Int?
-    /// Credentials to use instead of resolving them from the URL, environment and netrc.
+    /// Who to log in as (FTP) or authenticate as (HTTP: Basic, or Digest when the
+    /// server asks for it). `Credentials.anonymous` says "nobody" explicitly.
+    ///
+    /// Nil: the user and password written in the URL, if any, else anonymous,
+    /// unless `resolveCredentials` asks for more. Nothing is read from the
+    /// environment or `~/.netrc` unless asked.
     public var credentials: Credentials?
+    /// With no `credentials`, resolve them as the `ferry` command does
+    /// (`Credentials.resolve(for:)`: the URL, `FERRY_USER`/`FERRY_PASSWORD`,
+    /// `~/.netrc`) for every URL opened with these options. Off by default.
+    public var resolveCredentials: Bool = false
+    /// A PEM file of certificate authorities to trust instead of the system's
+    /// (a private CA or a self-signed server's own certificate). Nil: the system's.
+    public var caCertificateFile: String?
+    /// Extra header lines for every HTTP(S) request (`["Authorization": "Bearer ..."]`).
+    /// Ignored by FTP and FlashAir.
+    public var httpHeaders: [String: String] = [:]
     /// SFTP: how the server's host key is checked. `verifyTLS == false` (`--insecure`) skips the check.
     public var hostKeys: HostKeyPolicy = .openSSH
     /// SFTP: a private key file to log in with instead of `~/.ssh/id_ed25519`, `id_ecdsa`, `id_rsa`.
     public var identityFile: String?
 
-    /// Creates connection options; the defaults verify TLS and resolve credentials.
-    public init(verifyTLS: Bool = true, maxConnections: Int? = nil, credentials: Credentials? = nil) {
+    /// Creates connection options; the defaults verify TLS with the system's
+    /// certificate authorities and read no credentials beyond the URL's.
+    public init(
+        verifyTLS: Bool = true, maxConnections: Int? = nil, credentials: Credentials? = nil,
+        resolveCredentials: Bool = false, caCertificateFile: String? = nil, httpHeaders: [String: String] = [:]
+    ) {
         self.verifyTLS = verifyTLS
         self.maxConnections = maxConnections
         self.credentials = credentials
+        self.resolveCredentials = resolveCredentials
+        self.caCertificateFile = caCertificateFile
+        self.httpHeaders = httpHeaders
+    }
+
+    /// The credentials a URL opened with these options uses: `credentials`, else
+    /// the resolution when asked for, else the URL's own. Nil means anonymous.
+    public func credentials(for url: RemoteURL) -> Credentials? {
+        let found = credentials ?? (resolveCredentials ? Credentials.resolve(for: url) : Credentials.inURL(url))
+        return found?.isAnonymous == true ? nil : found
+    }
+
+    /// The CA file the `ferry` command trusts, as curl's tool chooses it: the
+    /// given file (`--cacert`), else `CURL_CA_BUNDLE`, else `SSL_CERT_FILE`; nil for
+    /// the system's. Reads the environment only when called.
+    public static func caCertificateFile(
+        given: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String? {
+        if let given, !given.isEmpty { return given }
+        for name in ["CURL_CA_BUNDLE", "SSL_CERT_FILE"] {
+            if let file = environment[name], !file.isEmpty { return file }
+        }
+        return nil
     }
 }

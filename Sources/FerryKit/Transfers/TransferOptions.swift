@@ -56,8 +56,12 @@ public struct TransferResult: Sendable, Hashable {
     public var destination: String
     /// The final size of the file.
     public var size: Int64
-    /// Bytes moved over the network by this transfer (less than `size` after a resume).
+    /// Bytes of the file this transfer moved (less than `size` after a resume).
     public var bytesTransferred: Int64
+    /// Every byte this transfer put on the network, attempts that failed and were
+    /// retried included (FTP uploads count them; nil where not counted). Against
+    /// `bytesTransferred`, the cost of the retries.
+    public var bytesSent: Int64?
     /// Bytes kept from before the last interruption: the offset the last
     /// continuation started from (a `.part` from an earlier run, a pause, a
     /// retry), or 0 when the file came from its start (also when a server

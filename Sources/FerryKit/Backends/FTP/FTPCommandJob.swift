@@ -33,6 +33,7 @@ final class FTPCommandJob: CurlJob, @unchecked Sendable {
     /// login's `PWD` reply, and with it ``entryPath``, is in this job's log.
     func freshConnection() {
         easy.set(CURLOPT_FRESH_CONNECT, 1)
+        freshLane = true
     }
 
     /// Makes this a control-only request: `commands` as quote commands, each

@@ -24,6 +24,8 @@ struct FTPEndpoint: Sendable {
     let url: RemoteURL
     let credentials: Credentials?
     let verifyTLS: Bool
+    /// Certificate authorities to trust instead of the system's (`CURLOPT_CAINFO`).
+    var caFile: String? = nil
     let engine: CurlEngine
 
     var hostKey: String { url.hostKey }
@@ -32,10 +34,18 @@ struct FTPEndpoint: Sendable {
         "\(url.hostKey)|\(credentials?.user ?? "anonymous")"
     }
 
-    /// FTPS handles share one TLS session cache (`FTPSessionShare`); a job's
-    /// handle is made for it (`CurlJob.init`), as libcurl cannot switch a used
-    /// handle to a shared cache without leaking its own (`TLSSessionCache`).
-    var tlsSessionCache: TLSSessionCache { url.scheme == .ftp ? .own : .ftpShare }
+    /// FTPS handles run in lanes (`FTPSessionShare`), each with its own control
+    /// connection and that connection's TLS session; a job's handle is made for
+    /// them (`CurlJob.init`), as libcurl cannot switch a used handle to a shared
+    /// cache without leaking its own (`TLSSessionCache`).
+    var tlsSessionCache: TLSSessionCache { url.scheme == .ftp ? .own : .ftpLane(laneKey) }
+
+    /// The lane key: handles that may share a control connection. The user and
+    /// the TLS settings are in it because libcurl keys its session cache by host
+    /// and port only: another login to the same server must not share a lane.
+    var laneKey: String {
+        "\(serverKey)|verify=\(verifyTLS)|ca=\(caFile ?? "")"
+    }
 
     /// The redacted URL of a path, for messages.
     func display(_ path: String) -> String { url.with(path: path).redacted }
@@ -67,6 +77,7 @@ struct FTPEndpoint: Sendable {
             easy.set(CURLOPT_USERNAME, credentials.user)
             easy.set(CURLOPT_PASSWORD, credentials.password ?? "")
         }
+        if let caFile { easy.set(CURLOPT_CAINFO, caFile) }
         if !verifyTLS {
             easy.set(CURLOPT_SSL_VERIFYPEER, 0)
             easy.set(CURLOPT_SSL_VERIFYHOST, 0)

@@ -18,9 +18,10 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     ///
     /// - Parameters:
     ///   - url: The server; its path is where relative operations start.
-    ///   - options: TLS verification and credentials. Without credentials in the
-    ///     options, they come from the URL, `FERRY_PASSWORD` or `~/.netrc`; with
-    ///     none at all the login is anonymous.
+    ///   - options: TLS verification, CA file and credentials. Without credentials
+    ///     in the options, they come from the URL (or, with `resolveCredentials`,
+    ///     from `FERRY_USER`/`FERRY_PASSWORD` or `~/.netrc` too); with none at all
+    ///     the login is anonymous.
     public init(url: RemoteURL, options: ConnectionOptions = .init()) {
         self.init(url: url, options: options, engine: .shared)
     }
@@ -31,9 +32,9 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         // Credentials travel as options, never inside the URL text (which keeps the
         // user name for messages: "ftp://ann@host/a.txt").
         server.password = nil
-        let credentials = options.credentials ?? Credentials.resolve(for: url)
         endpoint = FTPEndpoint(
-            url: server.with(path: "/"), credentials: credentials, verifyTLS: options.verifyTLS, engine: engine)
+            url: server.with(path: "/"), credentials: options.credentials(for: url), verifyTLS: options.verifyTLS,
+            caFile: options.caCertificateFile, engine: engine)
     }
 
     /// The server's features and login folder, asked once per process.
@@ -266,7 +267,8 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     private func downloadSource(for path: String, verifyTLS: Bool, listed: FTPListedFacts?) -> DownloadSource {
         let e = endpoint
         return FTPDownloadAttempt.source(
-            endpoint: FTPEndpoint(url: e.url, credentials: e.credentials, verifyTLS: verifyTLS, engine: e.engine),
+            endpoint: FTPEndpoint(
+                url: e.url, credentials: e.credentials, verifyTLS: verifyTLS, caFile: e.caFile, engine: e.engine),
             path: FTPEndpoint.normalize(path), listed: listed)
     }
 
@@ -288,7 +290,8 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
             ? self
             : FTPFileSystem(
                 url: url,
-                endpoint: FTPEndpoint(url: e.url, credentials: e.credentials, verifyTLS: false, engine: e.engine))
+                endpoint: FTPEndpoint(
+                    url: e.url, credentials: e.credentials, verifyTLS: false, caFile: e.caFile, engine: e.engine))
         return Transfer.start(source: source, destination: display) { transfer in
             try await FTPUploader(fs: fs, source: source, path: p, options: options, transfer: transfer).run()
         }

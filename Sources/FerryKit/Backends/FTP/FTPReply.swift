@@ -173,13 +173,15 @@ struct FTPReplyLog: Sendable {
     }
 
     /// The reply that best explains a failed job: the last error reply, except
-    /// ones libcurl recovers from by itself (EPSV refused falls back to PASV) and
-    /// the goodbye of a closing connection.
+    /// ones libcurl recovers from by itself (EPSV refused falls back to PASV;
+    /// `AUTH SSL` refused falls back to `AUTH TLS`, pure-ftpd's "500 This security
+    /// scheme is not implemented") and the goodbye of a closing connection.
     var failure: FTPReply? {
         replies.last { r in
             guard r.isFailure else { return false }
             switch r.verb {
             case "EPSV", "EPRT", "QUIT", "FEAT", "OPTS": return false
+            case "AUTH" where r.command?.uppercased() == "AUTH SSL": return false
             default: return true
             }
         }
@@ -195,6 +197,14 @@ extension FerryError {
         var code: Code = .serverError
         var transient = false
         var detail: String?
+        if reply.code >= 400, wantsTLS(lower) {
+            // vsftpd: "530 Non-anonymous sessions must use encryption.", proftpd:
+            // "550 SSL/TLS required on the control channel", pure-ftpd: "421 Please
+            // reconnect using TLS security mechanisms.": not a wrong password.
+            return FerryError(
+                .tls, operation: operation, target: target, serverCode: reply.code, serverText: text,
+                detail: "the server wants TLS: use ftpes:// (or ftps:// for implicit TLS)")
+        }
         switch reply.code {
         case 530:
             code = .authenticationFailed
@@ -219,6 +229,16 @@ extension FerryError {
         return FerryError(
             code, operation: operation, target: target, serverCode: reply.code, serverText: text, detail: detail,
             isTransient: transient)
+    }
+
+    /// Whether a refusal says the server talks only over TLS.
+    static func wantsTLS(_ lower: String) -> Bool {
+        let phrases = [
+            "must use encryption", "ssl/tls required", "tls required", "ssl required", "cleartext sessions",
+            "requires tls", "requires ssl", "use auth tls", "policy requires ssl", "encryption required",
+            "reconnect using tls",
+        ]
+        return phrases.contains(where: lower.contains)
     }
 
     /// A 550 ("requested action not taken") means many things; the text tells which.

@@ -15,9 +15,14 @@ import Foundation
 /// 3. An interrupted upload (pause, dropped connection, an earlier run) goes on
 ///    with `APPE` from the size the server reports, after checking that the last
 ///    bytes it holds are the local file's.
-/// 4. A dropped or reset control connection is retried, with the same budget, in
-///    every step: the checks before and after the transfer and the rename as much
-///    as the transfer itself (one reset there used to fail the whole upload).
+/// 4. A dropped or reset control connection is retried in every step: the checks
+///    before and after the transfer and the rename as much as the transfer itself
+///    (one reset there used to fail the whole upload). Every step draws on one
+///    budget: `maxRetries` failures in a row, and only bytes the server confirms
+///    holding (more than ever before) start a new row. Bytes merely handed to
+///    the network do not: a server that took some and then refused the data
+///    connection (proftpd, "425 Unable to build data connection") kept the
+///    upload retrying for ever.
 struct FTPUploader: Sendable {
     let fs: FTPFileSystem
     let source: String
@@ -40,9 +45,35 @@ struct FTPUploader: Sendable {
         return parent == "/" ? "/" + name : parent + "/" + name
     }
 
+    /// The upload's retry budget and byte counts, shared by every step.
     private struct Tally {
+        /// Bytes handed to the network by every attempt, retried ones included.
         var sent: Int64 = 0
+        /// Failed tries that were retried.
         var retries = 0
+        /// Failed tries since the server last confirmed more bytes than before.
+        var failuresInRow = 0
+        /// The most bytes of the file being sent the server has confirmed holding.
+        var confirmed: Int64 = 0
+
+        /// Counts a failed try; throws it (saying how many) when the budget is spent.
+        mutating func spend(_ failure: FerryError, maxRetries: Int) throws(FerryError) {
+            failuresInRow += 1
+            guard failuresInRow <= maxRetries else {
+                var e = failure
+                e.detail = [e.detail, "gave up after \(failuresInRow) tries"].compactMap { $0 }.joined(separator: "; ")
+                throw e
+            }
+            retries += 1
+        }
+
+        /// The server holds `length` bytes: progress when more than ever before.
+        mutating func serverHolds(_ length: Int64) -> Bool {
+            guard length > confirmed else { return false }
+            confirmed = length
+            failuresInRow = 0
+            return true
+        }
     }
 
     func run() async throws(FerryError) -> TransferResult {
@@ -55,7 +86,8 @@ struct FTPUploader: Sendable {
         let size = LocalFile.size(fd)
         transfer.report(bytesDone: 0, totalBytes: size, force: true)
 
-        if let existing = try await retrying({ () async throws(FerryError) in try await existingEntry(path) }) {
+        var tally = Tally()
+        if let existing = try await retrying(&tally, { () async throws(FerryError) in try await existingEntry(path) }) {
             if existing.isDirectory {
                 throw FerryError(
                     .destinationExists, operation: "upload", target: display, detail: "a folder has that name")
@@ -74,15 +106,16 @@ struct FTPUploader: Sendable {
             }
         }
 
-        let info = try await retrying { () async throws(FerryError) in try await fs.serverInfo(for: "upload", path) }
-        var tally = Tally()
+        let info = try await retrying(&tally) { () async throws(FerryError) in
+            try await fs.serverInfo(for: "upload", path)
+        }
         var resumedFrom: Int64 = 0
         if info.renameRefused {
             try await send(to: path, from: 0, fd: fd, size: size, tally: &tally)
         } else {
             let temporary = Self.temporaryPath(for: path)
             if options.resume {
-                resumedFrom = try await retrying { () async throws(FerryError) in
+                resumedFrom = try await retrying(&tally) { () async throws(FerryError) in
                     try await resumableLength(of: temporary, fd: fd, size: size)
                 }
             }
@@ -96,7 +129,7 @@ struct FTPUploader: Sendable {
                 throw error
             }
             do {
-                try await rename(temporary, size: size)
+                try await rename(temporary, size: size, tally: &tally)
             } catch  where error.serverCode != nil && !error.isTransient {
                 // The server will not rename (no permission for it, or it does not
                 // replace an existing file that way): store under the final name.
@@ -107,9 +140,13 @@ struct FTPUploader: Sendable {
                 try await send(to: path, from: 0, fd: fd, size: size, tally: &tally)
             }
         }
-        return TransferResult(
-            source: source, destination: display, size: size, bytesTransferred: tally.sent,
+        // Bytes this upload moved into the file, and apart from them every byte it
+        // sent: after three tries of 300,000 bytes, 300,000 and 900,000.
+        var result = TransferResult(
+            source: source, destination: display, size: size, bytesTransferred: size - resumedFrom,
             resumedFrom: resumedFrom, retries: tally.retries, duration: .now - started)
+        result.bytesSent = tally.sent
+        return result
     }
 
     /// The destination's entry, or nil when there is none.
@@ -122,15 +159,17 @@ struct FTPUploader: Sendable {
     }
 
     /// Runs a step on the control connection, retrying transient failures (a
-    /// dropped or reset connection) with the upload's retry budget and back-off.
-    private func retrying<T>(_ step: () async throws(FerryError) -> T) async throws(FerryError) -> T {
-        var tries = 0
+    /// dropped or reset connection) from the upload's retry budget, with back-off.
+    private func retrying<T>(_ tally: inout Tally, _ step: () async throws(FerryError) -> T) async throws(FerryError)
+        -> T
+    {
         var delay = options.retryDelay
         while true {
             do {
                 return try await step()
-            } catch  where error.isTransient && tries < options.maxRetries {
-                tries += 1
+            } catch {
+                guard error.isTransient else { throw error }
+                try tally.spend(error, maxRetries: options.maxRetries)
                 try await transfer.backOff(&delay)
             }
         }
@@ -139,9 +178,9 @@ struct FTPUploader: Sendable {
     /// Renames the finished temporary file to the destination, retrying a dropped
     /// connection. A rename whose reply was lost may have happened already: then
     /// the temporary name is gone and the destination holds the file's size.
-    private func rename(_ temporary: String, size: Int64) async throws(FerryError) {
+    private func rename(_ temporary: String, size: Int64, tally: inout Tally) async throws(FerryError) {
         var tried = false
-        try await retrying { () async throws(FerryError) in
+        try await retrying(&tally) { () async throws(FerryError) in
             if tried, try await existingEntry(temporary) == nil {
                 if try await existingEntry(path)?.size == size { return }
                 throw FerryError(
@@ -186,23 +225,26 @@ struct FTPUploader: Sendable {
         let display = endpoint.display(remote)
         // nil: ask the server how much of `remote` it holds.
         var offset: Int64? = start
-        var failuresInRow = 0
+        tally.confirmed = start
         var delay = options.retryDelay
         while true {
             try await transfer.waitWhilePaused()
             var failure: FerryError
-            var sent: Int64 = 0
             do throws(FerryError) {
                 let from: Int64
                 if let offset {
                     from = offset
                 } else {
                     from = try await continuation(of: remote, size: size)
+                    // Progress only as the server counts it: the row of failures
+                    // and the back-off start over.
+                    if tally.serverHolds(from) { delay = options.retryDelay }
                 }
                 offset = from
                 if from == size && size > 0 {
                     // Everything is already there (a leftover that was complete, or a
                     // transfer whose check failed).
+                    _ = tally.serverHolds(size)
                     return
                 }
                 let job = FTPUploadJob(
@@ -213,7 +255,6 @@ struct FTPUploader: Sendable {
                 let completion = await engine.perform(job)
                 transfer.setInterrupter(nil)
                 tally.sent += job.bytesSent
-                sent = job.bytesSent
                 if let readError = job.readError { throw readError }
 
                 if completion.interrupted {
@@ -228,7 +269,11 @@ struct FTPUploader: Sendable {
                     // Check what arrived: a dropped data connection can look like success
                     // (and libcurl 7.88 + vsftpd over TLS 1.3 has stored 0 bytes that way).
                     let stored = try await remoteLength(remote)
-                    guard let stored, stored != size else { return }
+                    guard let stored, stored != size else {
+                        // All there: the steps after (the rename) get a row of their own.
+                        _ = tally.serverHolds(size)
+                        return
+                    }
                     if stored > size {
                         throw FerryError(
                             .verificationFailed, operation: "upload", target: display,
@@ -244,17 +289,7 @@ struct FTPUploader: Sendable {
                 failure = error
             }
             guard failure.isTransient else { throw failure }
-            if sent > 0 {
-                failuresInRow = 0
-                delay = options.retryDelay
-            }
-            failuresInRow += 1
-            tally.retries += 1
-            if failuresInRow > options.maxRetries {
-                failure.detail = [failure.detail, "gave up after \(failuresInRow) tries"]
-                    .compactMap { $0 }.joined(separator: "; ")
-                throw failure
-            }
+            try tally.spend(failure, maxRetries: options.maxRetries)
             try await transfer.backOff(&delay)
             offset = nil
         }

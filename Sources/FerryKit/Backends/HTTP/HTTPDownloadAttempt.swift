@@ -9,33 +9,42 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     private var decision: HTTPDownloadDecision
 
     /// The source the driver asks for attempts: one per file. `wireScheme` is the
-    /// scheme on the wire (`http` for a `flashair://` URL).
+    /// scheme on the wire (`http` for a `flashair://` URL); `settings` what every
+    /// request carries (credentials, headers, certificates), from the URL alone
+    /// when nil.
     static func source(
-        url: RemoteURL, engine: CurlEngine, wireScheme: String? = nil,
+        url: RemoteURL, engine: CurlEngine, wireScheme: String? = nil, settings: HTTPRequestSettings? = nil,
         gaveUp: @escaping @Sendable (FerryError, Int) -> FerryError = DownloadSource.gaveUpAfter
     ) -> DownloadSource {
-        DownloadSource(
+        let base = settings ?? HTTPRequestSettings(url: url, options: .init())
+        return DownloadSource(
             displayName: url.redacted, engine: engine,
             makeAttempt: { offset, part, transfer, options in
-                HTTPDownloadAttempt(
-                    url: url, scheme: wireScheme, offset: offset, part: part, transfer: transfer, options: options)
+                var settings = base
+                settings.verifyTLS = settings.verifyTLS && options.verifyTLS
+                return HTTPDownloadAttempt(
+                    url: url, scheme: wireScheme, offset: offset, part: part, transfer: transfer, options: options,
+                    settings: settings)
             }, gaveUp: gaveUp)
     }
 
-    init(url: RemoteURL, scheme: String?, offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions) {
+    init(
+        url: RemoteURL, scheme: String?, offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions,
+        settings: HTTPRequestSettings
+    ) {
         decision = HTTPDownloadDecision(offset: offset, journal: part.journal, display: url.redacted)
         super.init(hostKey: url.hostKey, part: part, transfer: transfer, offset: offset)
-        HTTPFileSystem.configure(easy, url: url, scheme: scheme, verifyTLS: options.verifyTLS)
+        HTTPFileSystem.configure(easy, url: url, scheme: scheme, settings: settings)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
         // A connection that delivers under 1 byte/s for the stall time is dead.
         easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
         easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout / .seconds(1))))
+        var extra = settings.headerLines
         if offset > 0 {
             easy.set(CURLOPT_RANGE, "\(offset)-")
-            if let validator = part.journal.ifRangeValidator {
-                easy.set(CURLOPT_HTTPHEADER, list: ["If-Range: \(validator)"])
-            }
+            if let validator = part.journal.ifRangeValidator { extra.append("If-Range: \(validator)") }
         }
+        if !extra.isEmpty { easy.set(CURLOPT_HTTPHEADER, list: extra) }
     }
 
     override var outcome: AttemptOutcome { decision.outcome }

@@ -10,7 +10,7 @@ extension HTTPFileSystem {
     public func data(at path: String, range: Range<Int64>) async throws -> Data {
         Data(
             try await HTTPMemoryRead.read(
-                target(path), range: range, sizeLimit: nil, engine: engine, verifyTLS: verifyTLS))
+                target(path), range: range, sizeLimit: nil, engine: engine, verifyTLS: verifyTLS, settings: settings))
     }
 
     /// Reads a whole file, refusing it before its body when the server announces
@@ -18,7 +18,8 @@ extension HTTPFileSystem {
     public func data(at path: String, limit: Int) async throws -> Data {
         let limit = max(0, limit)
         let bytes = try await HTTPMemoryRead.read(
-            target(path), range: 0..<Int64(limit) + 1, sizeLimit: Int64(limit), engine: engine, verifyTLS: verifyTLS)
+            target(path), range: 0..<Int64(limit) + 1, sizeLimit: Int64(limit), engine: engine, verifyTLS: verifyTLS,
+            settings: settings)
         guard bytes.count <= limit else {
             throw FerryError.overLimit(limit, size: nil, operation: "read", target: target(path).redacted)
         }
@@ -39,10 +40,13 @@ enum HTTPMemoryRead {
     /// skipped up to the range and cut off after it, a `416` means the range
     /// starts past the end (no bytes).
     ///
-    /// - Parameter sizeLimit: Stop before the body when the announced size is over it.
+    /// - Parameters:
+    ///   - sizeLimit: Stop before the body when the announced size is over it.
+    ///   - settings: An HTTP file system's credentials, headers and CA file
+    ///     (nil: the URL's own credentials only, as for a FlashAir card).
     static func read(
         _ target: RemoteURL, wireScheme: String? = nil, range: Range<Int64>, sizeLimit: Int64?, engine: CurlEngine,
-        verifyTLS: Bool, operation: String = "read"
+        verifyTLS: Bool, settings: HTTPRequestSettings? = nil, operation: String = "read"
     ) async throws(FerryError) -> [UInt8] {
         let display = target.redacted
         guard range.lowerBound >= 0 else { throw FerryError.badRange(range, operation: operation, target: display) }
@@ -50,7 +54,11 @@ enum HTTPMemoryRead {
         let capacity = Int(min(range.upperBound - range.lowerBound, Int64(Int32.max)))
         let job = CurlMemoryJob(
             hostKey: target.hostKey, capacity: capacity, start: range.lowerBound, sizeLimit: sizeLimit)
-        HTTPFileSystem.configure(job.easy, url: target, scheme: wireScheme, verifyTLS: verifyTLS)
+        if let settings {
+            HTTPFileSystem.configure(job.easy, url: target, scheme: wireScheme, settings: settings)
+        } else {
+            HTTPFileSystem.configure(job.easy, url: target, scheme: wireScheme, verifyTLS: verifyTLS)
+        }
         job.easy.set(CURLOPT_RANGE, "\(range.lowerBound)-\(range.lowerBound + Int64(capacity) - 1)")
         job.easy.set(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
         // A connection that moves under 1 byte/s for 30 s is dead.

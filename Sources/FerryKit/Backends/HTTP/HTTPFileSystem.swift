@@ -8,22 +8,47 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// The URL this file system was opened with.
     public let url: RemoteURL
     let engine: CurlEngine
+    /// TLS, credentials and extra headers for every request.
+    var settings: HTTPRequestSettings
     /// Verify TLS certificates.
-    public var verifyTLS: Bool
+    public var verifyTLS: Bool {
+        get { settings.verifyTLS }
+        set { settings.verifyTLS = newValue }
+    }
 
     /// Opens an `http://` or `https://` URL.
     public init(url: RemoteURL, verifyTLS: Bool = true) {
-        self.init(url: url, engine: .shared, verifyTLS: verifyTLS)
+        self.init(url: url, options: ConnectionOptions(verifyTLS: verifyTLS))
+    }
+
+    /// Opens an `http://` or `https://` URL with connection options: TLS
+    /// verification and CA file, credentials (Basic, or Digest when the server
+    /// asks for it; nil: those in the URL, if any) and extra request headers.
+    public init(url: RemoteURL, options: ConnectionOptions) {
+        self.init(url: url, engine: .shared, settings: HTTPRequestSettings(url: url, options: options))
     }
 
     init(url: RemoteURL, engine: CurlEngine, verifyTLS: Bool = true) {
+        self.init(
+            url: url, engine: engine, settings: HTTPRequestSettings(url: url, options: .init(verifyTLS: verifyTLS)))
+    }
+
+    init(url: RemoteURL, engine: CurlEngine, settings: HTTPRequestSettings) {
         self.url = url
         self.engine = engine
-        self.verifyTLS = verifyTLS
+        self.settings = settings
     }
 
     /// Options every HTTP request gets.
     static func configure(_ easy: EasyHandle, url: RemoteURL, scheme: String? = nil, verifyTLS: Bool) {
+        var settings = HTTPRequestSettings()
+        settings.verifyTLS = verifyTLS
+        settings.credentials = Credentials.inURL(url)
+        configure(easy, url: url, scheme: scheme, settings: settings)
+    }
+
+    /// Options every HTTP request gets, with the file system's settings.
+    static func configure(_ easy: EasyHandle, url: RemoteURL, scheme: String? = nil, settings: HTTPRequestSettings) {
         easy.set(CURLOPT_URL, url.wireURL(scheme: scheme))
         easy.set(CURLOPT_FOLLOWLOCATION, 1)
         easy.set(CURLOPT_MAXREDIRS, 10)
@@ -33,11 +58,20 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         // Large reads: fewer callbacks and syscalls per gigabyte.
         easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
         easy.set(CURLOPT_TCP_KEEPALIVE, 1)
-        if let user = url.user {
-            easy.set(CURLOPT_USERNAME, user)
-            if let password = url.password { easy.set(CURLOPT_PASSWORD, password) }
+        // Never in the URL string: libcurl would echo it in its own messages.
+        // Sent only to the URL's own host (libcurl drops it on a redirect elsewhere).
+        if let credentials = settings.credentials {
+            easy.set(CURLOPT_USERNAME, credentials.user)
+            easy.set(CURLOPT_PASSWORD, credentials.password ?? "")
+            // Basic or Digest, whichever the server's 401 asks for: libcurl sends
+            // the credentials only after that challenge, never to a public file.
+            easy.set(CURLOPT_HTTPAUTH, Int(FERRY_CURLAUTH_BASIC_OR_DIGEST))
         }
-        if !verifyTLS {
+        if !settings.headers.isEmpty {
+            easy.set(CURLOPT_HTTPHEADER, list: settings.headerLines)
+        }
+        if let caFile = settings.caFile { easy.set(CURLOPT_CAINFO, caFile) }
+        if !settings.verifyTLS {
             easy.set(CURLOPT_SSL_VERIFYPEER, 0)
             easy.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
@@ -78,7 +112,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         status: Int, headers: HTTPHeaders, size: Int64?, final: String?
     ) {
         let job = CurlRequestJob(hostKey: target.hostKey, maxBody: firstByteOnly ? 1 : 0)
-        HTTPFileSystem.configure(job.easy, url: target, verifyTLS: verifyTLS)
+        HTTPFileSystem.configure(job.easy, url: target, settings: settings)
         if firstByteOnly {
             job.easy.set(CURLOPT_RANGE, "0-0")
         } else {
@@ -142,6 +176,34 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     func downloadSource(for path: String) -> DownloadSource {
         var target = url.with(path: path)
         if path == url.path { target.query = url.query }
-        return HTTPDownloadAttempt.source(url: target, engine: engine)
+        return HTTPDownloadAttempt.source(url: target, engine: engine, settings: settings)
+    }
+}
+
+/// What every HTTP request of one file system carries besides its URL.
+struct HTTPRequestSettings: Sendable, Hashable {
+    var verifyTLS = true
+    /// Certificate authorities to trust instead of the system's (`CURLOPT_CAINFO`).
+    var caFile: String?
+    /// Sent as Basic or Digest auth, when the server asks (401).
+    var credentials: Credentials?
+    /// Extra request header fields.
+    var headers: [String: String] = [:]
+
+    init() {}
+
+    init(url: RemoteURL, options: ConnectionOptions) {
+        verifyTLS = options.verifyTLS
+        caFile = options.caCertificateFile
+        credentials = options.credentials(for: url)
+        headers = options.httpHeaders
+    }
+
+    /// `headers` as header lines, sorted by name; a field with a line break is left out.
+    var headerLines: [String] {
+        headers.sorted { $0.key < $1.key }.compactMap { name, value in
+            let line = "\(name): \(value)"
+            return line.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) ? nil : line
+        }
     }
 }

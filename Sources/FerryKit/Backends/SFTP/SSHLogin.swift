@@ -13,7 +13,8 @@ struct SSHLogin: Sendable, Hashable {
     var passphrase: String?
     /// `SSH_AUTH_SOCK` is set: libssh2 asks that agent.
     var agent: Bool
-    /// From the URL, `FERRY_PASSWORD` or `~/.netrc` (`Credentials.resolve`). Never printed.
+    /// From the options or the URL; with `resolveCredentials`, also `FERRY_PASSWORD`
+    /// or `~/.netrc` (`Credentials.resolve`). Never printed.
     var password: String?
     /// An `--identity` file that cannot be read (left out of `keyFiles`).
     var unreadableIdentity: String?
@@ -44,10 +45,15 @@ struct SSHLogin: Sendable, Hashable {
         url: RemoteURL, options: ConnectionOptions,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> SSHLogin {
-        let credentials = options.credentials ?? Credentials.resolve(for: url, environment: environment)
+        // FERRY_USER/FERRY_PASSWORD and ~/.netrc only when the caller asks
+        // (`ConnectionOptions.resolveCredentials`, as the CLI does).
+        let credentials =
+            options.credentials.map { $0.isAnonymous ? nil : $0 }
+            ?? (options.resolveCredentials
+                ? Credentials.resolve(for: url, environment: environment) : Credentials.inURL(url))
         let user =
-            credentials?.user ?? url.user ?? environment["FERRY_USER"] ?? environment["USER"]
-            ?? environment["LOGNAME"] ?? NSUserName()
+            credentials?.user ?? url.user ?? (options.resolveCredentials ? environment["FERRY_USER"] : nil)
+            ?? environment["USER"] ?? environment["LOGNAME"] ?? NSUserName()
         let home = environment["HOME"] ?? NSHomeDirectory()
         let keys: [String]
         var unreadable: String?

@@ -166,6 +166,8 @@ private final class EngineLoop: @unchecked Sendable {
     /// lookups per job: 14% of the process's instructions (callgrind,
     /// bench/RESULTS.md).
     var mayAdmit = false
+    /// FTPS jobs' TLS session and connection caches (`FTPSessionShare`).
+    var lanes = FTPSessionLanes()
 
     init(shared: CurlEngine.Shared) {
         self.shared = shared
@@ -188,6 +190,7 @@ private final class EngineLoop: @unchecked Sendable {
             }
             if inbox.closed && inbox.submitted.isEmpty && waiting.isEmpty && active.isEmpty {
                 curl_multi_cleanup(multi)
+                lanes.close()
                 return
             }
             if inbox.limitsVersion != limitsVersion {
@@ -314,6 +317,9 @@ private final class EngineLoop: @unchecked Sendable {
                 waitingInSlot[slot] -= 1
                 active[job.easy.raw] = job
                 activeInSlot[slot] += 1
+                if case .ftpLane(let key) = job.easy.tlsSessionCache {
+                    job.assignedLane = lanes.assign(key, fresh: job.freshLane, to: job.easy)
+                }
                 curl_multi_add_handle(multi, job.easy.raw)
                 if waitingInSlot[slot] == 0 || activeInSlot[slot] >= limitOfSlot[slot] { open -= 1 }
             } else {
@@ -335,6 +341,10 @@ private final class EngineLoop: @unchecked Sendable {
         active[job.easy.raw] = nil
         activeInSlot[job.hostSlot] -= 1
         mayAdmit = true
+        if let lane = job.assignedLane, case .ftpLane(let key) = job.easy.tlsSessionCache {
+            lanes.release(key, lane)
+            job.assignedLane = nil
+        }
     }
 
     private func finish(_ job: CurlJob, code: CurlCode, interrupted: Bool) {

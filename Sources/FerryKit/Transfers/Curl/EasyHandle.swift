@@ -7,11 +7,16 @@ let curlGlobalInit: Void = {
 }()
 
 /// Which TLS session cache an easy handle uses, for its whole life.
-enum TLSSessionCache: Sendable {
+enum TLSSessionCache: Sendable, Hashable {
     /// The handle's own (libcurl's default): HTTP, FlashAir, plain FTP.
     case own
-    /// `FTPSessionShare`'s, shared by every FTPS handle.
-    case ftpShare
+    /// An `FTPSessionShare` lane's, given by the engine when the job is admitted
+    /// (`FTPSessionLanes`), left when the handle goes back to the pool. The key
+    /// names the handles that may share a control connection (`FTPEndpoint.laneKey`).
+    case ftpLane(String)
+
+    /// Whether the handle runs in an FTPS lane.
+    var isLane: Bool { self != .own }
 }
 
 /// Raw easy handles kept for reuse (`curl_easy_reset` between uses), as libcurl
@@ -41,7 +46,7 @@ private func makeEasyHandle() -> UnsafeMutableRawPointer {
 }
 
 private func easyHandlePool(_ cache: TLSSessionCache) -> ReusePool<UnsafeMutableRawPointer> {
-    cache == .own ? ownSessionHandles : sharedSessionHandles
+    cache.isLane ? sharedSessionHandles : ownSessionHandles
 }
 
 /// Owns one libcurl easy handle and the C memory its options point to.
@@ -64,12 +69,14 @@ final class EasyHandle {
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         _ = ferry_curl_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
         set(CURLOPT_NOSIGNAL, 1)
-        // Kept through curl_easy_reset; set again anyway, which is harmless for a
-        // handle that has only ever used this share.
-        if tlsSessionCache == .ftpShare { FTPSessionShare.shared.attach(self) }
     }
 
     deinit {
+        // Out of its lane before the pool takes it back: `curl_easy_reset` would
+        // keep the share, and with it the lane's connections, for the next job.
+        // Leaving drops the pointer to the share's session cache, so the handle
+        // still has no cache of its own (see `TLSSessionCache`).
+        if tlsSessionCache.isLane { set(CURLOPT_SHARE, pointer: nil) }
         easyHandlePool(tlsSessionCache).give(raw)
         for l in lists { curl_slist_free_all(l) }
         for s in strings { free(s) }

@@ -194,12 +194,17 @@ public final class SyncEngine: Sendable {
             events(.passFinished(summary))
             return summary
         }
+        // Opened with `create: true` outside a dry run, which gives a database or throws.
+        guard let history else {
+            throw FerryError(
+                .localIO, operation: "open history", target: directory, detail: "no import history to record in")
+        }
 
         let imported = await download(
-            plan, identity: identity, history: history!, summary: &summary, events: events)
+            plan, identity: identity, history: history, summary: &summary, events: events)
         if options.deleteAfter && !summary.interrupted && !Task.isCancelled {
             await deleteAfter(
-                plan.recorded + imported + plan.verifiedEarlier, identity: identity, history: history!,
+                plan.recorded + imported + plan.verifiedEarlier, identity: identity, history: history,
                 summary: &summary, events: events)
         }
         events(.passFinished(summary))
@@ -322,7 +327,7 @@ public final class SyncEngine: Sendable {
         else { return false }
         guard claimed else { return true }
         guard let m = e.modified else { return false }
-        let local = Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
+        let local = OS.modificationDate(st).timeIntervalSince1970
         // FAT times have two-second steps.
         return abs(m.date(floatingIn: options.timeZone).timeIntervalSince1970 - local) <= 2
     }

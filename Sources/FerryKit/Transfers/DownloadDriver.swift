@@ -1,7 +1,7 @@
 import Foundation
 
 /// How one attempt of a download ended.
-enum AttemptOutcome: Sendable {
+enum AttemptOutcome: Sendable, Hashable {
     /// All bytes are in the `.part`; `expectedSize` is what the server announced.
     case complete(expectedSize: Int64?)
     /// The bytes on disk cannot be continued (server ignored Range, file changed):
@@ -13,19 +13,37 @@ enum AttemptOutcome: Sendable {
     case failed(FerryError)
 }
 
-/// The protocol-specific part of one download attempt: a libcurl job that writes
-/// into the `PartFile` and decides its `outcome` by the time it completes.
+/// Where an attempt's bytes go in the `.part`, and what they are: decided by a
+/// protocol's decision machine from the server's answer, carried out by
+/// `PartFile.begin` before the first byte is written.
+struct PartStart: Sendable, Hashable {
+    /// The offset the bytes continue from; 0 starts the file over.
+    var at: Int64
+    var etag: String?
+    var lastModified: String?
+    var totalSize: Int64?
+    /// False when no validator describes the bytes (`DownloadJournal.unverifiable`).
+    var verifiable = true
+    /// Where redirects led, when not the source itself (HTTP).
+    var finalSource: String?
+}
+
+/// The libcurl side of one download attempt: a thin adapter that feeds a
+/// protocol's decision machine (`HTTPDownloadDecision`, `FTPDownloadDecision`)
+/// with what libcurl reports and carries out its actions on the `PartFile`.
+///
+/// Engine-thread confined while running, like every `CurlJob`; the driver reads
+/// `outcome`, `bytesReceived` and `begunAt` only after `perform` returned.
 class DownloadAttemptJob: CurlJob, @unchecked Sendable {
     let part: PartFile
     let transfer: Transfer
     /// The offset this attempt asked to start from.
     let offset: Int64
-    /// Decided on the engine thread, read by the driver after `perform` returns.
-    var outcome: AttemptOutcome = .failed(FerryError(.protocolError, detail: "no outcome"))
     /// Bytes that arrived in this attempt.
     var bytesReceived: Int64 = 0
-    /// Set when the attempt itself started the file over (a 200 to a ranged request).
-    var restartedInPlace = false
+    /// Where this attempt's bytes began in the file (its `PartStart.at`), once it
+    /// wrote any: `offset` when it continued the part, 0 when it started over.
+    private(set) var begunAt: Int64?
 
     init(
         hostKey: String, tlsSessionCache: TLSSessionCache = .own, part: PartFile, transfer: Transfer, offset: Int64
@@ -35,33 +53,90 @@ class DownloadAttemptJob: CurlJob, @unchecked Sendable {
         self.offset = offset
         super.init(hostKey: hostKey, tlsSessionCache: tlsSessionCache)
     }
+
+    /// How the attempt ended, as its decision machine decided. Read only once
+    /// `perform` returned: the machine traps when asked before the end.
+    var outcome: AttemptOutcome { preconditionFailure("subclasses return their decision's outcome") }
+
+    /// Carries out a decision's action before the bytes are written: `.begin`
+    /// cuts the part, records what the bytes are and shows where they continue
+    /// from; a failure there goes to `failed` (which tells the decision). False
+    /// when the transfer is to stop.
+    func carryOut(_ action: AttemptAction, failed: (FerryError) -> Void) -> Bool {
+        CurlEngine.assertOnEngineThread()
+        switch action {
+        case .begin(let start):
+            do {
+                try part.begin(
+                    at: start.at, etag: start.etag, lastModified: start.lastModified, totalSize: start.totalSize,
+                    verifiable: start.verifiable, finalSource: start.finalSource)
+            } catch {
+                failed(error)
+                return false
+            }
+            begunAt = start.at
+            transfer.report(bytesDone: start.at, totalBytes: start.totalSize, resumedFrom: start.at, force: true)
+            return true
+        case .write, .finish, .recordWholeFileAndFinish:
+            return true
+        case .stop:
+            return false
+        }
+    }
+
+    /// Carries out a decision's `.write`; the disk's error when it refused.
+    func write(_ bytes: UnsafeRawBufferPointer, totalForProgress: Int64?) -> FerryError? {
+        guard part.append(bytes) else {
+            return part.writeError ?? FerryError(.localIO, operation: "write", target: part.partPath)
+        }
+        bytesReceived += Int64(bytes.count)
+        transfer.report(bytesDone: part.length, totalBytes: totalForProgress)
+        return nil
+    }
 }
 
-/// Something a file can be downloaded from with resume: HTTP, FTP, a FlashAir card.
-protocol DownloadSource: Sendable {
-    /// The source as shown to people (redacted).
-    var displayName: String { get }
+/// Something a file can be downloaded from with resume: HTTP, FTP, a FlashAir
+/// card. A backend makes one per file; the driver asks it for one job per
+/// attempt (`HTTPDownloadAttempt.source`, `FTPDownloadAttempt.source`).
+struct DownloadSource: Sendable {
+    /// The source as shown to people (redacted), and as the journal names it.
+    let displayName: String
     /// The engine the jobs run on.
-    var engine: CurlEngine { get }
+    let engine: CurlEngine
     /// Makes the job for one attempt starting at `offset`.
-    func makeAttempt(offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions)
-        -> DownloadAttemptJob
+    let makeAttempt:
+        @Sendable (_ offset: Int64, _ part: PartFile, _ transfer: Transfer, _ options: DownloadOptions) ->
+            DownloadAttemptJob
+    /// The error for a transfer whose retry budget ran out, from the last failure
+    /// and the number of tries (a card turns silence into `notAnswering`).
+    var gaveUp: @Sendable (_ last: FerryError, _ tries: Int) -> FerryError = DownloadSource.gaveUpAfter
+
+    /// The default: the last failure, "gave up after N tries" added to its detail.
+    static func gaveUpAfter(_ last: FerryError, _ tries: Int) -> FerryError {
+        var e = last
+        e.detail = [e.detail, "gave up after \(tries) tries"].compactMap { $0 }.joined(separator: "; ")
+        return e
+    }
+}
+
+/// A backend that can hand the download driver a source (used by `get -r`, sync).
+protocol DownloadSourceFactory {
+    func downloadSource(for path: String) -> DownloadSource
 }
 
 /// The download loop every protocol shares: `.part` and journal, resume, restart,
-/// retries with exponential back-off, pause and cancel, verify and rename.
+/// retries with exponential back-off, pause and cancel, verify and rename. What
+/// to do after each attempt is `DownloadLoop`'s decision; this carries it out.
 enum DownloadDriver {
     /// Starts a download as a `Transfer`.
-    static func start(_ source: any DownloadSource, to destination: String, options: DownloadOptions)
-        -> Transfer
-    {
+    static func start(_ source: DownloadSource, to destination: String, options: DownloadOptions) -> Transfer {
         Transfer.start(source: source.displayName, destination: destination) { transfer in
             try await run(source, to: destination, options: options, transfer: transfer)
         }
     }
 
     static func run(
-        _ source: any DownloadSource, to destination: String, options: DownloadOptions, transfer: Transfer
+        _ source: DownloadSource, to destination: String, options: DownloadOptions, transfer: Transfer
     ) async throws(FerryError) -> TransferResult {
         let started = ContinuousClock.now
         let existing = LocalFile.kind(destination)
@@ -96,78 +171,57 @@ enum DownloadDriver {
     }
 
     private static func loop(
-        _ source: any DownloadSource, part: PartFile, resumedFrom: Int64, options: DownloadOptions,
+        _ source: DownloadSource, part: PartFile, resumedFrom: Int64, options: DownloadOptions,
         transfer: Transfer, started: ContinuousClock.Instant
     ) async throws(FerryError) -> TransferResult {
-        let destination = part.destination
         transfer.report(
             bytesDone: resumedFrom, totalBytes: part.journal.totalSize, resumedFrom: resumedFrom, force: true)
-
-        var transferred: Int64 = 0
-        var failuresInRow = 0
-        var retries = 0
-        var restarts = 0
-        var delay = options.retryDelay
+        var decision = DownloadLoop(
+            onDisk: resumedFrom, maxRetries: options.maxRetries, retryDelay: options.retryDelay,
+            display: source.displayName)
+        var action: DownloadLoop.Action = .attempt
         while true {
-            try await transfer.waitWhilePaused()
-            let job = source.makeAttempt(offset: part.length, part: part, transfer: transfer, options: options)
-            let engine = source.engine
-            transfer.setInterrupter { engine.interrupt(job) }
-            _ = await engine.perform(job)
-            transfer.setInterrupter(nil)
-            transferred += job.bytesReceived
-            if job.restartedInPlace { restarts += 1 }
-
-            switch job.outcome {
-            case .complete(let expected):
+            switch action {
+            case .attempt:
+                try await transfer.waitWhilePaused()
+                let offset = part.length
+                let job = source.makeAttempt(offset, part, transfer, options)
+                let engine = source.engine
+                transfer.setInterrupter { engine.interrupt(job) }
+                _ = await engine.perform(job)
+                transfer.setInterrupter(nil)
+                action = decision.attemptEnded(
+                    job.outcome, offset: offset, begunAt: job.begunAt, bytesReceived: job.bytesReceived,
+                    cancelled: transfer.isCancelled)
+            case .finish(let expected):
                 do {
                     let size = try await part.finish(expectedSize: expected, overwrite: options.overwrite)
+                    decision.finished()
                     return TransferResult(
-                        source: source.displayName, destination: destination, size: size,
-                        bytesTransferred: transferred, resumedFrom: resumedFrom, restarts: restarts,
-                        retries: retries, duration: .now - started)
-                } catch  where error.code == .verificationFailed {
-                    // Fewer bytes than announced: the connection ended early. Retry.
-                    failuresInRow += 1
-                    retries += 1
-                    if failuresInRow > options.maxRetries { throw error }
-                    try await transfer.backOff(&delay)
+                        source: source.displayName, destination: part.destination, size: size,
+                        bytesTransferred: decision.transferred, resumedFrom: decision.keptFrom,
+                        restarts: decision.budget.restarts, retries: decision.budget.retries,
+                        duration: .now - started)
+                } catch {
+                    action = decision.finishFailed(error)
                 }
-            case .restart(let reason):
-                restarts += 1
-                guard restarts <= 5 else {
-                    throw FerryError(
-                        .protocolError, operation: "download", target: source.displayName,
-                        detail: "gave up after \(restarts - 1) restarts: \(reason)")
-                }
+            case .startOver:
                 try part.begin(at: 0, etag: nil, lastModified: nil, totalSize: nil)
-                transfer.report(bytesDone: 0, totalBytes: nil, force: true)
-            case .interrupted:
+                transfer.report(bytesDone: 0, totalBytes: nil, resumedFrom: 0, force: true)
+                action = .attempt
+            case .keepAndWait:
                 part.checkpoint()
-                if transfer.isCancelled {
-                    throw FerryError(.cancelled, operation: "download", target: source.displayName)
-                }
-            case .failed(var error):
+                action = .attempt
+            case .backOff(var delay):
                 part.checkpoint()
-                // Refused before a single byte: the server is not there; say so at
-                // once. Refused mid-file: it is restarting; retry. A connection
-                // reset, cut or closed without a reply is retried from the start.
-                if error.wasRefused && transferred == 0 && resumedFrom == 0 {
-                    error.isTransient = false
-                }
-                guard error.isTransient else { throw error.context(operation: "download", target: source.displayName) }
-                if job.bytesReceived > 0 {
-                    failuresInRow = 0
-                    delay = options.retryDelay
-                }
-                failuresInRow += 1
-                retries += 1
-                if failuresInRow > options.maxRetries {
-                    error.detail = [error.detail, "gave up after \(failuresInRow) tries"]
-                        .compactMap { $0 }.joined(separator: "; ")
-                    throw error.context(operation: "download", target: source.displayName)
-                }
                 try await transfer.backOff(&delay)
+                action = .attempt
+            case .fail(let error):
+                part.checkpoint()
+                throw error
+            case .gaveUp(let last, let tries):
+                part.checkpoint()
+                throw source.gaveUp(last, tries)
             }
         }
     }

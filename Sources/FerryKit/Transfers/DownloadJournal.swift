@@ -29,7 +29,7 @@ struct DownloadJournal: Codable, Sendable, Hashable {
     var unverifiable: Bool?
     /// Bytes known to be on stable storage (fdatasync'd).
     var durableLength: Int64 = 0
-    /// `/proc/sys/kernel/random/boot_id` when the journal was written.
+    /// The boot's identity (`OS.bootID`) when the journal was written.
     var bootID: String
 
     /// The validator for `If-Range`: a strong ETag, else Last-Modified.
@@ -57,8 +57,5 @@ struct DownloadJournal: Codable, Sendable, Hashable {
     }
 
     /// The current boot's identity; a different value means the machine restarted.
-    static let currentBootID: String = {
-        let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
-    }()
+    static var currentBootID: String { OS.bootID }
 }

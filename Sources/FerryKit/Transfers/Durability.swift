@@ -1,4 +1,3 @@
-import CFerryOS
 import Foundation
 import Synchronization
 
@@ -78,16 +77,16 @@ final class Durability: Sendable {
                 if w.group {
                     groups[w.device, default: []].append(w)
                 } else {
-                    w.continuation.resume(returning: fsync(w.fd) == 0 ? 0 : errno)
+                    w.continuation.resume(returning: OS.sync(w.fd) == 0 ? 0 : errno)
                 }
             }
             for (_, members) in groups {
                 // A lone small file: its own fsync is cheaper than flushing the file system.
                 if members.count == 1 {
-                    members[0].continuation.resume(returning: fsync(members[0].fd) == 0 ? 0 : errno)
+                    members[0].continuation.resume(returning: OS.sync(members[0].fd) == 0 ? 0 : errno)
                     continue
                 }
-                let rc = ferry_os_syncfs(members[0].fd) == 0 ? 0 : errno
+                let rc = OS.syncFileSystem(members[0].fd) == 0 ? 0 : errno
                 for m in members { m.continuation.resume(returning: rc) }
             }
         }

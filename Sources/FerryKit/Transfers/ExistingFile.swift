@@ -99,6 +99,6 @@ private struct LocalStat {
         guard stat(path, &st) == 0 else { return nil }
         isDirectory = st.st_mode & S_IFMT == S_IFDIR
         size = Int64(st.st_size)
-        modified = Date(timeIntervalSince1970: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9)
+        modified = OS.modificationDate(st)
     }
 }

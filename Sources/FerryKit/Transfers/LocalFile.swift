@@ -1,4 +1,3 @@
-import CFerryOS
 import Foundation
 
 #if canImport(Glibc)
@@ -18,18 +17,16 @@ enum LocalFile {
 
     /// Opens an unnamed file for writing in the folder that will hold `path`
     /// (`O_TMPFILE`); nil where the file system cannot (the caller then uses a
-    /// named file). Naming it later needs /proc/self/fd.
+    /// named file).
     static func openUnnamed(inFolderOf path: String) throws(FerryError) -> Int32? {
-        guard unnamedFilesWork else { return nil }
+        guard OS.unnamedFilesWork else { return nil }
         let folder = LocalFile.folder(of: path)
-        let fd = ferry_os_open_tmpfile(folder, 0o644)
+        let fd = OS.openUnnamed(inDirectory: folder, mode: 0o644)
         if fd >= 0 { return fd }
         let e = errno
         if e == EOPNOTSUPP || e == EISDIR || e == EINVAL || e == ENOSYS { return nil }
         throw FerryError.posix(e, operation: "open", path: path + ".part")
     }
-
-    private static let unnamedFilesWork = access("/proc/self/fd", X_OK) == 0
 
     /// The folder part of a path ("." for a bare name, "/" for "/name").
     static func folder(of path: String) -> String {
@@ -40,7 +37,7 @@ enum LocalFile {
 
     /// Gives an open (unnamed) file the name `path`; never replaces an existing one.
     static func link(_ fd: Int32, to path: String) throws(FerryError) {
-        guard ferry_os_link_fd(fd, path) == 0 else {
+        guard OS.link(fd, to: path) == 0 else {
             let e = errno
             if e == EEXIST {
                 throw FerryError(.destinationExists, operation: "link", target: path)
@@ -119,12 +116,12 @@ enum LocalFile {
 
     /// Flushes file data to the disk.
     static func syncData(_ fd: Int32, path: String) throws(FerryError) {
-        guard fdatasync(fd) == 0 else { throw FerryError.posix(errno, operation: "sync", path: path) }
+        guard OS.syncData(fd) == 0 else { throw FerryError.posix(errno, operation: "sync", path: path) }
     }
 
     /// Renames atomically without replacing an existing file, and makes it durable.
     static func renameNoReplace(_ from: String, to: String) throws(FerryError) {
-        guard ferry_os_rename_noreplace(from, to) == 0 else {
+        guard OS.renameNoReplace(from, to) == 0 else {
             let e = errno
             if e == EEXIST {
                 throw FerryError(
@@ -137,7 +134,7 @@ enum LocalFile {
 
     /// Renames atomically (replacing `to`).
     static func rename(_ from: String, to: String) throws(FerryError) {
-        guard Glibc.rename(from, to) == 0 else {
+        guard OS.rename(from, to) == 0 else {
             throw FerryError.posix(errno, operation: "rename", path: to)
         }
     }
@@ -166,7 +163,7 @@ enum LocalFile {
             unlink(tmp)
             throw error
         }
-        guard Glibc.rename(tmp, path) == 0 else {
+        guard OS.rename(tmp, path) == 0 else {
             let e = errno
             unlink(tmp)
             throw FerryError.posix(e, operation: "rename", path: path)
@@ -177,7 +174,7 @@ enum LocalFile {
     static func setModificationTime(_ path: String, _ date: Date) {
         let t = date.timeIntervalSince1970
         let seconds = t.rounded(.down)
-        _ = ferry_os_set_mtime(path, Int64(seconds), Int64((t - seconds) * 1e9))
+        _ = OS.setModificationTime(path, seconds: Int64(seconds), nanoseconds: Int64((t - seconds) * 1e9))
     }
 }
 

@@ -1,4 +1,3 @@
-import CFerryOS
 import Foundation
 
 #if canImport(Glibc)
@@ -78,7 +77,7 @@ final class PartFile: @unchecked Sendable {
     /// returns how many bytes are already there. Without a `.part` the bytes go to
     /// an unnamed file until they need a name.
     func open(resume: Bool) throws(FerryError) -> Int64 {
-        fd = Glibc.open(partPath, O_WRONLY | O_CLOEXEC)
+        fd = OS.open(partPath, O_WRONLY | O_CLOEXEC)
         if fd < 0 {
             let e = errno
             guard e == ENOENT else { throw FerryError.posix(e, operation: "open", path: partPath) }
@@ -233,7 +232,7 @@ final class PartFile: @unchecked Sendable {
         let done = written
         if done < writebackFrom { writebackFrom = done }
         guard done - writebackFrom >= PartFile.writebackChunk else { return }
-        _ = ferry_os_start_writeback(fd, writebackFrom, done - writebackFrom)
+        _ = OS.startWriteback(fd, offset: writebackFrom, length: done - writebackFrom)
         writebackFrom = done
     }
 
@@ -317,7 +316,7 @@ final class PartFile: @unchecked Sendable {
     /// Closes the descriptor; the `.part` and journal stay for a later resume.
     func close() {
         if fd >= 0 {
-            Glibc.close(fd)
+            OS.close(fd)
             fd = -1
         }
     }

@@ -6,7 +6,10 @@ public struct DownloadOptions: Sendable, Hashable {
     public var overwrite: OverwritePolicy = .fail
     /// Continue from a matching `.part` file left by an earlier run.
     public var resume: Bool = true
-    /// Attempts in a row that may fail without progress before giving up.
+    /// Attempts in a row that may fail without progress before giving up. It
+    /// also sets the transfer's whole budget: at most `5 + 4 * maxRetries`
+    /// attempts made again (retries and restarts together), so that a server
+    /// that cuts every connection after a few bytes still ends the download.
     public var maxRetries: Int = 5
     /// First back-off delay; it doubles after each failed attempt (capped at 30 s).
     public var retryDelay: Duration = .milliseconds(500)
@@ -59,7 +62,10 @@ public struct TransferResult: Sendable, Hashable {
     /// retried included (FTP uploads count them; nil where not counted). Against
     /// `bytesTransferred`, the cost of the retries.
     public var bytesSent: Int64?
-    /// Bytes that were already done when it started.
+    /// Bytes kept from before the last interruption: the offset the last
+    /// continuation started from (a `.part` from an earlier run, a pause, a
+    /// retry), or 0 when the file came from its start (also when a server
+    /// ignored the range and the file was started over).
     public var resumedFrom: Int64
     /// Times the transfer had to start the file over (server ignored Range, file changed).
     public var restarts: Int

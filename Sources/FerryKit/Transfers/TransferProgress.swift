@@ -18,7 +18,9 @@ public struct TransferProgress: Sendable, Hashable {
     /// four times a second, each sample weighing 30% against the earlier ones,
     /// so it follows a change within a few seconds without jumping.
     public var bytesPerSecond: Double
-    /// Bytes that were already on disk when this transfer started (resume).
+    /// The offset the bytes now arriving continue from: the `.part` kept from an
+    /// earlier run, or where a pause or retry stopped, once the server agreed to
+    /// continue there; 0 when the file is coming from its start.
     public var resumedFrom: Int64
     /// Bytes done since the previous snapshot was sent (BlackRaccoon's "bytes
     /// this iteration"); negative after a restart from zero.

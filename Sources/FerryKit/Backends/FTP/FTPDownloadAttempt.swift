@@ -2,27 +2,6 @@ import CCurl
 import Foundation
 import Synchronization
 
-/// Downloads one FTP file through the shared download driver (`.part`, journal,
-/// resume, retries).
-struct FTPDownloadSource: DownloadSource {
-    let endpoint: FTPEndpoint
-    let path: String
-    /// What a listing said about the file, for the first attempt.
-    var listed: FTPListedFacts?
-
-    var displayName: String { endpoint.display(path) }
-    var engine: CurlEngine { endpoint.engine }
-
-    func makeAttempt(offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions)
-        -> DownloadAttemptJob
-    {
-        let facts = offset == 0 && listed?.take() == true ? listed : nil
-        return FTPDownloadAttempt(
-            endpoint: endpoint, path: path, offset: offset, part: part, transfer: transfer, options: options,
-            listed: facts)
-    }
-}
-
 /// What a listing said about a file, used by the first attempt of a fresh
 /// download instead of asking again: no `SIZE`, and no `MDTM` when the listing's
 /// time is exact (an `MLSD` `modify` fact, UTC to the second) or the file is
@@ -73,24 +52,39 @@ final class FTPListedFacts: Sendable {
 
 /// One attempt of an FTP download: `MDTM`, `SIZE`, `REST offset`, `RETR`.
 ///
-/// The file's size and MDTM time are its validators (FTP has no ETag): they are
-/// stored in the journal when the attempt starts, and a resumed attempt that
-/// finds either changed starts the file over instead of appending foreign bytes.
-/// A first attempt with `FTPListedFacts` takes them from the listing instead.
+/// The file's size and MDTM time are its validators (FTP has no ETag): an
+/// `FTPDownloadDecision` compares them with the journal before the first byte
+/// and starts the file over when either changed, instead of appending foreign
+/// bytes. A first attempt with `FTPListedFacts` takes them from the listing
+/// instead. This adapter feeds the decision from libcurl's callbacks and carries
+/// its actions out.
 ///
 /// Engine-thread confined while running, like every `CurlJob`; the driver reads
 /// `outcome` only after `perform` returned.
 final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     private var log = FTPReplyLog()
-    private var decided = false
-    private let display: String
+    private var decision: FTPDownloadDecision
     private let listed: FTPListedFacts?
+
+    /// The source the driver asks for attempts: one per file. `listed` stands in
+    /// for `SIZE` (and `MDTM`) in the first attempt from offset 0 only.
+    static func source(endpoint: FTPEndpoint, path: String, listed: FTPListedFacts?) -> DownloadSource {
+        DownloadSource(
+            displayName: endpoint.display(path), engine: endpoint.engine,
+            makeAttempt: { offset, part, transfer, options in
+                let facts = offset == 0 && listed?.take() == true ? listed : nil
+                return FTPDownloadAttempt(
+                    endpoint: endpoint, path: path, offset: offset, part: part, transfer: transfer, options: options,
+                    listed: facts)
+            })
+    }
 
     init(
         endpoint: FTPEndpoint, path: String, offset: Int64, part: PartFile, transfer: Transfer,
         options: DownloadOptions, listed: FTPListedFacts? = nil
     ) {
-        display = endpoint.display(path)
+        decision = FTPDownloadDecision(
+            offset: offset, journal: part.journal, listed: listed, display: endpoint.display(path))
         self.listed = listed
         super.init(
             hostKey: endpoint.hostKey, tlsSessionCache: endpoint.tlsSessionCache, part: part, transfer: transfer,
@@ -111,6 +105,8 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         enableDebug()
     }
 
+    override var outcome: AttemptOutcome { decision.outcome }
+
     /// The `SIZE` answer of this attempt, or the listed size.
     private var remoteSize: Int64? {
         guard let r = log.lastReply(verb: "SIZE"), r.code == 213 else { return listed?.size }
@@ -129,91 +125,52 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     }
 
     override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if !decided {
-            guard decide() else { return false }
+        if decision.needsHead {
+            guard carryOut(decision.handle(.head(facts())), failed: fail) else { return false }
         }
-        guard part.append(bytes) else {
-            outcome = .failed(part.writeError!)
-            return false
-        }
-        bytesReceived += Int64(bytes.count)
-        transfer.report(bytesDone: part.length, totalBytes: remoteSize ?? part.journal.totalSize)
-        return true
-    }
-
-    /// Compares the validators with the journal before the first byte is written.
-    /// Returns false (with `outcome` set) to stop the attempt.
-    private func decide() -> Bool {
-        decided = true
-        let journal = part.journal
-        let size = remoteSize
-        let modified = remoteModified
-        if offset > 0 {
-            if journal.unverifiable == true {
-                outcome = .restart(reason: "nothing can tell whether the file is still the one the part came from")
-                return false
-            }
-            if let old = journal.totalSize, let size, old != size {
-                outcome = .restart(reason: "size changed from \(old) to \(size)")
-                return false
-            }
-            if let old = journal.lastModified, let modified, !FTPListedFacts.sameTime(old, modified) {
-                outcome = .restart(reason: "modification time changed from \(old) to \(modified)")
-                return false
-            }
-        }
-        // Bytes are verifiable by a time, or by a size when MDTM was asked (a
-        // server without SIZE and MDTM leaves nothing to check a part against).
-        let verifiable = modified != nil || (size != nil && listed?.skipsMDTM != true)
-        do {
-            try part.begin(
-                at: offset, etag: nil, lastModified: modified ?? journal.lastModified,
-                totalSize: size ?? journal.totalSize, verifiable: verifiable)
-        } catch {
-            outcome = .failed(error)
+        guard carryOut(decision.handle(.body(bytes.count)), failed: fail) else { return false }
+        if let error = write(bytes, totalForProgress: remoteSize ?? part.journal.totalSize) {
+            fail(error)
             return false
         }
         return true
     }
 
     override func didComplete(_ completion: CurlCompletion) {
-        if decided, case .failed(let e) = outcome, e.detail != "no outcome" { return }
-        if case .restart = outcome { return }
+        let ending: FTPDownloadDecision.Ending
         if completion.interrupted {
-            outcome = .interrupted
-            return
-        }
-        switch completion.code {
-        case .ok:
-            // No body at all: an empty file, or the .part already held every byte
-            // (libcurl skips RETR when REST would start at the end).
-            if !decided {
-                guard decide() else { return }
+            ending = .interrupted
+        } else {
+            switch completion.code {
+            case .ok:
+                // No body at all: an empty file, or the .part already held every byte
+                // (libcurl skips RETR when REST would start at the end).
+                if decision.needsHead && !carryOut(decision.handle(.head(facts())), failed: fail) {
+                    _ = decision.handle(.end(.ok(length: part.length)))
+                    return
+                }
+                ending = .ok(length: part.length)
+            case .badDownloadResume:
+                ending = .restPastEnd
+            case .ftpCouldntUseREST:
+                ending = .restRefused(
+                    reply: log.lastReply(verb: "REST").map { "\($0.code) \($0.text)" },
+                    error: .ftp(completion, log: log, operation: "download", target: decision.display))
+            default:
+                ending = .failed(.ftp(completion, log: log, operation: "download", target: decision.display))
             }
-            if let listed, part.length != listed.size {
-                // The listing was stale, or wrong (some servers list sizes modulo
-                // 4 GiB), and the server said the transfer is complete: the retry
-                // checks the bytes against SIZE (and MDTM), which completes at once
-                // without a byte more when they are still the whole file.
-                part.recordWholeFile()
-                outcome = .failed(
-                    FerryError(
-                        .verificationFailed, operation: "download", target: display,
-                        detail: "listed as \(listed.size) bytes, received \(part.length)", isTransient: true))
-                return
-            }
-            outcome = .complete(expectedSize: remoteSize)
-        case .badDownloadResume:
-            // The .part is longer than the file now is: it changed.
-            outcome = .restart(reason: "the file is shorter than the \(offset) bytes already downloaded")
-        case .ftpCouldntUseREST where offset > 0:
-            // The server cannot resume (no REST, or it refused this offset): the
-            // bytes can only come again from the start.
-            let reply = log.lastReply(verb: "REST").map { " (\($0.code) \($0.text))" } ?? ""
-            outcome = .restart(reason: "the server cannot resume with REST" + reply)
-        default:
-            outcome = .failed(.ftp(completion, log: log, operation: "download", target: display))
         }
+        if decision.handle(.end(ending)) == .recordWholeFileAndFinish { part.recordWholeFile() }
+    }
+
+    /// What this attempt knows about the file now.
+    private func facts() -> FTPDownloadDecision.Facts {
+        FTPDownloadDecision.Facts(size: remoteSize, modified: remoteModified)
+    }
+
+    /// Tells the decision that writing failed.
+    private func fail(_ error: FerryError) {
+        _ = decision.handle(.localFailure(error))
     }
 }
 

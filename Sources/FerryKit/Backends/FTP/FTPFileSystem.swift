@@ -260,13 +260,13 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
             downloadSource(for: p, verifyTLS: opts.verifyTLS, listed: listed), to: destination, options: opts)
     }
 
-    func downloadSource(for path: String) -> any DownloadSource {
+    func downloadSource(for path: String) -> DownloadSource {
         downloadSource(for: path, verifyTLS: endpoint.verifyTLS, listed: nil)
     }
 
-    private func downloadSource(for path: String, verifyTLS: Bool, listed: FTPListedFacts?) -> any DownloadSource {
+    private func downloadSource(for path: String, verifyTLS: Bool, listed: FTPListedFacts?) -> DownloadSource {
         let e = endpoint
-        return FTPDownloadSource(
+        return FTPDownloadAttempt.source(
             endpoint: FTPEndpoint(
                 url: e.url, credentials: e.credentials, verifyTLS: verifyTLS, caFile: e.caFile, engine: e.engine),
             path: FTPEndpoint.normalize(path), listed: listed)

@@ -82,7 +82,7 @@ struct FTPUploader: Sendable {
             throw FerryError(.localIO, operation: "upload", target: source, detail: "is a folder; name a file")
         }
         let fd = try LocalFile.openForReading(source)
-        defer { Glibc.close(fd) }
+        defer { OS.close(fd) }
         let size = LocalFile.size(fd)
         transfer.report(bytesDone: 0, totalBytes: size, force: true)
 

@@ -170,32 +170,23 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// `options.maxRetries + 1` tries in a row fails with `notAnswering`.
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
         let destination = LocalDestination.prepare(destination, options)
-        let source = downloadSource(for: path)
-        return Transfer.start(source: source.displayName, destination: destination) { transfer in
-            do throws(FerryError) {
-                return try await DownloadDriver.run(source, to: destination, options: options, transfer: transfer)
-            } catch {
-                throw FlashAirFileSystem.cardError(error)
-            }
-        }
+        return DownloadDriver.start(downloadSource(for: path), to: destination, options: options)
     }
 
-    func downloadSource(for path: String) -> any DownloadSource {
-        HTTPDownloadSource(url: url.with(path: path), engine: engine, wireScheme: "http")
+    func downloadSource(for path: String) -> DownloadSource {
+        HTTPDownloadAttempt.source(
+            url: url.with(path: path), engine: engine, wireScheme: "http", gaveUp: FlashAirFileSystem.cardError)
     }
 
-    /// Turns the driver's "gave up after N tries" on silence or 503 into `notAnswering`.
-    static func cardError(_ error: FerryError) -> FerryError {
-        let silent = error.code == .timedOut || error.code == .connectionFailed
-        let busy = error.serverCode.map(FlashAirCGI.isRetryable) ?? false
-        guard error.isTransient, silent || busy, let detail = error.detail,
-            let range = detail.range(of: "gave up after ")
-        else { return error }
-        let tries = Int(detail[range.upperBound...].prefix(while: \.isNumber)) ?? 0
-        var last = error
-        last.detail = nil
+    /// The error for a download whose retry budget ran out: silence or 503 from
+    /// the card is `notAnswering`; the rest is the last failure, "gave up after N
+    /// tries" added.
+    static func cardError(_ last: FerryError, tries: Int) -> FerryError {
+        let silent = last.code == .timedOut || last.code == .connectionFailed
+        let busy = last.serverCode.map(FlashAirCGI.isRetryable) ?? false
+        guard last.isTransient, silent || busy else { return DownloadSource.gaveUpAfter(last, tries) }
         return FlashAirCGI.notAnswering(
-            after: tries, last: last, operation: error.operation ?? "download", target: error.target ?? "")
+            after: tries, last: last, operation: last.operation ?? "download", target: last.target ?? "")
     }
 
     // MARK: Writing

@@ -198,8 +198,7 @@ struct FlashAirUpload: Sendable {
             throw FerryError(.localIO, operation: "upload", target: source, detail: "not a regular file")
         }
         guard access(source, R_OK) == 0 else { throw FerryError.posix(errno, operation: "upload", path: source) }
-        let modified = Date(
-            timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec) + TimeInterval(st.st_mtim.tv_nsec) / 1e9)
+        let modified = OS.modificationDate(st)
         return (Int64(st.st_size), modified)
     }
 

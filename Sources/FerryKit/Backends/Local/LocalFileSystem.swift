@@ -45,7 +45,7 @@ public struct LocalFileSystem: RemoteFileSystem {
 
     /// Describes one path without following a final symbolic link.
     static func entry(_ path: String) -> RemoteEntry? {
-        var st = Glibc.stat()
+        var st = OS.FileStatus()
         guard lstat(path, &st) == 0 else { return nil }
         let kind: RemoteEntry.Kind
         var target: String?
@@ -60,7 +60,7 @@ public struct LocalFileSystem: RemoteFileSystem {
         default: kind = .other
         }
         let name = path == "/" ? "/" : String(path.split(separator: "/").last ?? "")
-        let modified = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec))
+        let modified = Date(timeIntervalSince1970: TimeInterval(OS.modificationTime(st).seconds))
         return RemoteEntry(
             name: name, path: path, kind: kind, size: kind == .file ? Int64(st.st_size) : nil,
             modified: RemoteTimestamp(utc: modified), symlinkTarget: target,
@@ -158,7 +158,8 @@ enum LocalCopy {
         }
         var st = stat()
         fstat(input, &st)
-        let stamp = "\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
+        let mtime = OS.modificationTime(st)
+        let stamp = "\(mtime.seconds).\(mtime.nanoseconds)"
         let part = PartFile(destination: destination, source: source)
         var offset = try part.open(resume: resume)
         if offset > 0 && (part.journal.lastModified != stamp || part.journal.totalSize != total) { offset = 0 }

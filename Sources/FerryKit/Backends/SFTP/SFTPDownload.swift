@@ -1,27 +1,6 @@
 import CCurl
 import Foundation
 
-/// Downloads one SFTP file through the shared download driver (`.part`, journal,
-/// resume, retries).
-struct SFTPDownloadSource: DownloadSource {
-    let fs: SFTPFileSystem
-    let path: String
-    /// The login method, found before the first attempt (`SFTPFileSystem.download`).
-    var method: SSHLogin.Method?
-
-    var displayName: String { fs.endpoint.display(path) }
-    var engine: CurlEngine { fs.endpoint.engine }
-
-    func makeAttempt(offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions)
-        -> DownloadAttemptJob
-    {
-        let method = method ?? SSHMethodCache.shared.known(fs.endpoint.methodKey) ?? fs.endpoint.login.methods.first
-        return SFTPDownloadAttempt(
-            endpoint: fs.endpoint, path: path, method: method ?? .password, offset: offset, part: part,
-            transfer: transfer, options: options)
-    }
-}
-
 extension SFTPFileSystem {
     /// The download of `path` as a transfer: the login method first (a refused
     /// login fails once, before any `.part` exists), then the driver's loop.
@@ -29,7 +8,7 @@ extension SFTPFileSystem {
         let fs = self
         return Transfer.start(source: endpoint.display(p), destination: destination) { transfer in
             let method = try await fs.loginMethod(for: "download", p)
-            let source = SFTPDownloadSource(fs: fs, path: p, method: method)
+            let source = SFTPDownloadAttempt.source(fs: fs, path: p, method: method)
             return try await DownloadDriver.run(source, to: destination, options: options, transfer: transfer)
         }
     }
@@ -38,22 +17,38 @@ extension SFTPFileSystem {
 /// One attempt of an SFTP download: `stat` for the time, `open` + `fstat` for the
 /// size, then reads from `offset` (`CURLOPT_RESUME_FROM_LARGE`).
 ///
-/// The file's size and modification time (Unix seconds) are its validators:
-/// stored in the journal when the attempt starts; a resumed attempt that finds
-/// either changed starts the file over instead of appending foreign bytes.
+/// The file's size and modification time (Unix seconds) are its validators, as
+/// FTP's size and `MDTM` are: the same `FTPDownloadDecision` compares them with
+/// the journal before the first byte and starts the file over when either
+/// changed, instead of appending foreign bytes. This adapter feeds it from
+/// libcurl's callbacks and carries its actions out.
 ///
 /// Engine-thread confined while running, like every `CurlJob`.
 final class SFTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
-    private var decided = false
-    private let display: String
+    private var decision: FTPDownloadDecision
     private let login: SSHLogin
     private var hostKeys: HostKeyCheck?
+
+    /// The source the driver asks for attempts: one per file. `method` is the
+    /// login method found before the first attempt (`SFTPFileSystem.download`).
+    static func source(fs: SFTPFileSystem, path: String, method: SSHLogin.Method?) -> DownloadSource {
+        DownloadSource(
+            displayName: fs.endpoint.display(path), engine: fs.endpoint.engine,
+            makeAttempt: { offset, part, transfer, options in
+                let method =
+                    method ?? SSHMethodCache.shared.known(fs.endpoint.methodKey) ?? fs.endpoint.login.methods.first
+                return SFTPDownloadAttempt(
+                    endpoint: fs.endpoint, path: path, method: method ?? .password, offset: offset, part: part,
+                    transfer: transfer, options: options)
+            })
+    }
 
     init(
         endpoint: SFTPEndpoint, path: String, method: SSHLogin.Method, offset: Int64, part: PartFile,
         transfer: Transfer, options: DownloadOptions
     ) {
-        display = endpoint.display(path)
+        decision = FTPDownloadDecision(
+            offset: offset, journal: part.journal, listed: nil, display: endpoint.display(path))
         login = endpoint.login
         super.init(hostKey: endpoint.hostKey, part: part, transfer: transfer, offset: offset)
         hostKeys = endpoint.configure(easy, path: path, method: method, stallTimeout: options.stallTimeout)
@@ -62,81 +57,55 @@ final class SFTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         if offset > 0 { easy.set(CURLOPT_RESUME_FROM_LARGE, large: offset) }
     }
 
-    /// The whole file's size: libcurl reports what is left after the offset.
-    private var remoteSize: Int64? {
-        let left = easy.info(large: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
-        return left >= 0 ? left + offset : nil
-    }
+    override var outcome: AttemptOutcome { decision.outcome }
 
-    /// The file's time as the journal keeps it (Unix seconds, as text).
-    private var remoteModified: String? {
+    /// What this attempt knows about the file: the whole file's size (libcurl
+    /// reports what is left after the offset) and its time as the journal keeps
+    /// it (Unix seconds, as text).
+    private func facts() -> FTPDownloadDecision.Facts {
+        let left = easy.info(large: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
         let t = easy.info(CURLINFO_FILETIME)
-        return t >= 0 ? String(t) : nil
+        return FTPDownloadDecision.Facts(size: left >= 0 ? left + offset : nil, modified: t >= 0 ? String(t) : nil)
     }
 
     override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if !decided {
-            guard decide() else { return false }
+        if decision.needsHead {
+            guard carryOut(decision.handle(.head(facts())), failed: fail) else { return false }
         }
-        guard part.append(bytes) else {
-            outcome = .failed(part.writeError!)
-            return false
-        }
-        bytesReceived += Int64(bytes.count)
-        transfer.report(bytesDone: part.length, totalBytes: part.journal.totalSize)
-        return true
-    }
-
-    /// Compares the validators with the journal before the first byte is written.
-    private func decide() -> Bool {
-        decided = true
-        let journal = part.journal
-        let size = remoteSize
-        let modified = remoteModified
-        if offset > 0 {
-            if journal.unverifiable == true {
-                outcome = .restart(reason: "nothing can tell whether the file is still the one the part came from")
-                return false
-            }
-            if let old = journal.totalSize, let size, old != size {
-                outcome = .restart(reason: "size changed from \(old) to \(size)")
-                return false
-            }
-            if let old = journal.lastModified, let modified, old != modified {
-                outcome = .restart(reason: "modification time changed")
-                return false
-            }
-        }
-        do {
-            try part.begin(
-                at: offset, etag: nil, lastModified: modified ?? journal.lastModified,
-                totalSize: size ?? journal.totalSize, verifiable: modified != nil || size != nil)
-        } catch {
-            outcome = .failed(error)
+        guard carryOut(decision.handle(.body(bytes.count)), failed: fail) else { return false }
+        if let error = write(bytes, totalForProgress: part.journal.totalSize) {
+            fail(error)
             return false
         }
         return true
     }
 
     override func didComplete(_ completion: CurlCompletion) {
-        if decided, case .failed(let e) = outcome, e.detail != "no outcome" { return }
-        if case .restart = outcome { return }
+        let ending: FTPDownloadDecision.Ending
         if completion.interrupted {
-            outcome = .interrupted
-            return
-        }
-        switch completion.code {
-        case .ok:
-            // No body: an empty file, or the .part already held every byte.
-            if !decided {
-                guard decide() else { return }
+            ending = .interrupted
+        } else {
+            switch completion.code {
+            case .ok:
+                // No body: an empty file, or the .part already held every byte.
+                if decision.needsHead && !carryOut(decision.handle(.head(facts())), failed: fail) {
+                    _ = decision.handle(.end(.ok(length: part.length)))
+                    return
+                }
+                ending = .ok(length: part.length)
+            case .badDownloadResume:
+                ending = .restPastEnd
+            default:
+                ending = .failed(
+                    .sftp(completion, hostKeys: hostKeys, operation: "download", target: decision.display, login: login)
+                )
             }
-            outcome = .complete(expectedSize: remoteSize)
-        case .badDownloadResume:
-            outcome = .restart(reason: "the file is shorter than the \(offset) bytes already downloaded")
-        default:
-            outcome = .failed(
-                .sftp(completion, hostKeys: hostKeys, operation: "download", target: display, login: login))
         }
+        _ = decision.handle(.end(ending))
+    }
+
+    /// Tells the decision that writing failed.
+    private func fail(_ error: FerryError) {
+        _ = decision.handle(.localFailure(error))
     }
 }

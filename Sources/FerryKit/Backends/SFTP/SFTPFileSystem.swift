@@ -184,8 +184,8 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         return startDownload(p, to: destination, options: options)
     }
 
-    func downloadSource(for path: String) -> any DownloadSource {
-        SFTPDownloadSource(fs: self, path: FTPEndpoint.normalize(path))
+    func downloadSource(for path: String) -> DownloadSource {
+        SFTPDownloadAttempt.source(fs: self, path: FTPEndpoint.normalize(path), method: nil)
     }
 
     // MARK: upload

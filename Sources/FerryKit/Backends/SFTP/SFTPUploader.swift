@@ -50,7 +50,7 @@ struct SFTPUploader: Sendable {
             throw FerryError(.localIO, operation: "upload", target: source, detail: "is a folder; name a file")
         }
         let fd = try LocalFile.openForReading(source)
-        defer { Glibc.close(fd) }
+        defer { OS.close(fd) }
         let size = LocalFile.size(fd)
         transfer.report(bytesDone: 0, totalBytes: size, force: true)
         let method = try await fs.loginMethod(for: "upload", path)

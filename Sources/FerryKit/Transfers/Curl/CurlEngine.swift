@@ -67,8 +67,11 @@ final class CurlEngine: Sendable {
     init(limits: Limits = Limits()) {
         inbox = Shared(limits: limits)
         let loop = EngineLoop(shared: inbox)
-        let thread = Thread { loop.run() }
-        thread.name = "ferry.curl-engine"
+        let thread = Thread {
+            Thread.current.threadDictionary[CurlEngine.threadName] = true
+            loop.run()
+        }
+        thread.name = CurlEngine.threadName
         thread.start()
     }
 
@@ -114,6 +117,21 @@ final class CurlEngine: Sendable {
         // Pairs with the store in EngineLoop.finish (see CurlJob.handedOver).
         _ = job.handedOver.load(ordering: .acquiring)
         return completion
+    }
+
+    /// The name of every engine thread, and its mark in the thread's dictionary
+    /// (a name alone is not reliable: Foundation on Linux may report another).
+    static let threadName = "ferry.curl-engine"
+
+    /// Whether the calling thread is an engine thread.
+    static var onEngineThread: Bool { Thread.current.threadDictionary[threadName] as? Bool == true }
+
+    /// Traps in debug builds unless called on an engine thread: job callbacks and
+    /// everything they touch (a download's `PartFile` during an attempt) are
+    /// confined to it, as swift-nio's `assertInEventLoop` checks for its loops.
+    /// Compiled out of release builds.
+    static func assertOnEngineThread(file: StaticString = #fileID, line: UInt = #line) {
+        assert(onEngineThread, "must run on the engine thread", file: file, line: line)
     }
 
     /// Stops a job at once (pause, cancel): it completes with `interrupted == true`.
@@ -282,6 +300,7 @@ private final class EngineLoop: @unchecked Sendable {
     /// queue to find that none could start (8.7% of the instructions of
     /// `get -r` of a 500-file FTP tree, callgrind, bench/RESULTS.md).
     private func admit() {
+        CurlEngine.assertOnEngineThread()
         guard mayAdmit else { return }
         mayAdmit = false
         guard !waiting.isEmpty else { return }
@@ -329,6 +348,7 @@ private final class EngineLoop: @unchecked Sendable {
     }
 
     private func finish(_ job: CurlJob, code: CurlCode, interrupted: Bool) {
+        CurlEngine.assertOnEngineThread()
         let completion = CurlCompletion(
             code: code, responseCode: job.easy.info(CURLINFO_RESPONSE_CODE),
             errorText: job.easy.errorText, interrupted: interrupted)

@@ -66,11 +66,13 @@ class CurlJob: @unchecked Sendable {
         easy.set(CURLOPT_XFERINFODATA, pointer: context)
         easy.setCallback(CURLOPT_WRITEFUNCTION) { ptr, size, count, ctx in
             let job = Unmanaged<CurlJob>.fromOpaque(ctx!).takeUnretainedValue()
+            CurlEngine.assertOnEngineThread()
             let n = size * count
             return job.didReceive(UnsafeRawBufferPointer(start: ptr, count: n)) ? n : FERRY_CURL_WRITEFUNC_ERROR
         }
         easy.setCallback(CURLOPT_HEADERFUNCTION) { ptr, size, count, ctx in
             let job = Unmanaged<CurlJob>.fromOpaque(ctx!).takeUnretainedValue()
+            CurlEngine.assertOnEngineThread()
             let n = size * count
             return job.didReceiveHeader(UnsafeRawBufferPointer(start: ptr, count: n)) ? n : 0
         }
@@ -80,6 +82,7 @@ class CurlJob: @unchecked Sendable {
     func enableUpload() {
         easy.setCallback(CURLOPT_READFUNCTION) { ptr, size, count, ctx in
             let job = Unmanaged<CurlJob>.fromOpaque(ctx!).takeUnretainedValue()
+            CurlEngine.assertOnEngineThread()
             let buffer = UnsafeMutableRawBufferPointer(start: ptr, count: size * count)
             return job.readBody(into: buffer) ?? FERRY_CURL_READFUNC_ABORT
         }
@@ -90,6 +93,7 @@ class CurlJob: @unchecked Sendable {
     func enableProgress() {
         easy.setProgressCallback { ctx, dlTotal, dlNow, ulTotal, ulNow in
             let job = Unmanaged<CurlJob>.fromOpaque(ctx!).takeUnretainedValue()
+            CurlEngine.assertOnEngineThread()
             return job.progress(
                 downloadTotal: Int64(dlTotal), downloaded: Int64(dlNow), uploadTotal: Int64(ulTotal),
                 uploaded: Int64(ulNow)) ? 0 : 1
@@ -101,6 +105,7 @@ class CurlJob: @unchecked Sendable {
         easy.set(CURLOPT_DEBUGDATA, pointer: Unmanaged.passUnretained(self).toOpaque())
         easy.setDebugCallback { _, type, data, size, ctx in
             let job = Unmanaged<CurlJob>.fromOpaque(ctx!).takeUnretainedValue()
+            CurlEngine.assertOnEngineThread()
             job.debug(type, UnsafeRawBufferPointer(start: data, count: size))
             return 0
         }

@@ -12,7 +12,7 @@ scripts/docs.sh
 swift build --build-tests
 # One test at a time: many tests time real servers (rate limits, latency, a
 # stale-image guard) and start processes; on a 2-core machine, suites running in
-# parallel starve each other's servers and make those timings flaky. About 2 min.
+# parallel starve each other's servers and make those timings flaky. About 15 min.
 swift test --skip-build --no-parallel "$@"
 # The Debian package, built and checked once per full run (scripts/package-test.sh:
 # release build, lintian, install into a temporary root, man, completion, unit).

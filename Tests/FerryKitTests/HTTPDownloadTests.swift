@@ -270,7 +270,7 @@ struct HTTPDownloadTests {
         let busy = try RemoteURL(parsing: proxy.url("/slow/"))
         engine.setHostLimit(busy.hostKey, 1)
         let slow = HTTPFileSystem(url: busy, engine: engine)
-        let queued = (0..<4).map { slow.download("/q\($0).bin", to: out.file("q\($0).bin"), options: .init()) }
+        let queued = (0..<4).map { slow.download("/slow/q\($0).bin", to: out.file("q\($0).bin"), options: .init()) }
         // Queued behind the four, for another server (nginx itself, not the proxy).
         let other = HTTPFileSystem(url: try RemoteURL(parsing: nginx.url("/")), engine: engine)
         let result = try await other.download("/other.bin", to: out.file("other.bin"), options: .init()).result

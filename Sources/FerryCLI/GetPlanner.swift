@@ -60,7 +60,17 @@ struct GetPlanner {
         // Every URL is asked about once (a web URL ending in `/` is a folder when its
         // page is a directory index, else a page saved as index.html), eight at a
         // time: a thousand URLs asked one after another cost as much as fetching them.
-        let answers = await GetPlanner.askAbout(plain)
+        // Of many web URLs, one whose file is not here yet needs no HEAD: its download
+        // tells what a HEAD would (size, Last-Modified), and a HEAD each doubled
+        // the requests of `get URL1 ... URL1000`.
+        let answers = await GetPlanner.askAbout(
+            plain.map { url, fs in
+                let web = url.scheme == .http || url.scheme == .https
+                let skip =
+                    web && urls.count > 1 && !recursive && !url.isFolderPath
+                    && !FileManager.default.fileExists(atPath: localJoin(base, GetPlanner.fileName(url)))
+                return (url, skip ? nil : fs)
+            })
         for ((url, fs), answer) in zip(plain, answers) {
             let entry: RemoteEntry?
             switch answer {
@@ -83,14 +93,15 @@ struct GetPlanner {
     /// the download itself should say (a web URL with a query names a page its path
     /// alone may not; an error that is not about the file), or the error that means
     /// the file cannot be fetched.
-    static func askAbout(_ urls: [(url: RemoteURL, fs: any RemoteFileSystem)]) async
+    /// A URL given without a file system is not asked about (`nil`).
+    static func askAbout(_ urls: [(url: RemoteURL, fs: (any RemoteFileSystem)?)]) async
         -> [Result<RemoteEntry?, FerryError>]
     {
         var answers = [Result<RemoteEntry?, FerryError>](repeating: .success(nil), count: urls.count)
         for start in stride(from: 0, to: urls.count, by: 8) {
             let batch = await withTaskGroup(of: (Int, Result<RemoteEntry?, FerryError>).self) { group in
                 for i in start..<min(start + 8, urls.count) {
-                    let (url, fs) = urls[i]
+                    guard case let (url, fs?) = urls[i] else { continue }
                     group.addTask {
                         let web = url.scheme == .http || url.scheme == .https
                         if web && url.query != nil { return (i, .success(nil)) }
@@ -168,7 +179,12 @@ struct GetPlanner {
                         ?? fs.download(url.path, to: destination, options: opts)
                 },
                 completed: { result in
-                    if let entry, !result.skipped { ExistingFile.stampModificationTime(destination, from: entry) }
+                    guard !result.skipped else { return }
+                    if let entry {
+                        ExistingFile.stampModificationTime(destination, from: entry)
+                    } else if let time = result.sourceModified {
+                        ExistingFile.stampModificationTime(destination, to: time)
+                    }
                 }))
     }
 

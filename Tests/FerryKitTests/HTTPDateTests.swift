@@ -48,3 +48,16 @@ struct HTTPDateTests {
         #expect(HTTPDate.parse("yesterday") == nil)
     }
 }
+
+struct ValidatorTimeTests {
+    @Test func httpDatesAndMDTMAnswersAreRead() {
+        let http = DownloadDriver.parseValidatorTime("Tue, 01 Dec 2026 05:14:44 GMT")
+        #expect(http == Date(timeIntervalSince1970: 1_796_102_084))
+        #expect(DownloadDriver.parseValidatorTime("20261201051444") == http)
+        #expect(DownloadDriver.parseValidatorTime("20261201051444.123") == http)
+        #expect(DownloadDriver.parseValidatorTime("20261301051444") == nil)
+        #expect(DownloadDriver.parseValidatorTime("20260231051444") == nil)
+        #expect(DownloadDriver.parseValidatorTime("W/\"etag\"") == nil)
+        #expect(DownloadDriver.parseValidatorTime("") == nil)
+    }
+}

@@ -128,6 +128,28 @@ protocol DownloadSourceFactory {
 /// retries with exponential back-off, pause and cancel, verify and rename. What
 /// to do after each attempt is `DownloadLoop`'s decision; this carries it out.
 enum DownloadDriver {
+    /// A journal's time validator as a date: an HTTP date (`Last-Modified`) or an FTP
+    /// `MDTM` answer (`YYYYMMDDHHMMSS[.fff]`, UTC); nil for anything else.
+    static func parseValidatorTime(_ text: String) -> Date? {
+        if let date = HTTPDate.parse(text) { return date }
+        let digits = text.prefix { $0 != "." }
+        guard digits.count == 14, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { return nil }
+        func number(_ from: Int, _ length: Int) -> Int {
+            Int(digits.dropFirst(from).prefix(length))!
+        }
+        var parts = DateComponents()
+        (parts.year, parts.month, parts.day) = (number(0, 4), number(4, 2), number(6, 2))
+        (parts.hour, parts.minute, parts.second) = (number(8, 2), number(10, 2), number(12, 2))
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        // Calendar rolls month 13 or 31 February over: such an answer is no time.
+        guard let date = calendar.date(from: parts),
+            calendar.dateComponents([.month, .day, .hour, .minute], from: date)
+                == DateComponents(month: parts.month, day: parts.day, hour: parts.hour, minute: parts.minute)
+        else { return nil }
+        return date
+    }
+
     /// Starts a download as a `Transfer`.
     static func start(_ source: DownloadSource, to destination: String, options: DownloadOptions) -> Transfer {
         Transfer.start(source: source.displayName, destination: destination) { transfer in
@@ -197,11 +219,13 @@ enum DownloadDriver {
                 do {
                     let size = try await part.finish(expectedSize: expected, overwrite: options.overwrite)
                     decision.finished()
-                    return TransferResult(
+                    var result = TransferResult(
                         source: source.displayName, destination: part.destination, size: size,
                         bytesTransferred: decision.transferred, resumedFrom: decision.keptFrom,
                         restarts: decision.budget.restarts, retries: decision.budget.retries,
                         duration: .now - started)
+                    result.sourceModified = part.journal.lastModified.flatMap(DownloadDriver.parseValidatorTime)
+                    return result
                 } catch {
                     action = decision.finishFailed(error)
                 }

@@ -71,6 +71,12 @@ public enum ExistingFile: Sendable, Hashable {
         LocalFile.setModificationTime(path, modified.date(floatingIn: timeZone))
     }
 
+    /// Gives a local file the modification time `date` (a download's
+    /// `TransferResult.sourceModified`), so that a later run finds it the same.
+    public static func stampModificationTime(_ path: String, to date: Date) {
+        LocalFile.setModificationTime(path, date)
+    }
+
     private static func sameSecond(_ a: Date, _ b: Date, tolerance: TimeInterval) -> Bool {
         abs(a.timeIntervalSince1970.rounded(.down) - b.timeIntervalSince1970.rounded(.down)) < tolerance
     }

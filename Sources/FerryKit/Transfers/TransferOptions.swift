@@ -75,6 +75,11 @@ public struct TransferResult: Sendable, Hashable {
     public var skipped: Bool
     /// Wall-clock time from start to end, pauses included.
     public var duration: Duration
+    /// The source file's modification time as the server gave it while sending the
+    /// bytes (HTTP `Last-Modified`, FTP `MDTM`), in UTC; nil when it gave none.
+    /// A caller that wants the copy to carry the source's time, as `ferry get`
+    /// does, can set it without asking the server again.
+    public var sourceModified: Date?
 
     /// Creates a result.
     public init(

@@ -10,6 +10,7 @@ import Foundation
 /// Errors keep libcurl's text for the SFTP status ("rm command failed: No such
 /// file or directory") with the status number, the operation and the redacted URL.
 public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
+    /// The URL this file system was opened with.
     public let url: RemoteURL
     let endpoint: SFTPEndpoint
 

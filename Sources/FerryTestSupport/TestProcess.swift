@@ -39,13 +39,13 @@ public enum TestProcess {
         let dir = try TempDir(prefix: "run")
         let outPath = dir.path + "/out"
         let errPath = dir.path + "/err"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         p.standardOutput = FileHandle(forWritingAtPath: outPath)
         p.standardError = FileHandle(forWritingAtPath: errPath)
         if let stdin {
             let inPath = dir.path + "/in"
-            FileManager.default.createFile(atPath: inPath, contents: Data(stdin.utf8))
+            _ = FileManager.default.createFile(atPath: inPath, contents: Data(stdin.utf8))
             p.standardInput = FileHandle(forReadingAtPath: inPath)
         } else {
             p.standardInput = FileHandle.nullDevice

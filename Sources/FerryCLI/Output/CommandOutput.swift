@@ -130,6 +130,7 @@ enum Hints {
         case .trustCertificateOrSkipVerification:
             "trust its certificate authority with --cacert FILE, SSL_CERT_FILE or CURL_CA_BUNDLE; "
                 + "--insecure only for a server you know"
+        case .acceptNewHostKey: "if that is the server's key, run again with --accept-new-host-key to record it"
         }
     }
 

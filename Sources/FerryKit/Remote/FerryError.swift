@@ -151,6 +151,9 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         /// The server's certificate did not verify: trust the CA that issued it,
         /// or skip verification (only for a server you know).
         case trustCertificateOrSkipVerification
+        /// An SSH server's host key is not known yet: if it is the server's key,
+        /// accept and record it (`HostKeyPolicy.acceptNew`).
+        case acceptNewHostKey
 
         /// The choice in plain words.
         public var description: String {
@@ -158,6 +161,7 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
             case .replaceOrKeep: "replace it or keep it"
             case .trustCertificateOrSkipVerification:
                 "trust the CA that issued it, or skip verification only for a server you know"
+            case .acceptNewHostKey: "if that is the server's key, accept it to record it"
             }
         }
     }

@@ -64,8 +64,7 @@ struct SFTPUploader: Sendable {
             switch options.overwrite {
             case .fail:
                 throw FerryError(
-                    .destinationExists, operation: "upload", target: display,
-                    detail: "use --overwrite to replace it or --skip-existing to keep it")
+                    .destinationExists, operation: "upload", target: display, recovery: .replaceOrKeep)
             case .skip:
                 return TransferResult(
                     source: source, destination: display, size: existing.size ?? 0, bytesTransferred: 0,

@@ -123,7 +123,7 @@ final class HostKeyCheck: @unchecked Sendable {
                 .hostKeyRejected, operation: operation, target: target,
                 serverText: "the authenticity of host \(hostPattern) can't be established; "
                     + "\(Self.shortType(type)) key fingerprint is \(fingerprint)",
-                detail: "if that is the server's key, run again with --accept-new-host-key to record it in \(file)")
+                detail: "known hosts: \(file)", recovery: .acceptNewHostKey)
         case .changed(let fingerprint, let type):
             return FerryError(
                 .hostKeyRejected, operation: operation, target: target,

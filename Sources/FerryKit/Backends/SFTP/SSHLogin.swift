@@ -93,7 +93,7 @@ struct SSHLogin: Sendable, Hashable {
     func refusal(tried: [Method]) -> String {
         let unreadable = unreadableIdentity.map { "; the key \($0) cannot be read" } ?? ""
         if tried.isEmpty {
-            return "no way to log in as \(user): no key (~/.ssh/id_ed25519, id_ecdsa, id_rsa or --identity), "
+            return "no way to log in as \(user): no key (~/.ssh/id_ed25519, id_ecdsa, id_rsa or an identity file), "
                 + "no ssh-agent (SSH_AUTH_SOCK) and no password (URL, FERRY_PASSWORD or ~/.netrc)" + unreadable
         }
         var text = "the server refused \(user) with " + tried.map(\.description).joined(separator: ", then ")

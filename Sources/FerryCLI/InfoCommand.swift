@@ -26,9 +26,8 @@ enum InfoCommand: Command {
         guard url.scheme == .flashair else {
             throw UsageError(message: "info works on FlashAir cards: flashair://HOST[:PORT]/")
         }
-        guard let card = try openFileSystem(url, args) as? FlashAirFileSystem else {
-            throw FerryError(.unsupportedScheme, target: url.redacted)
-        }
+        // Card info is a capability of the protocol; no cast to the card's backend.
+        let card = try openFileSystem(url, args)
         let info: FlashAirInfo
         do {
             info = try await card.info()

@@ -41,6 +41,10 @@ final class PartFile: @unchecked Sendable {
     private var buffer: UnsafeMutableRawBufferPointer?
     private var buffered = 0
     private var journalOnDisk = false
+    /// When the durable length last caught up, or the current attempt began:
+    /// the interval counts from the first byte, not from when the file was
+    /// opened (a download queued behind the per-host limit would otherwise
+    /// `fdatasync` on its first byte, on the engine thread).
     private var lastCheckpoint = ContinuousClock.now
     /// Bytes before this offset have been handed to the disk (`kickWriteback`).
     private var writebackFrom: Int64 = 0
@@ -134,6 +138,7 @@ final class PartFile: @unchecked Sendable {
         finalSource: String? = nil
     ) throws(FerryError) {
         try flush(naming: false)
+        lastCheckpoint = .now
         if offset == 0 && journalOnDisk {
             LocalFile.remove(journalPath)
             journalOnDisk = false

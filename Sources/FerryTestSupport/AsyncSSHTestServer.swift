@@ -14,15 +14,18 @@ public struct AsyncSSHFaults: Sendable {
     public var denyNamesContaining: String?
     /// Writes fail as a full disk would.
     public var diskFull = false
+    /// Every write drops the SSH connection instead of being answered.
+    public var dropWrites = false
 
     public init(
         closeAtOffset: Int64? = nil, readDelayMilliseconds: Int = 0, denyNamesContaining: String? = nil,
-        diskFull: Bool = false
+        diskFull: Bool = false, dropWrites: Bool = false
     ) {
         self.closeAtOffset = closeAtOffset
         self.readDelayMilliseconds = readDelayMilliseconds
         self.denyNamesContaining = denyNamesContaining
         self.diskFull = diskFull
+        self.dropWrites = dropWrites
     }
 }
 
@@ -53,12 +56,13 @@ public final class AsyncSSHTestServer: Sendable {
             let port = Loopback.freePort()
             var args = [
                 script, "--port", String(port), "--root", root, "--user", user, "--password", Self.password,
-                "--host-key", keys.hostKey, "--reads", dir.file("reads.log"),
+                "--host-key", keys.hostKey, "--reads", dir.file("reads.log"), "--writes", dir.file("writes.log"),
                 "--delay-ms", String(faults.readDelayMilliseconds),
             ]
             if let offset = faults.closeAtOffset { args += ["--close-at", String(offset)] }
             if let deny = faults.denyNamesContaining { args += ["--deny", deny] }
             if faults.diskFull { args.append("--disk-full") }
+            if faults.dropWrites { args.append("--drop-writes") }
             let process = try SpawnedProcess(TestVenv.program("python"), args, logPath: dir.file("server-\(port).log"))
             if await process.waitForPort(port), process.isRunning {
                 self.port = port
@@ -81,6 +85,17 @@ public final class AsyncSSHTestServer: Sendable {
     /// session number: 1 for the first session the server started, and so on).
     public var reads: [(path: String, offset: Int64, length: Int, session: Int)] {
         let text = (try? String(contentsOfFile: dir.file("reads.log"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let f = line.split(separator: "\t")
+            guard f.count == 4, let o = Int64(f[1]), let n = Int(f[2]), let c = Int(f[3]) else { return nil }
+            return (String(f[0]), o, n, c)
+        }
+    }
+
+    /// Every write the server was asked for, in order: (path, offset, length,
+    /// SFTP session number), answered or not.
+    public var writes: [(path: String, offset: Int64, length: Int, session: Int)] {
+        let text = (try? String(contentsOfFile: dir.file("writes.log"), encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let f = line.split(separator: "\t")
             guard f.count == 4, let o = Int64(f[1]), let n = Int(f[2]), let c = Int(f[3]) else { return nil }
@@ -128,8 +143,11 @@ public final class AsyncSSHTestServer: Sendable {
         p.add_argument("--close-at", type=int)
         p.add_argument("--deny")
         p.add_argument("--disk-full", action="store_true")
+        p.add_argument("--writes")
+        p.add_argument("--drop-writes", action="store_true")
         args = p.parse_args()
         reads = open(args.reads, "a", buffering=1)
+        writes = open(args.writes, "a", buffering=1)
         closed = [False]
         connections = [0]
 
@@ -181,7 +199,12 @@ public final class AsyncSSHTestServer: Sendable {
                 file_obj.seek(offset)
                 return file_obj.read(size)
 
-            def write(self, file_obj, offset, data):
+            async def write(self, file_obj, offset, data):
+                writes.write("%s\t%d\t%d\t%d\n" % (self.paths.get(id(file_obj), "?"), offset, len(data), self.session_no))
+                if args.drop_writes:
+                    self.channel.get_connection().abort()
+                    await asyncio.sleep(1)
+                    raise asyncssh.SFTPConnectionLost("dropped")
                 if args.disk_full:
                     raise asyncssh.SFTPFailure("No space left on device")
                 return super().write(file_obj, offset, data)

@@ -104,6 +104,30 @@ struct SFTPAwkwardServerTests {
             #expect(e.operation == "upload" && e.description.contains("full disk"), "\(e)")
             #expect(e.description.contains("gave up after 6 tries"), "\(e)")
         }
+        #expect(!server.writes.isEmpty, "the server was never asked to write")
+        #expect(!FileManager.default.fileExists(atPath: server.local("/up.bin")))
+    }
+
+    @Test func anUploadToAServerThatDropsEveryWriteEndsWithinTheBudget() async throws {
+        let server = try await AsyncSSHTestServer(faults: .init(dropWrites: true))
+        try TestData.file(work.file("up.bin"), size: 200_000)
+        var options = UploadOptions()
+        options.retryDelay = .milliseconds(20)
+        options.maxRetries = 3
+        let started = ContinuousClock.now
+        do {
+            _ = try await fs(server).upload(work.file("up.bin"), to: "/up.bin", options: options).result
+            Issue.record("an upload to a server that drops every write succeeded")
+        } catch {
+            let e = FerryError.wrap(error)
+            #expect(e.operation == "upload" && e.code == .connectionFailed, "\(e)")
+            #expect(e.description.contains("gave up after 4 tries"), "\(e)")
+        }
+        // One try and three retries, each on a new connection that wrote and was
+        // dropped: the budget, not a loop.
+        let sessions = Set(server.writes.map(\.session))
+        #expect(sessions.count == 4, "\(server.writes.map(\.session))")
+        #expect(ContinuousClock.now - started < .seconds(60))
         #expect(!FileManager.default.fileExists(atPath: server.local("/up.bin")))
     }
 

@@ -7,24 +7,16 @@ import Foundation
 ///
 /// Engine-thread confined while running (see `CurlJob`); the awaiting task reads
 /// the results after `perform` returned.
-final class FTPCommandJob: CurlJob, @unchecked Sendable {
+final class FTPCommandJob: RemoteCommandJob, @unchecked Sendable {
     var log = FTPReplyLog()
-    /// The body (a listing). Control-only requests get libcurl's synthesized
-    /// header text here too, which is why the default cap is not 0.
-    private(set) var body: [UInt8] = []
-    let maxBody: Int
-    private(set) var tooLarge = false
     /// The login folder, from the `PWD` reply libcurl's login sent, when this job
     /// logged in (see ``freshConnection()``).
     private(set) var entryPath: String?
-    /// `MDTM` as Unix time (`CURLINFO_FILETIME`), -1 when unknown.
-    private(set) var fileTime: Int = -1
-    /// `SIZE` (`CURLINFO_CONTENT_LENGTH_DOWNLOAD_T`), -1 when unknown.
-    private(set) var contentLength: Int64 = -1
 
+    /// `maxBody` caps the body (a listing). Control-only requests get libcurl's
+    /// synthesized header text there too, which is why the default cap is not 0.
     init(endpoint: FTPEndpoint, path: String, maxBody: Int = 64 << 10) {
-        self.maxBody = maxBody
-        super.init(hostKey: endpoint.hostKey, tlsSessionCache: endpoint.tlsSessionCache)
+        super.init(hostKey: endpoint.hostKey, tlsSessionCache: endpoint.tlsSessionCache, maxBody: maxBody)
         endpoint.configure(easy, path: path)
         enableDebug()
     }
@@ -44,15 +36,6 @@ final class FTPCommandJob: CurlJob, @unchecked Sendable {
         easy.set(CURLOPT_QUOTE, list: commands.map { "*" + $0 })
     }
 
-    override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard body.count + bytes.count <= maxBody else {
-            tooLarge = true
-            return false
-        }
-        body.append(contentsOf: bytes)
-        return true
-    }
-
     override func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer) {
         followFTP(&log, type, text)
     }
@@ -66,12 +49,8 @@ final class FTPCommandJob: CurlJob, @unchecked Sendable {
         if let pwd = log.lastReply(verb: "PWD"), pwd.code == 257, let path = FTPReplyLog.quotedPath(pwd.text) {
             entryPath = path
         }
-        fileTime = easy.info(CURLINFO_FILETIME)
-        contentLength = easy.info(large: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
+        super.didComplete(completion)
     }
-
-    /// The body as text (UTF-8; invalid bytes replaced).
-    var text: String { String(decoding: body, as: UTF8.self) }
 }
 
 extension FTPEndpoint {

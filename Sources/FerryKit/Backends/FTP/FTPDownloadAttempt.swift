@@ -61,9 +61,8 @@ final class FTPListedFacts: Sendable {
 ///
 /// Engine-thread confined while running, like every `CurlJob`; the driver reads
 /// `outcome` only after `perform` returned.
-final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
+final class FTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable {
     private var log = FTPReplyLog()
-    private var decision: FTPDownloadDecision
     private let listed: FTPListedFacts?
 
     /// The source the driver asks for attempts: one per file. `listed` stands in
@@ -83,10 +82,10 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         endpoint: FTPEndpoint, path: String, offset: Int64, part: PartFile, transfer: Transfer,
         options: DownloadOptions, listed: FTPListedFacts? = nil
     ) {
-        decision = FTPDownloadDecision(
-            offset: offset, journal: part.journal, listed: listed, display: endpoint.display(path))
         self.listed = listed
         super.init(
+            decision: FTPDownloadDecision(
+                offset: offset, journal: part.journal, listed: listed, display: endpoint.display(path)),
             hostKey: endpoint.hostKey, tlsSessionCache: endpoint.tlsSessionCache, part: part, transfer: transfer,
             offset: offset)
         endpoint.configure(easy, path: path, stallTimeout: options.stallTimeout)
@@ -105,8 +104,6 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         enableDebug()
     }
 
-    override var outcome: AttemptOutcome { decision.outcome }
-
     /// The `SIZE` answer of this attempt, or the listed size.
     private var remoteSize: Int64? {
         guard let r = log.lastReply(verb: "SIZE"), r.code == 213 else { return listed?.size }
@@ -124,53 +121,20 @@ final class FTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         followFTP(&log, type, text)
     }
 
-    override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if decision.needsHead {
-            guard carryOut(decision.handle(.head(facts())), failed: fail) else { return false }
-        }
-        guard carryOut(decision.handle(.body(bytes.count)), failed: fail) else { return false }
-        if let error = write(bytes, totalForProgress: remoteSize ?? part.journal.totalSize) {
-            fail(error)
-            return false
-        }
-        return true
-    }
+    override var progressTotal: Int64? { remoteSize ?? part.journal.totalSize }
 
-    override func didComplete(_ completion: CurlCompletion) {
-        let ending: FTPDownloadDecision.Ending
-        if completion.interrupted {
-            ending = .interrupted
-        } else {
-            switch completion.code {
-            case .ok:
-                // No body at all: an empty file, or the .part already held every byte
-                // (libcurl skips RETR when REST would start at the end).
-                if decision.needsHead && !carryOut(decision.handle(.head(facts())), failed: fail) {
-                    _ = decision.handle(.end(.ok(length: part.length)))
-                    return
-                }
-                ending = .ok(length: part.length)
-            case .badDownloadResume:
-                ending = .restPastEnd
-            case .ftpCouldntUseREST:
-                ending = .restRefused(
-                    reply: log.lastReply(verb: "REST").map { "\($0.code) \($0.text)" },
-                    error: .ftp(completion, log: log, operation: "download", target: decision.display))
-            default:
-                ending = .failed(.ftp(completion, log: log, operation: "download", target: decision.display))
-            }
+    override func ending(failed completion: CurlCompletion) -> FTPDownloadDecision.Ending {
+        if completion.code == .ftpCouldntUseREST {
+            return .restRefused(
+                reply: log.lastReply(verb: "REST").map { "\($0.code) \($0.text)" },
+                error: .ftp(completion, log: log, operation: "download", target: decision.display))
         }
-        if decision.handle(.end(ending)) == .recordWholeFileAndFinish { part.recordWholeFile() }
+        return .failed(.ftp(completion, log: log, operation: "download", target: decision.display))
     }
 
     /// What this attempt knows about the file now.
-    private func facts() -> FTPDownloadDecision.Facts {
+    override func facts() -> FTPDownloadDecision.Facts {
         FTPDownloadDecision.Facts(size: remoteSize, modified: remoteModified)
-    }
-
-    /// Tells the decision that writing failed.
-    private func fail(_ error: FerryError) {
-        _ = decision.handle(.localFailure(error))
     }
 }
 

@@ -78,22 +78,32 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// is tried again up to `listRetries` times with a doubling pause: `get -r`
     /// lists several folders at once, and one refused listing would fail the tree.
     public func listing(_ path: String) async throws(FerryError) -> FTPListing {
-        var delay = FTPFileSystem.listRetryDelay
-        var tries = 0
-        while true {
-            do {
-                return try await listingOnce(path)
-            } catch  where error.isTransient && tries < FTPFileSystem.listRetries {
-                tries += 1
-                try? await Task.sleep(for: delay)
-                if Task.isCancelled { throw FerryError(.cancelled, operation: "list", target: endpoint.display(path)) }
-                delay *= 2
-            }
+        try await Self.retryingListing(endpoint.display(path)) { () async throws(FerryError) in
+            try await listingOnce(path)
         }
     }
 
     static let listRetries = 4
     static let listRetryDelay: Duration = .milliseconds(250)
+
+    /// Runs a listing, trying a transient failure again up to `listRetries`
+    /// times with a doubling pause (FTP's and SFTP's listings).
+    static func retryingListing(
+        _ display: String, _ once: () async throws(FerryError) -> FTPListing
+    ) async throws(FerryError) -> FTPListing {
+        var delay = listRetryDelay
+        var tries = 0
+        while true {
+            do {
+                return try await once()
+            } catch  where error.isTransient && tries < listRetries {
+                tries += 1
+                try? await Task.sleep(for: delay)
+                if Task.isCancelled { throw FerryError(.cancelled, operation: "list", target: display) }
+                delay *= 2
+            }
+        }
+    }
 
     private func listingOnce(_ path: String) async throws(FerryError) -> FTPListing {
         let folder = FTPEndpoint.normalize(path)

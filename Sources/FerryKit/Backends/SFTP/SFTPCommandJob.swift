@@ -6,20 +6,12 @@ import Foundation
 ///
 /// Engine-thread confined while running (see `CurlJob`); the awaiting task reads
 /// the results after `perform` returned.
-final class SFTPCommandJob: CurlJob, @unchecked Sendable {
-    private(set) var body: [UInt8] = []
-    let maxBody: Int
-    private(set) var tooLarge = false
+final class SFTPCommandJob: RemoteCommandJob, @unchecked Sendable {
     /// The host key check of this handle (kept alive with it).
     private(set) var hostKeys: HostKeyCheck?
-    /// The file's time as Unix seconds (`CURLOPT_FILETIME`), -1 when unknown.
-    private(set) var fileTime: Int = -1
-    /// The file's size, -1 when unknown.
-    private(set) var contentLength: Int64 = -1
 
     init(endpoint: SFTPEndpoint, path: String, method: SSHLogin.Method, maxBody: Int = 64 << 10) {
-        self.maxBody = maxBody
-        super.init(hostKey: endpoint.hostKey)
+        super.init(hostKey: endpoint.hostKey, tlsSessionCache: endpoint.connectionCache, maxBody: maxBody)
         hostKeys = endpoint.configure(easy, path: path, method: method)
     }
 
@@ -29,21 +21,4 @@ final class SFTPCommandJob: CurlJob, @unchecked Sendable {
         easy.set(CURLOPT_NOBODY, 1)
         if !commands.isEmpty { easy.set(CURLOPT_QUOTE, list: commands.map { tolerant ? "*" + $0 : $0 }) }
     }
-
-    override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard body.count + bytes.count <= maxBody else {
-            tooLarge = true
-            return false
-        }
-        body.append(contentsOf: bytes)
-        return true
-    }
-
-    override func didComplete(_ completion: CurlCompletion) {
-        fileTime = easy.info(CURLINFO_FILETIME)
-        contentLength = easy.info(large: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
-    }
-
-    /// The body as text (UTF-8; invalid bytes replaced).
-    var text: String { String(decoding: body, as: UTF8.self) }
 }

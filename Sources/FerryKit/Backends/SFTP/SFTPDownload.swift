@@ -24,8 +24,7 @@ extension SFTPFileSystem {
 /// libcurl's callbacks and carries its actions out.
 ///
 /// Engine-thread confined while running, like every `CurlJob`.
-final class SFTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
-    private var decision: FTPDownloadDecision
+final class SFTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable {
     private let login: SSHLogin
     private var hostKeys: HostKeyCheck?
 
@@ -47,65 +46,28 @@ final class SFTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         endpoint: SFTPEndpoint, path: String, method: SSHLogin.Method, offset: Int64, part: PartFile,
         transfer: Transfer, options: DownloadOptions
     ) {
-        decision = FTPDownloadDecision(
-            offset: offset, journal: part.journal, listed: nil, display: endpoint.display(path))
         login = endpoint.login
-        super.init(hostKey: endpoint.hostKey, part: part, transfer: transfer, offset: offset)
+        super.init(
+            decision: FTPDownloadDecision(
+                offset: offset, journal: part.journal, listed: nil, display: endpoint.display(path)),
+            hostKey: endpoint.hostKey, tlsSessionCache: endpoint.connectionCache, part: part, transfer: transfer,
+            offset: offset)
         hostKeys = endpoint.configure(easy, path: path, method: method, stallTimeout: options.stallTimeout)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
         easy.set(CURLOPT_FILETIME, 1)
         if offset > 0 { easy.set(CURLOPT_RESUME_FROM_LARGE, large: offset) }
     }
 
-    override var outcome: AttemptOutcome { decision.outcome }
-
     /// What this attempt knows about the file: the whole file's size (libcurl
     /// reports what is left after the offset) and its time as the journal keeps
     /// it (Unix seconds, as text).
-    private func facts() -> FTPDownloadDecision.Facts {
+    override func facts() -> FTPDownloadDecision.Facts {
         let left = easy.info(large: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
         let t = easy.info(CURLINFO_FILETIME)
         return FTPDownloadDecision.Facts(size: left >= 0 ? left + offset : nil, modified: t >= 0 ? String(t) : nil)
     }
 
-    override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if decision.needsHead {
-            guard carryOut(decision.handle(.head(facts())), failed: fail) else { return false }
-        }
-        guard carryOut(decision.handle(.body(bytes.count)), failed: fail) else { return false }
-        if let error = write(bytes, totalForProgress: part.journal.totalSize) {
-            fail(error)
-            return false
-        }
-        return true
-    }
-
-    override func didComplete(_ completion: CurlCompletion) {
-        let ending: FTPDownloadDecision.Ending
-        if completion.interrupted {
-            ending = .interrupted
-        } else {
-            switch completion.code {
-            case .ok:
-                // No body: an empty file, or the .part already held every byte.
-                if decision.needsHead && !carryOut(decision.handle(.head(facts())), failed: fail) {
-                    _ = decision.handle(.end(.ok(length: part.length)))
-                    return
-                }
-                ending = .ok(length: part.length)
-            case .badDownloadResume:
-                ending = .restPastEnd
-            default:
-                ending = .failed(
-                    .sftp(completion, hostKeys: hostKeys, operation: "download", target: decision.display, login: login)
-                )
-            }
-        }
-        _ = decision.handle(.end(ending))
-    }
-
-    /// Tells the decision that writing failed.
-    private func fail(_ error: FerryError) {
-        _ = decision.handle(.localFailure(error))
+    override func ending(failed completion: CurlCompletion) -> FTPDownloadDecision.Ending {
+        .failed(.sftp(completion, hostKeys: hostKeys, operation: "download", target: decision.display, login: login))
     }
 }

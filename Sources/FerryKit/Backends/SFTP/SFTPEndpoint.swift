@@ -15,6 +15,25 @@ struct SFTPEndpoint: Sendable {
     let engine: CurlEngine
 
     var hostKey: String { url.hostKey }
+
+    /// Where a handle keeps and finds idle SSH connections: one lane
+    /// (`FTPSessionShare`: a connection cache of its own) per server *and* host
+    /// key policy. libcurl reuses an SSH connection for any handle with the same
+    /// host, port, user, password and key files: it does not compare the
+    /// known_hosts setting, and a reused connection never calls the key callback.
+    /// Without lanes, a connection opened with the check off (`--insecure`) or
+    /// against another known_hosts file served a later request that asked for a
+    /// check. Each running job gets a lane no other running job of its key uses,
+    /// so `-j 4` still gets four connections, each reused file after file.
+    let connectionCache: TLSSessionCache
+
+    init(url: RemoteURL, login: SSHLogin, hostKeys: HostKeyPolicy, engine: CurlEngine) {
+        self.url = url
+        self.login = login
+        self.hostKeys = hostKeys
+        self.engine = engine
+        connectionCache = .ftpLane("sftp|\(url.hostKey)|" + hostKeys.identity())
+    }
     /// The key of the login-method cache: server, user and the methods on offer.
     var methodKey: String { "\(url.hostKey)|\(login.user)|\(login.methods)" }
 
@@ -29,11 +48,14 @@ struct SFTPEndpoint: Sendable {
     func configure(_ easy: EasyHandle, path: String, method: SSHLogin.Method, stallTimeout: Duration? = nil)
         -> HostKeyCheck?
     {
+        precondition(easy.tlsSessionCache == connectionCache, "an SFTP handle made for another connection cache")
         easy.set(CURLOPT_URL, url.with(path: path).wireURL())
         login.configure(easy, method: method)
         var check: HostKeyCheck?
         if let file = hostKeys.file() {
-            let c = HostKeyCheck(file: file, acceptNew: hostKeys.acceptNew, host: url.host, port: url.port ?? 22)
+            let c = HostKeyCheck(
+                file: file, acceptNew: hostKeys.acceptNew, host: url.host, port: url.port ?? 22,
+                hash: hostKeys.hashRecordedHosts, configFiles: hostKeys.acceptNew ? hostKeys.configFiles() : [])
             c.install(on: easy)
             check = c
         }

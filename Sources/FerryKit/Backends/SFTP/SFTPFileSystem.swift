@@ -102,17 +102,8 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// connection (an SSH server's `MaxStartups` turns away new connections
     /// beyond its limit) is tried again a few times with a doubling pause.
     public func listing(_ path: String) async throws(FerryError) -> FTPListing {
-        var delay = FTPFileSystem.listRetryDelay
-        var tries = 0
-        while true {
-            do {
-                return try await listingOnce(path)
-            } catch  where error.isTransient && tries < FTPFileSystem.listRetries {
-                tries += 1
-                try? await Task.sleep(for: delay)
-                if Task.isCancelled { throw FerryError(.cancelled, operation: "list", target: endpoint.display(path)) }
-                delay *= 2
-            }
+        try await FTPFileSystem.retryingListing(endpoint.display(path)) { () async throws(FerryError) in
+            try await listingOnce(path)
         }
     }
 

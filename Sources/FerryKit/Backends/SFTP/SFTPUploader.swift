@@ -15,7 +15,8 @@ final class SFTPUploadJob: LocalFileUploadJob, @unchecked Sendable {
         size: Int64, createParents: Bool, stallTimeout: Duration, transfer: Transfer
     ) {
         super.init(
-            hostKey: endpoint.hostKey, fd: fd, sourcePath: sourcePath, offset: offset, size: size, transfer: transfer)
+            hostKey: endpoint.hostKey, tlsSessionCache: endpoint.connectionCache, fd: fd, sourcePath: sourcePath,
+            offset: offset, size: size, transfer: transfer)
         hostKeys = endpoint.configure(easy, path: path, method: method, stallTimeout: stallTimeout)
         easy.set(CURLOPT_UPLOAD, 1)
         easy.set(CURLOPT_INFILESIZE_LARGE, large: size - offset)
@@ -34,6 +35,10 @@ final class SFTPUploadJob: LocalFileUploadJob, @unchecked Sendable {
 /// 3. An interrupted upload (pause, dropped connection, an earlier run) goes on
 ///    by appending from the size the server holds, after checking that its last
 ///    bytes are the local file's.
+/// 4. Every step (the checks, the transfers, the rename) draws on one
+///    `UploadBudget`, a download's `RetryBudget`: a server that refuses or drops
+///    every write ends the upload after `maxRetries` tries in a row, and only
+///    bytes the server confirms holding start a new row.
 struct SFTPUploader: Sendable {
     let fs: SFTPFileSystem
     let source: String
@@ -46,53 +51,38 @@ struct SFTPUploader: Sendable {
 
     func run() async throws(FerryError) -> TransferResult {
         let started = ContinuousClock.now
-        if LocalFile.isDirectory(source) {
-            throw FerryError(.localIO, operation: "upload", target: source, detail: "is a folder; name a file")
-        }
-        let fd = try LocalFile.openForReading(source)
+        let (fd, size) = try UploadSteps.open(source, transfer: transfer)
         defer { OS.close(fd) }
-        let size = LocalFile.size(fd)
-        transfer.report(bytesDone: 0, totalBytes: size, force: true)
         let method = try await fs.loginMethod(for: "upload", path)
 
-        let existing = try await retrying { () async throws(FerryError) in try await existingEntry(path) }
-        if let existing {
-            if existing.isDirectory {
-                throw FerryError(
-                    .destinationExists, operation: "upload", target: display, detail: "a folder has that name")
-            }
-            switch options.overwrite {
-            case .fail:
-                throw FerryError(
-                    .destinationExists, operation: "upload", target: display, recovery: .replaceOrKeep)
-            case .skip:
-                return TransferResult(
-                    source: source, destination: display, size: existing.size ?? 0, bytesTransferred: 0,
-                    skipped: true, duration: .now - started)
-            case .overwrite:
-                break
-            }
+        var budget = UploadBudget(maxRetries: options.maxRetries, retryDelay: options.retryDelay)
+        let existing = try await budget.retrying(transfer) { () async throws(FerryError) in
+            try await existingEntry(path)
+        }
+        if let skipped = try UploadSteps.decide(
+            existing: existing, options: options, source: source, display: display, started: started)
+        {
+            return skipped
         }
         let temporary = FTPUploader.temporaryPath(for: path)
         var resumedFrom: Int64 = 0
         if options.resume {
-            resumedFrom = try await retrying { () async throws(FerryError) in
+            resumedFrom = try await budget.retrying(transfer) { () async throws(FerryError) in
                 try await resumableLength(of: temporary, fd: fd, size: size, method: method)
             }
         }
         if resumedFrom > 0 {
             transfer.report(bytesDone: resumedFrom, totalBytes: size, resumedFrom: resumedFrom, force: true)
         }
-        var sent: Int64 = 0
-        var retries = 0
-        try await send(
-            to: temporary, from: resumedFrom, fd: fd, size: size, method: method, sent: &sent, retries: &retries)
-        try await retrying { () async throws(FerryError) in
+        try await send(to: temporary, from: resumedFrom, fd: fd, size: size, method: method, budget: &budget)
+        try await budget.retrying(transfer) { () async throws(FerryError) in
             try await fs.rename(temporary, path, operation: "upload", replacing: existing != nil)
         }
-        return TransferResult(
-            source: source, destination: display, size: size, bytesTransferred: sent, resumedFrom: resumedFrom,
-            retries: retries, duration: .now - started)
+        var result = TransferResult(
+            source: source, destination: display, size: size, bytesTransferred: size - resumedFrom,
+            resumedFrom: resumedFrom, retries: budget.retries, duration: .now - started)
+        result.bytesSent = budget.sent
+        return result
     }
 
     private func existingEntry(_ p: String) async throws(FerryError) -> RemoteEntry? {
@@ -103,111 +93,49 @@ struct SFTPUploader: Sendable {
         }
     }
 
-    private func retrying<T>(_ step: () async throws(FerryError) -> T) async throws(FerryError) -> T {
-        var tries = 0
-        var delay = options.retryDelay
-        while true {
-            do {
-                return try await step()
-            } catch  where error.isTransient && tries < options.maxRetries {
-                tries += 1
-                try await transfer.backOff(&delay)
-            }
-        }
-    }
-
     /// How much of a temporary file left by an earlier upload can be kept: its
     /// size, when no more than the local file's and its last bytes match.
     private func resumableLength(of temporary: String, fd: Int32, size: Int64, method: SSHLogin.Method)
         async throws(FerryError) -> Int64
     {
         guard let have = try await existingEntry(temporary)?.size, have > 0, have <= size else { return 0 }
-        let n = min(have, FTPUploader.tailCheckLength)
-        let job = SFTPCommandJob(endpoint: endpoint, path: temporary, method: method, maxBody: Int(n))
-        job.easy.set(CURLOPT_RANGE, "\(have - n)-\(have - 1)")
+        let tail = UploadSteps.tail(of: have)
+        let job = SFTPCommandJob(endpoint: endpoint, path: temporary, method: method, maxBody: tail.count)
+        job.easy.set(CURLOPT_RANGE, "\(tail.lowerBound)-\(tail.upperBound)")
         let completion = await endpoint.engine.perform(job)
-        guard completion.code == .ok, !completion.interrupted, Int64(job.body.count) == n else { return 0 }
-        var local = [UInt8](repeating: 0, count: Int(n))
-        let got = local.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, Int(n), off_t(have - n)) }
-        guard got == n, local == job.body else { return 0 }
-        return have
+        guard completion.code == .ok, !completion.interrupted else { return 0 }
+        return UploadSteps.tailMatches(job.body, fd: fd, have: have) ? have : 0
     }
 
-    /// Sends the file from `start` to `remote`, retrying transient failures and
-    /// going on after a pause or a failure from what the server holds.
+    /// Sends the file from `start` to `remote` (`UploadSteps.send`).
     private func send(
         to remote: String, from start: Int64, fd: Int32, size: Int64, method: SSHLogin.Method,
-        sent: inout Int64, retries: inout Int
+        budget: inout UploadBudget
     ) async throws(FerryError) {
         let shown = endpoint.display(remote)
-        var offset: Int64? = start
-        // Progress is what the server holds, not what libcurl took: a server that
-        // refuses every write (a full disk) takes bytes and stores none.
-        var held = start
-        var failuresInRow = 0
-        var delay = options.retryDelay
-        while true {
-            try await transfer.waitWhilePaused()
-            var failure: FerryError
-            do throws(FerryError) {
-                let from: Int64
-                if let offset {
-                    from = offset
-                } else {
-                    let have = options.resume ? try await existingEntry(remote)?.size ?? 0 : 0
-                    from = have <= size ? have : 0
-                }
-                offset = from
-                if from == size && size > 0 { return }
-                if from > held {
-                    held = from
-                    failuresInRow = 0
-                    delay = options.retryDelay
-                }
-                let job = SFTPUploadJob(
+        try await UploadSteps.send(
+            size: size, from: start, remote: shown, destination: display, engine: endpoint.engine,
+            transfer: transfer, budget: &budget,
+            makeJob: { from in
+                SFTPUploadJob(
                     endpoint: endpoint, method: method, path: remote, fd: fd, sourcePath: source, offset: from,
                     size: size, createParents: options.createParents, stallTimeout: options.stallTimeout,
                     transfer: transfer)
-                let engine = endpoint.engine
-                transfer.setInterrupter { engine.interrupt(job) }
-                let completion = await engine.perform(job)
-                transfer.setInterrupter(nil)
-                sent += job.bytesSent
-                if let readError = job.readError { throw readError }
-                if completion.interrupted {
-                    if transfer.isCancelled { throw FerryError(.cancelled, operation: "upload", target: display) }
-                    offset = nil
-                    continue
+            },
+            failure: { completion, job in
+                var failure = FerryError.sftp(
+                    completion, hostKeys: job.hostKeys, operation: "upload", target: shown, login: endpoint.login)
+                if completion.code == .ssh {
+                    // libcurl 7.88 reports a refused SFTP write without the status.
+                    failure.detail =
+                        "the server stopped taking the file (a full disk or quota, or the connection dropped)"
                 }
-                if completion.code == .ok {
-                    let stored = try await existingEntry(remote)?.size ?? 0
-                    if stored == size { return }
-                    failure = FerryError(
-                        .verificationFailed, operation: "upload", target: shown,
-                        detail: "the server holds \(stored) of \(size) bytes", isTransient: stored < size)
-                    if stored > size { offset = 0 }
-                } else {
-                    failure = .sftp(
-                        completion, hostKeys: job.hostKeys, operation: "upload", target: shown, login: endpoint.login)
-                    if completion.code == .ssh {
-                        // libcurl 7.88 reports a refused SFTP write without the status.
-                        failure.detail =
-                            "the server stopped taking the file (a full disk or quota, or the connection dropped)"
-                    }
-                }
-            } catch {
-                failure = error
-            }
-            guard failure.isTransient else { throw failure }
-            failuresInRow += 1
-            retries += 1
-            if failuresInRow > options.maxRetries {
-                failure.detail = [failure.detail, "gave up after \(failuresInRow) tries"]
-                    .compactMap { $0 }.joined(separator: "; ")
-                throw failure
-            }
-            try await transfer.backOff(&delay)
-            if offset != 0 { offset = nil }
-        }
+                return failure
+            },
+            continuation: { () async throws(FerryError) in
+                let have = options.resume ? try await existingEntry(remote)?.size ?? 0 : 0
+                return have <= size ? have : 0
+            },
+            storedLength: { () async throws(FerryError) in try await existingEntry(remote)?.size ?? 0 })
     }
 }

@@ -20,19 +20,11 @@ enum SHA256 {
         var h: [UInt32] = [
             0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
         ]
-        var data = message
-        data.append(0x80)
-        while data.count % 64 != 56 { data.append(0) }
-        let bits = UInt64(message.count) &* 8
-        for shift in stride(from: 56, through: 0, by: -8) { data.append(UInt8(truncatingIfNeeded: bits >> shift)) }
+        let data = padded(message)
         func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
         var w = [UInt32](repeating: 0, count: 64)
         for chunk in stride(from: 0, to: data.count, by: 64) {
-            for i in 0..<16 {
-                let j = chunk + i * 4
-                w[i] =
-                    UInt32(data[j]) << 24 | UInt32(data[j + 1]) << 16 | UInt32(data[j + 2]) << 8 | UInt32(data[j + 3])
-            }
+            for i in 0..<16 { w[i] = word(data, chunk + i * 4) }
             for i in 16..<64 {
                 let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
                 let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
@@ -57,6 +49,27 @@ enum SHA256 {
             h[6] = h[6] &+ g
             h[7] = h[7] &+ hh
         }
-        return h.flatMap { v in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: v >> $0) } }
+        return bytes(h)
+    }
+
+    /// The message padded as SHA-1 and SHA-2 pad it: `0x80`, zeros, and the
+    /// length in bits as a big-endian 64-bit number, to whole 64-byte blocks.
+    static func padded(_ message: [UInt8]) -> [UInt8] {
+        var data = message
+        data.append(0x80)
+        while data.count % 64 != 56 { data.append(0) }
+        let bits = UInt64(message.count) &* 8
+        for shift in stride(from: 56, through: 0, by: -8) { data.append(UInt8(truncatingIfNeeded: bits >> shift)) }
+        return data
+    }
+
+    /// The big-endian 32-bit word at `j`.
+    static func word(_ data: [UInt8], _ j: Int) -> UInt32 {
+        UInt32(data[j]) << 24 | UInt32(data[j + 1]) << 16 | UInt32(data[j + 2]) << 8 | UInt32(data[j + 3])
+    }
+
+    /// The state words as the digest's bytes, big-endian.
+    static func bytes(_ h: [UInt32]) -> [UInt8] {
+        h.flatMap { v in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: v >> $0) } }
     }
 }

@@ -26,6 +26,12 @@ public struct HostKeyPolicy: Sendable, Hashable {
     let source: Source
     /// Records the key of a host that is not in the file yet, and connects.
     public var acceptNew: Bool
+    /// Whether a recorded key's host is written hashed (`|1|salt|hash`, as
+    /// OpenSSH's `HashKnownHosts yes`) or plain; nil: as OpenSSH's client
+    /// configuration says for the host (`SSHClientConfig`: `~/.ssh/config` with
+    /// the default `~/.ssh/known_hosts` policy, then `/etc/ssh/ssh_config`,
+    /// which on Debian says yes).
+    public var hashRecordedHosts: Bool?
 
     /// `~/.ssh/known_hosts`, unknown hosts refused. The file is read only when a
     /// connection is made with this policy.
@@ -40,6 +46,26 @@ public struct HostKeyPolicy: Sendable, Hashable {
 
     /// `~/.ssh/known_hosts`, with unknown hosts recorded (`--accept-new-host-key`).
     public static let openSSHAcceptNew = HostKeyPolicy(source: .userKnownHosts, acceptNew: true)
+
+    /// What tells connections made under this policy apart from those made
+    /// under another (`SFTPEndpoint.connectionCache`): the file as resolved now,
+    /// and whether unknown hosts are recorded.
+    func identity(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        guard let file = file(environment: environment) else { return "insecure" }
+        return (acceptNew ? "accept-new|" : "strict|") + file
+    }
+
+    /// The OpenSSH client configuration files that decide `hashRecordedHosts`
+    /// when it is nil: the user's only with the default policy (the library
+    /// reads `~/.ssh` only then).
+    func configFiles(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        switch source {
+        case .userKnownHosts:
+            [(environment["HOME"] ?? NSHomeDirectory()) + "/.ssh/config", SSHClientConfig.systemFile]
+        case .file: [SSHClientConfig.systemFile]
+        case .none: []
+        }
+    }
 
     /// The known_hosts file, nil for no check.
     func file(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
@@ -63,13 +89,21 @@ final class HostKeyCheck: @unchecked Sendable {
     let acceptNew: Bool
     /// `host` or `[host]:port`, as known_hosts names the server.
     let hostPattern: String
+    /// The host as `ssh_config` `Host` patterns see it.
+    let host: String
+    /// Whether to hash a recorded entry; nil: as `configFiles` say.
+    let hash: Bool?
+    let configFiles: [String]
     private(set) var refused: Verdict?
     /// The key recorded by this check (accept-new).
     private(set) var recorded: String?
 
-    init(file: String, acceptNew: Bool, host: String, port: Int) {
+    init(file: String, acceptNew: Bool, host: String, port: Int, hash: Bool? = nil, configFiles: [String] = []) {
         self.file = file
         self.acceptNew = acceptNew
+        self.host = host
+        self.hash = hash
+        self.configFiles = configFiles
         hostPattern = port == 22 ? host : "[\(host)]:\(port)"
     }
 
@@ -104,8 +138,8 @@ final class HostKeyCheck: @unchecked Sendable {
                 refused = .unknown(fingerprint: fingerprint, type: type)
                 return CURLKHSTAT_REJECT
             }
-            let line = "\(hostPattern) \(type) \(Data(blob).base64EncodedString())"
-            if let failure = KnownHostsFile.append(line, to: file) {
+            let hashed = hash ?? SSHClientConfig.hashKnownHosts(host: host, files: configFiles)
+            if let failure = KnownHostsFile.record(hostPattern, type: type, key: blob, hashed: hashed, to: file) {
                 refused = .recordFailed(failure)
                 return CURLKHSTAT_REJECT
             }
@@ -163,15 +197,24 @@ final class HostKeyCheck: @unchecked Sendable {
     }
 }
 
-/// Appends to known_hosts files, one writer at a time in this process.
+/// Records keys in known_hosts files, one writer at a time in this process.
 enum KnownHostsFile {
     private static let lock = Mutex(())
 
-    /// Appends `line` unless the file has it already; an error text on failure.
-    static func append(_ line: String, to file: String) -> String? {
-        lock.withLock { _ in
+    /// Appends an entry for `host` (`host` or `[host]:port`) with the key `type`
+    /// and `key`, hashed as OpenSSH's `HashKnownHosts yes` writes it or plain,
+    /// unless the file names that host with that key already (another
+    /// connection of this process recorded it first). An error text on failure.
+    static func record(_ host: String, type: String, key: [UInt8], hashed: Bool, to file: String) -> String? {
+        let blob = Data(key).base64EncodedString()
+        return lock.withLock { _ in
             let existing = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
-            if existing.split(whereSeparator: \.isNewline).contains(where: { $0 == line }) { return nil }
+            let known = existing.split(whereSeparator: \.isNewline).contains { line in
+                let f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                return f.count >= 3 && f[1] == type && f[2] == blob && names(f[0], host)
+            }
+            if known { return nil }
+            let line = (hashed ? hashedName(host) : host) + " " + type + " " + blob
             let folder = (file as NSString).deletingLastPathComponent
             if !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
                 do {
@@ -190,5 +233,26 @@ enum KnownHostsFile {
             }
             return ok ? nil : "cannot write \(file): \(String(cString: strerror(errno)))"
         }
+    }
+
+    /// OpenSSH's hashed host name: `|1|` base64(salt) `|` base64(HMAC-SHA1(salt, host)),
+    /// with a new random 20-byte salt.
+    static func hashedName(_ host: String, salt: [UInt8]? = nil) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let salt = salt ?? (0..<20).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let mac = SHA1.hmac(key: salt, Array(host.utf8))
+        return "|1|" + Data(salt).base64EncodedString() + "|" + Data(mac).base64EncodedString()
+    }
+
+    /// Whether a known_hosts name field (plain `a,b` or hashed `|1|...`) names `host`.
+    static func names(_ field: Substring, _ host: String) -> Bool {
+        if field.hasPrefix("|1|") {
+            let parts = field.dropFirst(3).split(separator: "|", omittingEmptySubsequences: false)
+            guard parts.count == 2, let salt = Data(base64Encoded: String(parts[0])),
+                let mac = Data(base64Encoded: String(parts[1]))
+            else { return false }
+            return SHA1.hmac(key: [UInt8](salt), Array(host.utf8)) == [UInt8](mac)
+        }
+        return field.split(separator: ",").contains { $0 == host }
     }
 }

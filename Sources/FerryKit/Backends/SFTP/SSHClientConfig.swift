@@ -1,0 +1,136 @@
+import Foundation
+
+/// What OpenSSH's client configuration (`ssh_config(5)`) says about one host,
+/// as far as Ferry follows it: `HashKnownHosts`, so that a host key Ferry
+/// records looks like one `ssh` would have recorded (Debian's
+/// `/etc/ssh/ssh_config` has `HashKnownHosts yes` under `Host *`).
+///
+/// Read as `ssh` reads it: files in order (the user's, then the system's),
+/// `Keyword value` or `Keyword=value`, keywords in any case, `Host` blocks
+/// whose patterns (`*`, `?`, `!negated`) match the host, `Include` (globs,
+/// relative to `~/.ssh` or `/etc/ssh`) in place, and the first value found
+/// wins. A `Match` block is taken to match only when it is `Match all`: Ferry
+/// does not evaluate the other criteria (exec, user, canonical ...).
+struct SSHClientConfig {
+    /// The system-wide file, always read.
+    static let systemFile = "/etc/ssh/ssh_config"
+
+    /// Whether a new known_hosts entry for `host` is written hashed; OpenSSH's
+    /// own default, `no`, when no file says.
+    static func hashKnownHosts(host: String, files: [String]) -> Bool {
+        var reader = Reader(host: host)
+        for file in files {
+            reader.read(file, base: file == systemFile ? "/etc/ssh" : (file as NSString).deletingLastPathComponent)
+            if let value = reader.hashKnownHosts { return value }
+        }
+        return false
+    }
+
+    private struct Reader {
+        let host: String
+        var hashKnownHosts: Bool?
+        var depth = 0
+
+        init(host: String) { self.host = host }
+
+        mutating func read(_ file: String, base: String) {
+            guard depth < 16, let text = try? String(contentsOfFile: file, encoding: .utf8) else { return }
+            depth += 1
+            defer { depth -= 1 }
+            var applies = true
+            for raw in text.split(whereSeparator: \.isNewline) {
+                guard hashKnownHosts == nil else { return }
+                let (keyword, args) = Self.split(raw)
+                switch keyword {
+                case "":
+                    continue
+                case "host":
+                    applies = Self.hostMatches(host, patterns: args)
+                case "match":
+                    applies = args.map { $0.lowercased() } == ["all"]
+                case "include" where applies:
+                    for pattern in args {
+                        let full = pattern.hasPrefix("/") || pattern.hasPrefix("~") ? pattern : base + "/" + pattern
+                        for path in Self.glob((full as NSString).expandingTildeInPath) { read(path, base: base) }
+                    }
+                case "hashknownhosts" where applies:
+                    switch args.first?.lowercased() {
+                    case "yes", "true": hashKnownHosts = true
+                    case "no", "false": hashKnownHosts = false
+                    default: break
+                    }
+                default:
+                    continue
+                }
+            }
+        }
+
+        /// A line's keyword (lower case, "" for blank lines and comments) and arguments.
+        static func split(_ line: Substring) -> (String, [String]) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { return ("", []) }
+            let end = trimmed.firstIndex { $0 == " " || $0 == "\t" || $0 == "=" } ?? trimmed.endIndex
+            let keyword = trimmed[..<end].lowercased()
+            var rest = trimmed[end...].drop { $0 == " " || $0 == "\t" }
+            if rest.first == "=" { rest = rest.dropFirst() }
+            let args = rest.split(whereSeparator: { $0 == " " || $0 == "\t" }).map {
+                $0.count >= 2 && $0.hasPrefix("\"") && $0.hasSuffix("\"")
+                    ? String($0.dropFirst().dropLast()) : String($0)
+            }
+            return (keyword, args)
+        }
+
+        /// `Host` patterns: any positive match and no negated one.
+        static func hostMatches(_ host: String, patterns: [String]) -> Bool {
+            var matched = false
+            for p in patterns {
+                if p.hasPrefix("!") {
+                    if wildcard(String(p.dropFirst()), host) { return false }
+                } else if wildcard(p, host) {
+                    matched = true
+                }
+            }
+            return matched
+        }
+
+        /// OpenSSH's `match_pattern`: `*` any run, `?` one character; host names
+        /// are compared in lower case, file names as they are.
+        static func wildcard(_ pattern: String, _ text: String, ignoringCase: Bool = true) -> Bool {
+            let p = Array((ignoringCase ? pattern.lowercased() : pattern).unicodeScalars)
+            let t = Array((ignoringCase ? text.lowercased() : text).unicodeScalars)
+            var (i, j) = (0, 0)
+            var star: Int?
+            var mark = 0
+            while j < t.count {
+                if i < p.count && (p[i] == "?" || p[i] == t[j]) {
+                    i += 1
+                    j += 1
+                } else if i < p.count && p[i] == "*" {
+                    star = i
+                    mark = j
+                    i += 1
+                } else if let s = star {
+                    i = s + 1
+                    mark += 1
+                    j = mark
+                } else {
+                    return false
+                }
+            }
+            while i < p.count && p[i] == "*" { i += 1 }
+            return i == p.count
+        }
+
+        /// The files a glob names, sorted as `glob(3)` sorts them.
+        static func glob(_ pattern: String) -> [String] {
+            let folder = (pattern as NSString).deletingLastPathComponent
+            let name = (pattern as NSString).lastPathComponent
+            guard name.contains("*") || name.contains("?") else {
+                return FileManager.default.fileExists(atPath: pattern) ? [pattern] : []
+            }
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            return names.filter { !$0.hasPrefix(".") && wildcard(name, $0, ignoringCase: false) }.sorted()
+                .map { folder + "/" + $0 }
+        }
+    }
+}

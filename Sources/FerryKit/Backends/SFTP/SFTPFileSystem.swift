@@ -167,6 +167,8 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Starts downloading `path` through the shared download driver, resuming a
     /// `.part` from its length when the file's size and time are unchanged.
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
+        // `~` expanded and missing folders made (`createParents`), as every backend does.
+        let destination = LocalDestination.prepare(destination, options)
         let p = FTPEndpoint.normalize(path)
         do {
             try SFTPEndpoint.validate(p, operation: "download", display: endpoint.display(p))

@@ -18,6 +18,7 @@ Every tool logs in with the same ed25519 key and checks the host key against
 the same known_hosts file (ferry and curl through HOME, ssh through -o options).
 
 Usage: bench/sftp_bench.py [--rounds N] [--size-mb N] [--files N] [--only single|tree] [--out FILE]
+                           [--ferry PATH] [--also NAME=PATH ...]
 Needs: scripts/setup.sh --bench (openssh-server, lftp, curl, /usr/bin/time).
 """
 import argparse, filecmp, math, os, pwd, random, shlex, shutil, subprocess, sys, tempfile, time
@@ -146,7 +147,7 @@ def single_file(ferry, rounds, size_mb, work, server):
     return rows, tools
 
 
-def tree(ferry, rounds, count, work, server):
+def tree(ferry, rounds, count, work, server, extra=()):
     src = os.path.join(work, "tree")
     files = make_tree(src, count)
     total = sum(files.values())
@@ -158,6 +159,8 @@ def tree(ferry, rounds, count, work, server):
         f.write(f"get -r {src} tree\n")
     tools = {
         "ferry -j 4": with_env(server.env, [ferry, "get", "-r", server.url(src), "-o", "tree", "-j", "4", "--quiet"]),
+        **{f"ferry -j 4 ({name})": with_env(server.env, [path, "get", "-r", server.url(src), "-o", "tree", "-j", "4",
+                                                          "--quiet"]) for name, path in extra},
         "lftp mirror": server.lftp(f"mirror {src} tree"),
         "lftp mirror --parallel=4": server.lftp(f"mirror --parallel=4 {src} tree"),
         "sftp -b (get -r)": server.sftp(batch),
@@ -190,14 +193,19 @@ def main():
     ap.add_argument("--files", type=int, default=500)
     ap.add_argument("--only", choices=["single", "tree"], default=None)
     ap.add_argument("--out", default=None, help="append the results as a markdown section to FILE")
+    ap.add_argument("--ferry", default=None, help="this ferry binary instead of a release build of the checkout")
+    ap.add_argument("--also", action="append", default=[], metavar="NAME=PATH",
+                    help="another ferry binary in the tree rounds (e.g. an older build), as 'ferry -j 4 (NAME)'")
     a = ap.parse_args()
     missing = [t for t in PEERS if shutil.which(t) is None]
     if missing:
         sys.exit(f"sftp_bench: missing {', '.join(missing)}: run scripts/setup.sh --bench")
-    ferry = ferry_binary()
+    ferry = os.path.abspath(a.ferry) if a.ferry else ferry_binary()
+    extra = [(x.split("=", 1)[0], os.path.abspath(x.split("=", 1)[1])) for x in a.also]
     work = tempfile.mkdtemp(prefix="ferry-sftp-bench-", dir=os.environ.get("BENCH_DIR", "/tmp"))
     server = Sshd()
     lines = []
+    load_before = os.getloadavg()
     try:
         if a.only in (None, "single"):
             rows, tools = single_file(ferry, a.rounds, a.size_mb, work, server)
@@ -212,7 +220,7 @@ def main():
             lines.append(f"\nGoals (ferry >= 1.0x curl and >= 0.8x sftp -b): {'met' if ok else 'NOT met'}\n")
             lines += command_lines(tools)
         if a.only in (None, "tree"):
-            rows, tools, total, where = tree(ferry, a.rounds, a.files, work, server)
+            rows, tools, total, where = tree(ferry, a.rounds, a.files, work, server, extra)
             ferry_secs = next(r[1] for r in rows if r[0] == "ferry -j 4")
             lines.append(f"\n### A tree of {a.files} files, 4 KiB-4 MiB ({total / 1e6:.0f} MB), from sshd on loopback "
                          f"({a.rounds} rounds, alternating, median)\n")
@@ -229,6 +237,9 @@ def main():
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
+    load_after = os.getloadavg()
+    lines.append("\nMachine load (1/5/15-minute averages, 2 cores): %.1f/%.1f/%.1f before, %.1f/%.1f/%.1f after, %s UTC"
+                 % (load_before + load_after + (time.strftime("%Y-%m-%d %H:%M", time.gmtime()),)))
     text = "\n".join(lines).strip("\n")
     print(text)
     if a.out:

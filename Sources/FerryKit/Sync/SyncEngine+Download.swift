@@ -208,7 +208,7 @@ extension SyncEngine {
             do {
                 now = Dictionary(try await fs.list(folder).map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
             } catch {
-                for item in items { keep(item, "could not list its folder again: \(FerryError.wrap(error))") }
+                for item in items { keep(item, "could not list its folder again: \(error)") }
                 continue
             }
             for item in items {
@@ -228,7 +228,7 @@ extension SyncEngine {
                 do {
                     try await fs.delete(item.remotePath)
                 } catch {
-                    keep(item, "\(FerryError.wrap(error))")
+                    keep(item, "\(error)")
                     continue
                 }
                 try? history.transaction(write: true) { (tx) throws(FerryError) in

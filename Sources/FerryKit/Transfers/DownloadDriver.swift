@@ -152,7 +152,7 @@ enum DownloadDriver {
 
     /// Starts a download as a `Transfer`.
     static func start(_ source: DownloadSource, to destination: String, options: DownloadOptions) -> Transfer {
-        Transfer.start(source: source.displayName, destination: destination) { transfer in
+        Transfer.start(source: source.displayName, destination: destination) { transfer async throws(FerryError) in
             try await run(source, to: destination, options: options, transfer: transfer)
         }
     }

@@ -7,7 +7,7 @@ extension HTTPFileSystem {
     public var capabilities: RemoteCapabilities { [.rangeReads] }
 
     /// Reads one byte range with a `Range` request (see ``RemoteFileSystem/data(at:range:)``).
-    public func data(at path: String, range: Range<Int64>) async throws -> Data {
+    public func data(at path: String, range: Range<Int64>) async throws(FerryError) -> Data {
         Data(
             try await HTTPMemoryRead.read(
                 target(path), range: range, sizeLimit: nil, engine: engine, verifyTLS: verifyTLS, settings: settings))
@@ -15,7 +15,7 @@ extension HTTPFileSystem {
 
     /// Reads a whole file, refusing it before its body when the server announces
     /// a size over `limit`, else after `limit + 1` bytes.
-    public func data(at path: String, limit: Int) async throws -> Data {
+    public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
         let limit = max(0, limit)
         let bytes = try await HTTPMemoryRead.read(
             target(path), range: 0..<Int64(limit) + 1, sizeLimit: Int64(limit), engine: engine, verifyTLS: verifyTLS,

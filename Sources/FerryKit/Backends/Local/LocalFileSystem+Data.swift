@@ -9,13 +9,13 @@ extension LocalFileSystem {
     public var capabilities: RemoteCapabilities { [.rangeReads] }
 
     /// Reads one byte range of a local file.
-    public func data(at path: String, range: Range<Int64>) async throws -> Data {
+    public func data(at path: String, range: Range<Int64>) async throws(FerryError) -> Data {
         guard range.lowerBound >= 0 else { throw FerryError.badRange(range, operation: "read", target: path) }
         return try LocalFileSystem.read(path, range: range, limit: nil)
     }
 
     /// Reads a whole local file; one over `limit` fails without being read.
-    public func data(at path: String, limit: Int) async throws -> Data {
+    public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
         try LocalFileSystem.read(path, range: 0..<Int64.max, limit: max(0, limit))
     }
 

@@ -19,7 +19,7 @@ public struct LocalFileSystem: RemoteFileSystem {
     }
 
     /// Lists a folder on disk (`.` and `..` left out).
-    public func list(_ path: String) async throws -> [RemoteEntry] {
+    public func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
         guard let dir = opendir(path) else {
             throw FerryError.posix(errno, operation: "list", path: path)
         }
@@ -36,7 +36,7 @@ public struct LocalFileSystem: RemoteFileSystem {
     }
 
     /// Describes a path without following a final symbolic link.
-    public func stat(_ path: String) async throws -> RemoteEntry {
+    public func stat(_ path: String) async throws(FerryError) -> RemoteEntry {
         guard let e = LocalFileSystem.entry(path) else {
             throw FerryError(.notFound, operation: "stat", target: path, serverText: String(cString: strerror(errno)))
         }
@@ -85,7 +85,7 @@ public struct LocalFileSystem: RemoteFileSystem {
     }
 
     /// Deletes a file.
-    public func delete(_ path: String) async throws {
+    public func delete(_ path: String) async throws(FerryError) {
         if LocalFile.isDirectory(path) {
             throw FerryError(.localIO, operation: "delete", target: path, detail: "is a folder; use rmdir")
         }
@@ -93,7 +93,7 @@ public struct LocalFileSystem: RemoteFileSystem {
     }
 
     /// Creates a folder, and its missing parents when `createParents` is true.
-    public func makeDirectory(_ path: String, createParents: Bool) async throws {
+    public func makeDirectory(_ path: String, createParents: Bool) async throws(FerryError) {
         if createParents {
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -106,7 +106,7 @@ public struct LocalFileSystem: RemoteFileSystem {
     }
 
     /// Removes an empty folder.
-    public func removeDirectory(_ path: String) async throws {
+    public func removeDirectory(_ path: String) async throws(FerryError) {
         guard rmdir(path) == 0 else {
             let e = errno
             if e == ENOTEMPTY || e == EEXIST {
@@ -118,7 +118,7 @@ public struct LocalFileSystem: RemoteFileSystem {
     }
 
     /// Renames or moves a file or folder.
-    public func rename(_ path: String, to newPath: String) async throws {
+    public func rename(_ path: String, to newPath: String) async throws(FerryError) {
         if LocalFile.exists(newPath) {
             throw FerryError(.destinationExists, operation: "rename", target: newPath)
         }
@@ -132,7 +132,7 @@ enum LocalCopy {
     static func start(from source: String, to destination: String, overwrite: OverwritePolicy, resume: Bool)
         -> Transfer
     {
-        Transfer.start(source: source, destination: destination) { transfer in
+        Transfer.start(source: source, destination: destination) { transfer async throws(FerryError) in
             try await run(from: source, to: destination, overwrite: overwrite, resume: resume, transfer: transfer)
         }
     }

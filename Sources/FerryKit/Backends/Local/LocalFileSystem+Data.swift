@@ -21,13 +21,7 @@ extension LocalFileSystem {
 
     private static func read(_ path: String, range: Range<Int64>, limit: Int?) throws(FerryError) -> Data {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT {
-                throw FerryError(
-                    .notFound, operation: "read", target: path, serverText: String(cString: strerror(errno)))
-            }
-            throw FerryError.posix(errno, operation: "read", path: path)
-        }
+        guard fd >= 0 else { throw LocalFileSystem.failure(errno, operation: "read", path: path) }
         defer { close(fd) }
         // The size from lseek: a folder fails at the first pread (EISDIR).
         let size = Int64(lseek(fd, 0, SEEK_END))

@@ -21,7 +21,7 @@ public struct LocalFileSystem: RemoteFileSystem {
     /// Lists a folder on disk (`.` and `..` left out).
     public func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
         guard let dir = opendir(path) else {
-            throw FerryError.posix(errno, operation: "list", path: path)
+            throw LocalFileSystem.failure(errno, operation: "list", path: path)
         }
         defer { closedir(dir) }
         var entries: [RemoteEntry] = []
@@ -89,7 +89,7 @@ public struct LocalFileSystem: RemoteFileSystem {
         if LocalFile.isDirectory(path) {
             throw FerryError(.localIO, operation: "delete", target: path, detail: "is a folder; use rmdir")
         }
-        guard unlink(path) == 0 else { throw FerryError.posix(errno, operation: "delete", path: path) }
+        guard unlink(path) == 0 else { throw LocalFileSystem.failure(errno, operation: "delete", path: path) }
     }
 
     /// Creates a folder, and its missing parents when `createParents` is true.
@@ -98,11 +98,11 @@ public struct LocalFileSystem: RemoteFileSystem {
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             } catch {
-                throw FerryError(.localIO, operation: "mkdir", target: path, detail: error.localizedDescription)
+                throw FerryError.wrap(error, operation: "mkdir", target: path)
             }
             return
         }
-        guard mkdir(path, 0o755) == 0 else { throw FerryError.posix(errno, operation: "mkdir", path: path) }
+        guard mkdir(path, 0o755) == 0 else { throw LocalFileSystem.failure(errno, operation: "mkdir", path: path) }
     }
 
     /// Removes an empty folder.
@@ -113,16 +113,33 @@ public struct LocalFileSystem: RemoteFileSystem {
                 throw FerryError(
                     .directoryNotEmpty, operation: "rmdir", target: path, serverText: String(cString: strerror(e)))
             }
-            throw FerryError.posix(e, operation: "rmdir", path: path)
+            throw LocalFileSystem.failure(e, operation: "rmdir", path: path)
         }
     }
 
     /// Renames or moves a file or folder.
     public func rename(_ path: String, to newPath: String) async throws(FerryError) {
+        guard LocalFileSystem.entry(path) != nil else {
+            throw LocalFileSystem.failure(ENOENT, operation: "rename", path: path)
+        }
         if LocalFile.exists(newPath) {
             throw FerryError(.destinationExists, operation: "rename", target: newPath)
         }
         try LocalFile.renameNoReplace(path, to: newPath)
+    }
+
+    /// The error for a failed system call on `path`, in the codes every source
+    /// uses: a missing path is `notFound`, a refused one `permissionDenied`, a
+    /// taken name `destinationExists`; the rest as for any local file (`posix`).
+    static func failure(_ code: Int32, operation: String, path: String) -> FerryError {
+        let text = String(cString: strerror(code))
+        switch code {
+        case ENOENT, ENOTDIR: return FerryError(.notFound, operation: operation, target: path, serverText: text)
+        case EACCES, EPERM:
+            return FerryError(.permissionDenied, operation: operation, target: path, serverText: text)
+        case EEXIST: return FerryError(.destinationExists, operation: operation, target: path, serverText: text)
+        default: return FerryError.posix(code, operation: operation, path: path)
+        }
     }
 }
 

@@ -62,10 +62,7 @@ enum HTTPMemoryRead {
             HTTPFileSystem.configure(job.easy, url: target, scheme: wireScheme, verifyTLS: verifyTLS)
         }
         job.easy.set(CURLOPT_RANGE, "\(range.lowerBound)-\(range.lowerBound + Int64(capacity) - 1)")
-        job.easy.set(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
-        // A connection that moves under 1 byte/s for 30 s is dead.
-        job.easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        job.easy.set(CURLOPT_LOW_SPEED_TIME, 30)
+        job.easy.setTimeouts(connect: .seconds(15), stall: .seconds(30))
         let c = await engine.perform(job)
         if c.interrupted { throw FerryError(.cancelled, operation: operation, target: display) }
         let status = job.headers.status != 0 ? job.headers.status : c.responseCode

@@ -153,6 +153,23 @@ struct LyingRangeServerTests {
         #expect(server.requests.filter { $0.path == path && $0.headers["range"] == nil }.count == 1)
     }
 
+    @Test func theReadsErrorNamesTheFileTheServersAnswerAndWhy() async {
+        guard case .failure(let wrong) = await read("/wrongStart/f.bin", 1000..<1100),
+            case .failure(let past) = await read("/refusesAnExistingRange/f.bin", 1000..<1100)
+        else {
+            Issue.record("both reads should fail")
+            return
+        }
+        #expect(
+            wrong.description
+                == "read \(server.url("/wrongStart/f.bin")): 206 Partial Content (asked for bytes from 1000, "
+                + "got them from 0; Content-Range: bytes 0-2999/3000)")
+        #expect(
+            past.description
+                == "read \(server.url("/refusesAnExistingRange/f.bin")): 416 Range Not Satisfiable (asked for "
+                + "bytes from 1000, refused as past the end of 3000 bytes)")
+    }
+
     @Test func aStatusThatIsNoAnswerToARangeIsTheSameErrorForBoth() async throws {
         let path = "/notModified/f.bin"
         let read = await read(path, 1000..<1100)

@@ -83,7 +83,8 @@ enum HTTPMemoryRead {
                 throw FerryError(
                     .protocolError, operation: operation, target: display, serverCode: status,
                     serverText: job.headers.reason,
-                    detail: "\(reason) (Content-Range: \(job.headers["Content-Range"] ?? "none"))")
+                    detail: [reason, job.headers["Content-Range"].map { "Content-Range: \($0)" }].compactMap { $0 }
+                        .joined(separator: "; "))
             case .unexpected:
                 throw HTTPRangeReply.unexpected(
                     status, reason: job.headers.reason, operation: operation, target: display)

@@ -9,8 +9,9 @@ import Foundation
 /// does (`HTTPRangeReply`): a `206` of the asked bytes is kept, a `200` (Range
 /// ignored) has its first `start` bytes skipped, anything else stops the
 /// transfer with no body kept (`HTTPMemoryRead` says why); with `sizeLimit` a
-/// size announced over it stops the transfer before any body is kept. Over FTP (`ftp` true) libcurl's `REST` does the
-/// skipping and the server replies go into `log`.
+/// size announced over it stops the transfer before any body is kept. Over FTP
+/// (`ftp` true) libcurl's `REST` does the skipping and the server replies go
+/// into `log`.
 ///
 /// Engine-thread confined while running (see `CurlJob`); the awaiting task reads
 /// the results after `CurlEngine.perform` returned.

@@ -8,7 +8,9 @@ import Testing
 
 /// The UI in a real browser: `Tests/browser/test_ui.py` drives headless
 /// Chromium with selenium (from `.build/test-venv`, made by scripts/setup.sh)
-/// against `ferry card` + `ferry serve` started here (see ``ServeFixture/browsing(slowRate:slowLatencyMilliseconds:)``). Screenshots go to `.build/test-artifacts/`.
+/// against `ferry card` + `ferry serve` started here (see
+/// ``ServeFixture/browsing(slowRate:slowLatencyMilliseconds:)``). Screenshots go
+/// to `.build/test-artifacts/`.
 @Suite(.serialized, .timeLimit(.minutes(10)))
 struct BrowserTests {
     static let root = TestProcess.packageRoot()
@@ -48,7 +50,8 @@ struct BrowserTests {
 
     /// Import, selection, the import panel, one connection shared with an import,
     /// and the phone and desktop layouts: `Tests/browser/test_import.py` against
-    /// ``ServeFixture/importing(photos:photoBytes:)``. Screenshots at 1280x800 and 390x844 go to `.build/test-artifacts/`.
+    /// ``ServeFixture/importing(photos:photoBytes:)``. Screenshots at 1280x800 and
+    /// 390x844 go to `.build/test-artifacts/`.
     @Test func importAndLayoutsInChromium() async throws {
         let missing = [Self.python, "/usr/bin/chromium", "/usr/bin/chromedriver"].filter {
             !FileManager.default.isExecutableFile(atPath: $0)

@@ -20,27 +20,45 @@ struct BoundedConcurrencyTests {
         var most: Int { state.withLock { $0.most } }
     }
 
+    /// Polls `condition` every millisecond for up to `limit`; whether it came true.
+    static func wait(upTo limit: Duration = .seconds(10), until condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while !condition() {
+            if ContinuousClock.now > deadline { return false }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return true
+    }
+
     @Test(arguments: [1, 3, 8])
-    func neverMoreThanTheWidthAndResultsInOrder(width: Int) async {
+    func theWindowFillsToTheWidthAndNoFurther(width: Int) async {
         let gauge = Gauge()
-        // Later items finish first: the order of the results is the items', not theirs.
-        let results = await Array(0..<24).concurrentMap(width: width) { i in
+        // Each item holds its place until `width` items ran at once: with fewer
+        // places the items wait out the limit and `most` stays below the width.
+        _ = await Array(0..<24).concurrentMap(width: width) { _ in
             gauge.enter()
-            try? await Task.sleep(for: .milliseconds(24 - i))
+            _ = await Self.wait(upTo: .seconds(5)) { gauge.most >= width }
             gauge.leave()
+        }
+        #expect(gauge.most == width)
+    }
+
+    @Test func resultsComeInTheItemsOrder() async {
+        // Later items finish first: the order of the results is the items', not theirs.
+        let results = await Array(0..<12).concurrentMap(width: 4) { i in
+            try? await Task.sleep(for: .milliseconds(2 * (12 - i)))
             return i * i
         }
-        #expect(results == (0..<24).map { $0 * $0 })
-        #expect(gauge.most <= width)
-        #expect(gauge.most == width, "the window is filled")
+        #expect(results == (0..<12).map { $0 * $0 })
     }
 
     @Test func aSlowItemDoesNotHoldBackTheOthers() async {
-        // Width 2: item 0 sleeps while items 1...5 pass through the other place.
-        // In batches of two, item 2 could not start before item 0 ended.
+        // Width 2: item 0 holds its place until items 1...5 have all passed through
+        // the other one. In batches of two, item 2 could not start before item 0
+        // ended: item 0 would wait out its limit and end second.
         let finished = Mutex<[Int]>([])
         _ = await Array(0..<6).concurrentMap(width: 2) { i in
-            try? await Task.sleep(for: i == 0 ? .seconds(2) : .milliseconds(5))
+            if i == 0 { _ = await Self.wait { finished.withLock { $0.count } == 5 } }
             finished.withLock { $0.append(i) }
         }
         #expect(finished.withLock { $0 } == [1, 2, 3, 4, 5, 0])

@@ -57,10 +57,8 @@ extension HTTPFileSystem {
         HTTPFileSystem.configure(job.easy, url: target, verifyTLS: verifyTLS)
         // Index pages compress well; libcurl decodes whatever the server picks.
         job.easy.set(CURLOPT_ACCEPT_ENCODING, "")
-        job.easy.set(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
         // A slow server may take long to send a big page, but not stall.
-        job.easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        job.easy.set(CURLOPT_LOW_SPEED_TIME, 60)
+        job.easy.setTimeouts(connect: .seconds(15), stall: .seconds(60))
         let c = await engine.perform(job)
         if c.interrupted { throw FerryError(.cancelled, operation: operation, target: shown) }
         if c.code == .writeError && job.tooLarge {

@@ -140,12 +140,10 @@ struct LyingRangeServerTests {
     func aRangeThatIsNotTheAskedBytesIsRefusedByBoth(lie: Lie, why: String) async throws {
         let path = "/\(lie.rawValue)/f.bin"
         let status = lie == .refusesAnExistingRange ? 416 : 206
-        await #expect {
-            _ = try await read(path, 1000..<1100).get()
-        } throws: { error in
-            guard let e = error as? FerryError else { return false }
-            return e.code == .protocolError && e.serverCode == status && e.description.contains(why)
-                && e.description.contains("f.bin")
+        if let e = await #expect(throws: FerryError.self, performing: { _ = try await read(path, 1000..<1100).get() }) {
+            #expect(
+                e.code == .protocolError && e.serverCode == status && e.description.contains(why)
+                    && e.description.contains("f.bin"), "\(e)")
         }
         let (result, contents) = try await resume(path, kept: 1000)
         #expect(contents == Self.data)

@@ -37,7 +37,7 @@ public final class AsyncSSHTestServer: Sendable {
     /// The local folder the SFTP root `/` maps to.
     public let root: String
     public let keys: SSHTestKeys
-    public let user = "ferry"
+    public let user: String
     public static let password = "s3cret ssh pass"
     private let dir: TempDir
     private let rootDir: TempDir
@@ -45,34 +45,31 @@ public final class AsyncSSHTestServer: Sendable {
 
     public init(faults: AsyncSSHFaults = .init()) async throws {
         try TestVenv.require(module: "asyncssh", package: "asyncssh")
-        dir = try TempDir(prefix: "asyncssh")
-        rootDir = try TempDir(prefix: "asyncssh-root")
-        root = rootDir.path
-        keys = try SSHTestKeys.make(in: dir.path)
+        let dir = try TempDir(prefix: "asyncssh")
+        let rootDir = try TempDir(prefix: "asyncssh-root")
+        let root = rootDir.path
+        let keys = try SSHTestKeys.make(in: dir.path)
+        let hostKey = keys.hostKey
+        let user = "ferry"
         let script = dir.file("sftpserver.py")
         try Self.script.write(toFile: script, atomically: true, encoding: .utf8)
-        var failure = ""
-        for _ in 0..<3 {
-            let port = Loopback.freePort()
+        self.dir = dir
+        self.rootDir = rootDir
+        self.root = root
+        self.keys = keys
+        self.user = user
+        (port, process) = try await SpawnedProcess.listening("asyncssh") { port in
             var args = [
                 script, "--port", String(port), "--root", root, "--user", user, "--password", Self.password,
-                "--host-key", keys.hostKey, "--reads", dir.file("reads.log"), "--writes", dir.file("writes.log"),
+                "--host-key", hostKey, "--reads", dir.file("reads.log"), "--writes", dir.file("writes.log"),
                 "--delay-ms", String(faults.readDelayMilliseconds),
             ]
             if let offset = faults.closeAtOffset { args += ["--close-at", String(offset)] }
             if let deny = faults.denyNamesContaining { args += ["--deny", deny] }
             if faults.diskFull { args.append("--disk-full") }
             if faults.dropWrites { args.append("--drop-writes") }
-            let process = try SpawnedProcess(TestVenv.program("python"), args, logPath: dir.file("server-\(port).log"))
-            if await process.waitForPort(port), process.isRunning {
-                self.port = port
-                self.process = process
-                return
-            }
-            failure = process.log
-            process.stop()
+            return try SpawnedProcess(TestVenv.program("python"), args, logPath: dir.file("server-\(port).log"))
         }
-        throw TestServerError.didNotStart("asyncssh: " + failure)
     }
 
     deinit { process.stop(grace: 0.05) }
@@ -83,19 +80,15 @@ public final class AsyncSSHTestServer: Sendable {
 
     /// Every read the server answered, in order: (path, offset, length, SFTP
     /// session number: 1 for the first session the server started, and so on).
-    public var reads: [(path: String, offset: Int64, length: Int, session: Int)] {
-        let text = (try? String(contentsOfFile: dir.file("reads.log"), encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { line in
-            let f = line.split(separator: "\t")
-            guard f.count == 4, let o = Int64(f[1]), let n = Int(f[2]), let c = Int(f[3]) else { return nil }
-            return (String(f[0]), o, n, c)
-        }
-    }
+    public var reads: [(path: String, offset: Int64, length: Int, session: Int)] { requests("reads.log") }
 
     /// Every write the server was asked for, in order: (path, offset, length,
     /// SFTP session number), answered or not.
-    public var writes: [(path: String, offset: Int64, length: Int, session: Int)] {
-        let text = (try? String(contentsOfFile: dir.file("writes.log"), encoding: .utf8)) ?? ""
+    public var writes: [(path: String, offset: Int64, length: Int, session: Int)] { requests("writes.log") }
+
+    /// The lines of a request log the script writes: path, offset, length, session.
+    private func requests(_ file: String) -> [(path: String, offset: Int64, length: Int, session: Int)] {
+        let text = (try? String(contentsOfFile: dir.file(file), encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let f = line.split(separator: "\t")
             guard f.count == 4, let o = Int64(f[1]), let n = Int(f[2]), let c = Int(f[3]) else { return nil }

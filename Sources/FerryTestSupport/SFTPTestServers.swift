@@ -69,13 +69,13 @@ public final class OpenSSHTestServer: Sendable {
         chmod(dir.file("authorized_keys"), 0o600)
         // sshd as root needs its privilege separation folder.
         if geteuid() == 0 { mkdir("/run/sshd", 0o755) }
-        var failure = ""
-        for _ in 0..<3 {
-            let port = Loopback.freePort()
+        let dir = self.dir
+        let hostKey = keys.hostKey
+        (port, process) = try await SpawnedProcess.listening("sshd") { port in
             let config = """
                 Port \(port)
                 ListenAddress 127.0.0.1
-                HostKey \(keys.hostKey)
+                HostKey \(hostKey)
                 AuthorizedKeysFile \(dir.file("authorized_keys"))
                 PidFile none
                 UsePAM no
@@ -90,17 +90,9 @@ public final class OpenSSHTestServer: Sendable {
                 LogLevel VERBOSE
                 """
             try config.write(toFile: dir.file("sshd_config"), atomically: true, encoding: .utf8)
-            let process = try SpawnedProcess(
+            return try SpawnedProcess(
                 sshd, ["-D", "-e", "-f", dir.file("sshd_config")], logPath: dir.file("sshd-\(port).log"))
-            if await process.waitForPort(port), process.isRunning {
-                self.port = port
-                self.process = process
-                return
-            }
-            failure = process.log
-            process.stop()
         }
-        throw TestServerError.didNotStart("sshd: " + failure)
     }
 
     deinit { process.stop(grace: 0.05) }

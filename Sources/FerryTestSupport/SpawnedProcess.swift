@@ -104,6 +104,24 @@ public final class SpawnedProcess: Sendable {
         }
     }
 
+    /// Starts a server on a free loopback port, up to three times (another
+    /// process may take the port between choosing and binding it): `start` is
+    /// given the port and spawns the server. The port and the running process,
+    /// or `TestServerError.didNotStart` with `name` and the last log.
+    public static func listening(
+        _ name: String, start: (Int) throws -> SpawnedProcess
+    ) async throws -> (port: Int, process: SpawnedProcess) {
+        var failure = ""
+        for _ in 0..<3 {
+            let port = Loopback.freePort()
+            let process = try start(port)
+            if await process.waitForPort(port), process.isRunning { return (port, process) }
+            failure = process.log
+            process.stop()
+        }
+        throw TestServerError.didNotStart(name + ": " + failure)
+    }
+
     /// Waits until something accepts connections on `port`, or the process ended.
     /// Sleeps between tries without blocking a thread of the test's pool.
     public func waitForPort(_ port: Int, timeout: Duration = .seconds(20)) async -> Bool {

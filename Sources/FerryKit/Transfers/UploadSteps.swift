@@ -113,6 +113,29 @@ enum UploadSteps {
         }
     }
 
+    /// What `stat` says the server holds under a name, nil when nothing.
+    static func existing(_ stat: () async throws(FerryError) -> RemoteEntry) async throws(FerryError) -> RemoteEntry? {
+        do {
+            return try await stat()
+        } catch  where error.code == .notFound {
+            return nil
+        }
+    }
+
+    /// The finished upload's result: the bytes this upload moved into the file,
+    /// and apart from them every byte it sent (after three tries of 300,000
+    /// bytes: 300,000 and 900,000).
+    static func result(
+        source: String, destination: String, size: Int64, resumedFrom: Int64, budget: UploadBudget,
+        started: ContinuousClock.Instant
+    ) -> TransferResult {
+        var result = TransferResult(
+            source: source, destination: destination, size: size, bytesTransferred: size - resumedFrom,
+            resumedFrom: resumedFrom, retries: budget.retries, duration: .now - started)
+        result.bytesSent = budget.sent
+        return result
+    }
+
     /// The range of a leftover temporary file of `have` bytes to compare with
     /// the local file (its last `tailCheckLength` bytes).
     static func tail(of have: Int64) -> ClosedRange<Int64> {

@@ -89,22 +89,13 @@ struct FTPUploader: Sendable {
                 try await send(to: path, from: 0, fd: fd, size: size, tally: &tally)
             }
         }
-        // Bytes this upload moved into the file, and apart from them every byte it
-        // sent: after three tries of 300,000 bytes, 300,000 and 900,000.
-        var result = TransferResult(
-            source: source, destination: display, size: size, bytesTransferred: size - resumedFrom,
-            resumedFrom: resumedFrom, retries: tally.retries, duration: .now - started)
-        result.bytesSent = tally.sent
-        return result
+        return UploadSteps.result(
+            source: source, destination: display, size: size, resumedFrom: resumedFrom, budget: tally, started: started)
     }
 
     /// The destination's entry, or nil when there is none.
     private func existingEntry(_ p: String) async throws(FerryError) -> RemoteEntry? {
-        do {
-            return try await fs.entry(p)
-        } catch  where error.code == .notFound {
-            return nil
-        }
+        try await UploadSteps.existing { () async throws(FerryError) in try await fs.entry(p) }
     }
 
     /// Renames the finished temporary file to the destination, retrying a dropped

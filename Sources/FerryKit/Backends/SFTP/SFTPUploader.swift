@@ -78,19 +78,13 @@ struct SFTPUploader: Sendable {
         try await budget.retrying(transfer) { () async throws(FerryError) in
             try await fs.rename(temporary, path, operation: "upload", replacing: existing != nil)
         }
-        var result = TransferResult(
-            source: source, destination: display, size: size, bytesTransferred: size - resumedFrom,
-            resumedFrom: resumedFrom, retries: budget.retries, duration: .now - started)
-        result.bytesSent = budget.sent
-        return result
+        return UploadSteps.result(
+            source: source, destination: display, size: size, resumedFrom: resumedFrom, budget: budget, started: started
+        )
     }
 
     private func existingEntry(_ p: String) async throws(FerryError) -> RemoteEntry? {
-        do {
-            return try await fs.entry(p)
-        } catch  where error.code == .notFound {
-            return nil
-        }
+        try await UploadSteps.existing { () async throws(FerryError) in try await fs.entry(p) }
     }
 
     /// How much of a temporary file left by an earlier upload can be kept: its

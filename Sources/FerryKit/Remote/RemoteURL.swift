@@ -249,6 +249,15 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// Whether the path ends in `/` (names a folder).
     public var isFolderPath: Bool { path.hasSuffix("/") }
 
+    /// The server alone, as a backend's endpoint keeps it: the root path and no
+    /// password. Credentials travel as options, never inside the URL text (which
+    /// keeps the user name for messages: "ftp://ann@host/a.txt").
+    var server: RemoteURL {
+        var u = self
+        u.password = nil
+        return u.with(path: "/")
+    }
+
     /// The same server with another path.
     public func with(path newPath: String) -> RemoteURL {
         var u = self

@@ -28,12 +28,8 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     init(url: RemoteURL, options: ConnectionOptions, engine: CurlEngine) {
         self.url = url
-        var server = url
-        // Credentials travel as options, never inside the URL text (which keeps the
-        // user name for messages: "ftp://ann@host/a.txt").
-        server.password = nil
         endpoint = FTPEndpoint(
-            url: server.with(path: "/"), credentials: options.credentials(for: url), verifyTLS: options.verifyTLS,
+            url: url.server, credentials: options.credentials(for: url), verifyTLS: options.verifyTLS,
             caFile: options.caCertificateFile, engine: engine)
     }
 

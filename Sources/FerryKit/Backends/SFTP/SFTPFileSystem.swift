@@ -27,10 +27,8 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     init(url: RemoteURL, options: ConnectionOptions, engine: CurlEngine) {
         self.url = url
-        var server = url
-        server.password = nil
         endpoint = SFTPEndpoint(
-            url: server.with(path: "/"), login: SSHLogin.resolve(url: url, options: options),
+            url: url.server, login: SSHLogin.resolve(url: url, options: options),
             hostKeys: options.verifyTLS ? options.hostKeys : .insecure, engine: engine)
     }
 

@@ -353,6 +353,7 @@ private final class EngineLoop: @unchecked Sendable {
             code: code, responseCode: job.easy.info(CURLINFO_RESPONSE_CODE),
             errorText: job.easy.errorText, interrupted: interrupted)
         job.didComplete(completion)
+        job.didEnd()
         if job.refusedForTooManyConnections { lowerLimit(of: job) }
         let c = job.continuation
         job.continuation = nil

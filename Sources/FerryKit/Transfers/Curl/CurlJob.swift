@@ -133,4 +133,9 @@ class CurlJob: @unchecked Sendable {
     /// Called once on the engine thread after the transfer left the multi handle,
     /// before the awaiting task resumes: the last moment the handle may be read.
     func didComplete(_ completion: CurlCompletion) {}
+
+    /// Called once on the engine thread right after `didComplete`, for work that
+    /// every job of a kind does at its end whatever its subclass decided
+    /// (`DownloadAttemptJob` hands its write buffer back).
+    func didEnd() {}
 }

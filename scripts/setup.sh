@@ -26,7 +26,7 @@ packages=(
   man-db zsh             # the man page and zsh completion tests
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(wget aria2 lftp hyperfine time imagemagick wrk)
+  packages+=(wget aria2 lftp hyperfine time imagemagick wrk tcpdump)  # tcpdump: flashair_bench.py --only gap
 fi
 
 missing=()

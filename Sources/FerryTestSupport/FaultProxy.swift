@@ -48,8 +48,9 @@ public final class FaultProxy: Sendable {
             return !s.stopped
         }
         if first {
+            // Only wakes the accept loop, which closes the socket itself: closed here, its
+            // number could go to the next test's listener while the loop still accepts on it.
             shutdown(listener, Int32(SHUT_RDWR))
-            close(listener)
         }
     }
 
@@ -68,7 +69,10 @@ public final class FaultProxy: Sendable {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
-                if state.withLock({ $0.stopped }) { return }
+                if state.withLock({ $0.stopped }) {
+                    close(listener)
+                    return
+                }
                 continue
             }
             let limit: Int? = state.withLock { s in
@@ -113,9 +117,6 @@ public final class FaultProxy: Sendable {
                 count = max(0, limit - sent)
                 cut = true
             }
-            // MSG_NOSIGNAL: a client that hung up (a cancelled download) must not
-            // end the test process with SIGPIPE. Nothing else in it ignores the
-            // signal; libcurl only did now and then, around `curl_easy_cleanup`.
             if count > 0 && send(client, buf, count, Int32(MSG_NOSIGNAL)) != count { break }
             sent += count
             state.withLock { $0.bytesFromServer += count }

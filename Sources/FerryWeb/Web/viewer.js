@@ -220,13 +220,21 @@ function maybeLoadOriginal() {
   })().catch(() => { if (token === viewer.token) $('viewer-progress').hidden = true; });
 }
 
-/** Fetches the neighbours' previews into the browser's cache, after the person stayed a moment. */
+/**
+ * Fetches the neighbours' previews into the browser's cache, after the person stayed a moment: at
+ * the server's prefetch priority (below the page's requests, above an import).
+ */
 function prefetch(entry, token) {
   if (token !== viewer.token || !viewer.open || ferry.prefetch === false) return;
   const list = images();
   const index = list.findIndex((e) => e.path === entry.path);
   for (const near of [list[index + 1], list[index - 1]]) {
-    if (near && near.thumbnail) fetch(previewURL(near), { priority: 'low' }).then((r) => r.blob()).catch(() => {});
+    // The same URL as the viewer's own request (the browser's cache answers it then); the header
+    // tells the server it goes after the page's requests and before an import.
+    if (near && near.thumbnail) {
+      fetch(previewURL(near), { priority: 'low', headers: { 'X-Ferry-Priority': 'prefetch' } })
+        .then((r) => r.blob()).catch(() => {});
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 import FerryKit
+import FerryServer
 import FerryTestSupport
 import Foundation
 import Synchronization
@@ -49,6 +50,20 @@ struct ConnectionShareTests {
             }
             try await Task.sleep(for: .milliseconds(5))
         }
+    }
+
+    @Test func requestsTakeTheirPriorityFromRouteAndHeader() {
+        func request(_ target: String, prefetch: Bool = false) -> HTTPRequest {
+            APITests.request(target, headers: prefetch ? [("X-Ferry-Priority", "prefetch")] : [])
+        }
+        #expect(WebAPI.priority(route: "thumb", request("/api/thumb?path=/a.jpg")) == .interactive)
+        #expect(WebAPI.priority(route: "preview", request("/api/preview?path=/a.jpg", prefetch: true)) == .prefetch)
+        #expect(WebAPI.priority(route: "file", request("/api/file?path=/a.jpg", prefetch: true)) == .prefetch)
+        // Only the viewer's reads can be prefetches; a background refresh takes its turn.
+        #expect(WebAPI.priority(route: "list", request("/api/list?path=/", prefetch: true)) == .interactive)
+        #expect(WebAPI.priority(route: "list", request("/api/list?path=/&background=1")) == nil)
+        #expect(WebAPI.priority(route: "import", request("/api/import")) == nil)
+        #expect(WebAPI.priority(route: "waiting", request("/api/waiting?page=x")) == nil)
     }
 
     @Test func aPrefetchYieldsToThePageAndResumesWithRange() async throws {

@@ -17,26 +17,35 @@ export const pageID = (() => {
 })();
 
 let watching = false;
+let poll = null;  // the AbortController of the long poll in flight
 
 /** Starts following the server's word on this page's waiting requests (a card's one connection). */
 export function setSingleConnection(value) {
   if (!value || watching) return;
   watching = true;
   followWaiting();
+  // A page put aside (another page opened, the back-forward cache) lets its connection go: the
+  // browser has six per server, and pages kept aside with a poll each would take them all.
+  window.addEventListener('pagehide', () => { if (poll) poll.abort(); });
+  window.addEventListener('pageshow', (event) => { if (event.persisted) followWaiting(); });
 }
 
 async function followWaiting() {
+  if (poll) poll.abort();
+  const controller = new AbortController();
+  poll = controller;
   let shown = false;
-  for (;;) {
+  while (poll === controller) {
     try {
       const response = await fetch(`/api/waiting?page=${encodeURIComponent(pageID)}&shown=${shown ? 1 : 0}`,
-        { cache: 'no-store' });
+        { cache: 'no-store', signal: controller.signal });
       if (!response.ok) throw new Error(String(response.status));
       shown = !!(await response.json()).waiting;
       $('waiting').hidden = !shown;
     } catch (_) {
       shown = false;
       $('waiting').hidden = true;
+      if (controller.signal.aborted) return;
       await new Promise((resolve) => setTimeout(resolve, 2000));
     }
   }

@@ -204,7 +204,7 @@ function renderEntry(entry, can) {
   return element('li', {
     class: 'entry' + (selected ? ' selected' : ''), dataset: {
       testid: 'entry', name: entry.name, type: isFolder ? 'directory' : 'file', path: entry.path,
-      imported: String(!!entry.imported), hidden: String(!!entry.hidden),
+      imported: String(!!entry.imported), hidden: String(!!entry.hidden), media: entry.media || (entry.image ? 'image' : ''),
     },
   }, box, badge, open, actions);
 }

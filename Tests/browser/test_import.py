@@ -16,9 +16,12 @@ another address: the first allows one connection, which `ferry serve` holds). Th
 import argparse
 import filecmp
 import os
+import re
 import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
@@ -433,6 +436,46 @@ def main():
         ui.wait(lambda: not os.path.exists(old), "OLD deleted", 30)
         ui.wait(lambda: "Deleted “OLD” and its 3 files" in ui.testid("message").text, "the result")
         ui.wait(lambda: not ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="entry"][data-name="OLD"]'), "OLD gone")
+
+    @check("connect page: a bare host is probed, a card found by its firmware version, nothing there said so")
+    def _():
+        cache = tempfile.mkdtemp(prefix="ferry-connect-cache")
+        serve = subprocess.Popen([args.ferry, "serve", "--port", "0", "--cache", cache], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+        try:
+            found = re.search(r"open (http://\S+)", serve.stdout.readline())
+            expect(found, "ferry serve without a source did not print its address")
+            closed = socket.socket()
+            closed.bind(("127.0.0.1", 0))
+            nobody = f"127.0.0.1:{closed.getsockname()[1]}"
+            closed.close()
+            for (w, h), name in ((PHONE, "phone"), (DESKTOP, "desktop")):
+                size(w, h)
+                d.get(found.group(1))
+                ui.wait(lambda: ui.testid("connect-url").is_displayed(), "the connect page")
+                ui.testid("connect-url").send_keys(nobody)
+                ui.testid("connect").click()
+                ui.wait(lambda: "nothing answered" in d.find_element(By.ID, "connect-error").text,
+                        "the probe's answer", 30)
+                text = d.find_element(By.ID, "connect-error").text
+                expect("FlashAir" in text and "FTP" in text and "web server" in text, f"the message: {text!r}")
+                ui.screenshot(f"{name}-connect-nothing-there.png")
+            card = re.search(r"flashair://([^/]+)", args.card_url).group(1)
+            ui.testid("connect-url").clear()
+            ui.testid("connect-url").send_keys(card)
+            ui.testid("connect").click()
+            ui.wait(lambda: d.find_element(By.ID, "browser").is_displayed() and ui.path() == "/", "the card's root", 30)
+            ui.wait_listed()
+            names = [e.get_attribute("data-name") for e in ui.entries()]
+            expect(names == ["DCIM"], f"the card's root: {names}")
+            source = d.execute_script("return fetch('/api/source').then(r => r.json())")
+            expect(source["scheme"] == "flashair", f"opened as {source}")
+            ui.screenshot("desktop-connect-card.png")
+        finally:
+            size(*DESKTOP)
+            serve.terminate()
+            serve.wait()
+            shutil.rmtree(cache, ignore_errors=True)
 
     d.quit()
     for name, value in figures.items():

@@ -587,6 +587,15 @@ def main():
     def selected():
         return [e.get_attribute("data-name") for e in ui.entries() if "selected" in e.get_attribute("class")]
 
+    def screenshots(name):
+        """`name` at 1280x800 (desktop-NAME) and 390x844 (phone-NAME)."""
+        for w, h, kind in ((1280, 800, "desktop"), (390, 844, "phone")):
+            ui.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                      {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": w < 600})
+            time.sleep(0.2)
+            ui.screenshot(f"{kind}-{name}")
+        ui.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
     @check("touch: a long press starts selecting, then a tap selects; a swipe turns the page")
     def _():
         ui.go("/DCIM/100FERRY")
@@ -599,7 +608,7 @@ def main():
         touch([(x, y, 0), (x, y, 0.05)])  # a tap, in selection mode
         ui.wait(lambda: selected() == ["FER_0002.JPG", "FER_0004.JPG"], f"the tap to select: {selected()}")
         expect(not ui.viewer_open(), "a tap in selection mode opened the viewer")
-        ui.screenshot("touch-selection.png")
+        screenshots("touch-selection.png")
         ui.keys(Keys.ESCAPE)
         ui.wait(lambda: not selected(), "Escape clears")
         # Out of selection mode a tap opens; a quick horizontal swipe on the fitted image turns the page.
@@ -653,7 +662,7 @@ def main():
                 ".then(async r => [r.status, r.headers.get('Content-Range'), (await r.arrayBuffer()).byteLength])", src)
             expect(ranged[0] == 206 and ranged[1] == f"bytes 100-199/{os.path.getsize(clip)}" and ranged[2] == 100,
                    f"a Range request: {ranged}")
-            ui.screenshot("video.png")
+            screenshots("video.png")
             ui.keys(Keys.ESCAPE)
             ui.wait(lambda: not ui.viewer_open(), "the viewer closed")
         finally:

@@ -81,19 +81,47 @@ final class WebAPI: Sendable {
         }
         let route = String(request.path.dropFirst("/api/".count))
         var response: HTTPResponse
-        if let source, let priority = Self.priority(route: route, request) {
+        let started = ContinuousClock.now
+        let waited = Mutex<Duration?>(nil)
+        let priority = source.flatMap { _ in Self.priority(route: route, request) }
+        if let source, let priority {
             // On a card, the page's requests go before the viewer's prefetch, and both before an import.
-            response = await source.share.run(priority, page: request.query("page")) { await api(request) }
+            let record: (Duration) -> Void = { d in waited.withLock { $0 = d } }
+            response = await source.share.run(priority, page: request.query("page"), waited: record) {
+                await api(request)
+            }
         } else {
+            if let source, Self.interactiveRoutes.contains(route), request.query("background") != nil {
+                await source.share.afterThePage()
+            }
             response = await api(request)
         }
         response.headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        if Self.logsTimings, route != "waiting" {
+            // FERRY_WEB_TIMINGS=1: one line per API request, for finding where a slow answer's time went.
+            let took = ContinuousClock.now - started
+            var line = "ferry serve: \(request.method) \(request.target) \(response.status) in \(Self.ms(took))"
+            if let priority {
+                line += " (\(priority), waited for the card \(Self.ms(waited.withLock { $0 } ?? .zero)))"
+            }
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
         return response
+    }
+
+    /// Whether `FERRY_WEB_TIMINGS` asks for a line per API request on stderr.
+    static let logsTimings =
+        ProcessInfo.processInfo.environment["FERRY_WEB_TIMINGS"].map { !$0.isEmpty && $0 != "0" } ?? false
+
+    private static func ms(_ d: Duration) -> String {
+        let c = d.components
+        return "\(c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000) ms"
     }
 
     /// Requests a person waits for: on a one-connection source the import's and the
     /// prefetch's downloads make way for them (unless marked `background=1`, as the page's
-    /// refresh of imported badges is: those wait their turn).
+    /// refresh of imported badges and its count of new files are: those wait until the page's
+    /// requests are done, then take their turn behind the import).
     static let interactiveRoutes: Set<String> = [
         "list", "stat", "file", "thumb", "preview", "info", "new", "upload", "delete", "mkdir", "rename",
     ]

@@ -59,6 +59,9 @@ final class ConnectionShare: Sendable {
         var waiting = 0
         /// Whether it ever waited: from then until it ends, lower priorities stay paused.
         var held = false
+        /// When its current wait began (while `waiting > 0`), and the waits before.
+        var since: ContinuousClock.Instant?
+        var waited: Duration = .zero
     }
 
     private struct Download {
@@ -146,7 +149,10 @@ final class ConnectionShare: Sendable {
     /// - Parameters:
     ///   - priority: ``Priority/interactive`` or ``Priority/prefetch``.
     ///   - page: The asking page's id, for ``isWaiting(page:)``.
-    func run<T: Sendable>(_ priority: Priority, page: String?, _ body: () async -> T) async -> T {
+    ///   - waited: Told, at the end, how long the request's card requests waited for the connection.
+    func run<T: Sendable>(
+        _ priority: Priority, page: String?, waited: ((Duration) -> Void)? = nil, _ body: () async -> T
+    ) async -> T {
         guard isSingleConnection else { return await body() }
         let ticket = box.withLock { b -> Ticket in
             b.nextID += 1
@@ -156,8 +162,28 @@ final class ConnectionShare: Sendable {
         let result = await ConnectionWait.$observer.withValue(ticket) {
             await ConnectionShare.$current.withValue(priority) { await body() }
         }
-        end(ticket.id)
+        let total = end(ticket.id)
+        waited?(total)
         return result
+    }
+
+    /// Waits until no request of the page or a prefetch has been in flight for `quiet`, or `limit`
+    /// passed: what the page asks in the background (counting new files walks the whole card)
+    /// goes after what a person waits for, instead of between a folder's thumbnails.
+    func afterThePage(quiet: Duration = .milliseconds(300), limit: Duration = .seconds(10)) async {
+        guard isSingleConnection else { return }
+        let deadline = ContinuousClock.now + limit
+        var quietSince: ContinuousClock.Instant?
+        while ContinuousClock.now < deadline {
+            if box.withLock({ $0.requests.isEmpty }) {
+                let since = quietSince ?? .now
+                if ContinuousClock.now - since >= quiet { return }
+                quietSince = since
+            } else {
+                quietSince = nil
+            }
+            try? await Task.sleep(for: .milliseconds(25))
+        }
     }
 
     /// The engine's report: a card request of ticket `id` starts or stops waiting.
@@ -165,6 +191,11 @@ final class ConnectionShare: Sendable {
         let (pause, wake) = box.withLock { b -> ([Transfer], [(CheckedContinuation<Bool, Never>, Bool)]) in
             guard var r = b.requests[id] else { return ([], []) }
             r.waiting = max(0, r.waiting + (waiting ? 1 : -1))
+            if r.waiting > 0, r.since == nil { r.since = .now }
+            if r.waiting == 0, let since = r.since {
+                r.waited += .now - since
+                r.since = nil
+            }
             if waiting {
                 r.held = true
                 b.generation += 1
@@ -176,14 +207,17 @@ final class ConnectionShare: Sendable {
         for (c, value) in wake { c.resume(returning: value) }
     }
 
-    private func end(_ id: Int) {
-        let (generation, wake) = box.withLock { b -> (Int?, [(CheckedContinuation<Bool, Never>, Bool)]) in
+    /// Forgets a ticket; returns how long its card requests waited in all.
+    private func end(_ id: Int) -> Duration {
+        let (generation, wake, waited) = box.withLock {
+            b -> (Int?, [(CheckedContinuation<Bool, Never>, Bool)], Duration) in
             let before = b.level
-            guard b.requests.removeValue(forKey: id) != nil else { return (nil, []) }
-            return (before != b.level ? b.generation : nil, b.changedWatchers())
+            guard let r = b.requests.removeValue(forKey: id) else { return (nil, [], .zero) }
+            let waited = r.waited + (r.since.map { .now - $0 } ?? .zero)
+            return (before != b.level ? b.generation : nil, b.changedWatchers(), waited)
         }
         for (c, value) in wake { c.resume(returning: value) }
-        guard let generation else { return }
+        guard let generation else { return waited }
         let delay = resumeDelay
         Task.detached {
             try? await Task.sleep(for: delay)
@@ -199,6 +233,7 @@ final class ConnectionShare: Sendable {
             }
             for t in resume { t.resume() }
         }
+        return waited
     }
 
     /// Registers a download at `priority`; it is paused at once while a request above it holds the connection.

@@ -8,13 +8,19 @@ import FerryKit
 import Foundation
 
 actor ImageLoader {
-    private var current: Task<Data, any Error>?
+    private var current: Task<Result<Data, FerryError>, Never>?
 
-    func load(_ fs: any RemoteFileSystem, _ path: String) async throws -> Data {
+    func load(_ fs: any RemoteFileSystem, _ path: String) async throws(FerryError) -> Data {
         current?.cancel()  // the older request is stale
-        let task = Task { try await fs.data(at: path, limit: 64 << 20) }
+        let task = Task { () async -> Result<Data, FerryError> in
+            do throws(FerryError) {
+                return .success(try await fs.data(at: path, limit: 64 << 20))
+            } catch {
+                return .failure(error)
+            }
+        }
         current = task
-        return try await task.value
+        return try await task.value.get()
     }
 }
 
@@ -32,7 +38,7 @@ func show(_ text: String, _ loader: ImageLoader) async {
         }
         let bytes = try await loader.load(fs, url.path)
         print("\(name): loaded \(bytes.count) bytes")
-    } catch let error as FerryError where error.code == .cancelled {
+    } catch  where error.code == .cancelled {  // every FerryKit call throws FerryError: no cast
         print("\(text): cancelled, a newer photo was asked for")
     } catch {
         print("\(text): failed: \(error)")

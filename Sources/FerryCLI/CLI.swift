@@ -65,10 +65,21 @@ public enum CLI {
             return 2
         } catch let e as FerryError {
             console.error("ferry \(first): \(Hints.describe(e))")
-            return e.code == .invalidURL || e.code == .unsupportedScheme ? 2 : 1
+            return exitCode(for: e)
         } catch {
             console.error("ferry \(first): \(error)")
             return 1
+        }
+    }
+
+    /// The exit code of a command that failed with `error`: 2 for a URL Ferry
+    /// cannot use (bad usage), 1 for every failed operation, an `unexpected`
+    /// error (one FerryKit has no code for) included.
+    static func exitCode(for error: FerryError) -> Int32 {
+        switch error.code {
+        case .invalidURL, .unsupportedScheme: 2
+        case .unexpected: 1
+        default: 1
         }
     }
 

@@ -89,6 +89,9 @@ struct GetPlanner {
         return failed
     }
 
+    /// How many questions (`stat`, a HEAD over HTTP) are asked at once.
+    static let questionsAtOnce = 8
+
     /// `stat` of each URL, eight at a time, in the order given: the entry, `nil` where
     /// the download itself should say (a web URL with a query names a page its path
     /// alone may not; an error that is not about the file), or the error that means
@@ -97,32 +100,18 @@ struct GetPlanner {
     static func askAbout(_ urls: [(url: RemoteURL, fs: (any RemoteFileSystem)?)]) async
         -> [Result<RemoteEntry?, FerryError>]
     {
-        var answers = [Result<RemoteEntry?, FerryError>](repeating: .success(nil), count: urls.count)
-        for start in stride(from: 0, to: urls.count, by: 8) {
-            let batch = await withTaskGroup(of: (Int, Result<RemoteEntry?, FerryError>).self) { group in
-                for i in start..<min(start + 8, urls.count) {
-                    guard case let (url, fs?) = urls[i] else { continue }
-                    group.addTask {
-                        let web = url.scheme == .http || url.scheme == .https
-                        if web && url.query != nil { return (i, .success(nil)) }
-                        do {
-                            return (i, .success(try await fs.stat(url.path)))
-                        } catch let e as FerryError
-                            where [.notFound, .connectionFailed, .authenticationFailed].contains(e.code)
-                        {
-                            return (i, .failure(e))
-                        } catch {
-                            return (i, .success(nil))
-                        }
-                    }
-                }
-                var got: [(Int, Result<RemoteEntry?, FerryError>)] = []
-                for await answer in group { got.append(answer) }
-                return got
+        await urls.concurrentMap(width: questionsAtOnce) { url, fs in
+            guard let fs else { return .success(nil) }
+            let web = url.scheme == .http || url.scheme == .https
+            if web && url.query != nil { return .success(nil) }
+            do {
+                return .success(try await fs.stat(url.path))
+            } catch let e as FerryError where [.notFound, .connectionFailed, .authenticationFailed].contains(e.code) {
+                return .failure(e)
+            } catch {
+                return .success(nil)
             }
-            for (i, answer) in batch { answers[i] = answer }
         }
-        return answers
     }
 
     private mutating func add(
@@ -200,18 +189,10 @@ struct GetPlanner {
             files[$0].entry.size == nil && !files[$0].entry.isDirectory
                 && FileManager.default.fileExists(atPath: files[$0].destination)
         }
-        for start in stride(from: 0, to: unknown.count, by: 8) {
-            let sizes = await withTaskGroup(of: (Int, Int64?).self) { group in
-                for i in unknown[start..<min(start + 8, unknown.count)] {
-                    let path = files[i].entry.path
-                    group.addTask { (i, try? await fs.stat(path).size) }
-                }
-                var got: [(Int, Int64?)] = []
-                for await answer in group { got.append(answer) }
-                return got
-            }
-            for (i, size) in sizes { result[i].entry.size = size }
+        let sizes = await unknown.concurrentMap(width: questionsAtOnce) { i in
+            try? await fs.stat(files[i].entry.path).size
         }
+        for (i, size) in zip(unknown, sizes) { result[i].entry.size = size }
         return result
     }
 

@@ -31,8 +31,9 @@ enum InfoCommand: Command {
         let info: FlashAirInfo
         do {
             info = try await card.info()
-        } catch let e as FerryError where e.code == .notFound && e.serverCode == 404 {
-            throw notACardError(url)
+        } catch {
+            // A host without command.cgi answers 404: it is no card.
+            throw error.code == .notFound && error.serverCode == 404 ? notACardError(url) : error
         }
         if args.has(json) {
             console.out(try json(info, url: url) + "\n")

@@ -87,7 +87,7 @@ enum ListCommand: Command {
     static func list(_ fs: any RemoteFileSystem, _ url: RemoteURL) async throws -> [RemoteEntry] {
         do {
             return try await fs.list(url.path)
-        } catch let listError as FerryError {
+        } catch let listError {
             guard !url.isFolderPath, url.path != "/", [.notFound, .badListing].contains(listError.code)
             else { throw notACard(listError, url) }
             guard let entry = try? await fs.stat(url.path), !entry.isDirectory else { throw notACard(listError, url) }

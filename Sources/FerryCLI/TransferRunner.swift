@@ -52,35 +52,26 @@ enum TransferRunner {
             case .keptExisting: summary.kept += 1
             }
         }
-        await withTaskGroup(of: Result<TransferResult, FerryError>?.self) { group in
-            var next = 0
-            func launch() {
-                let file = moving[next]
-                next += 1
-                group.addTask {
-                    await runOne(file, output: output, registry: registry, interrupt: interrupt)
+        // Keep more started than may run: the engine's per-host limit holds
+        // them back and admits the next one the moment a connection is free.
+        // Finished files wait for their group commit (Durability) outside
+        // that limit; a window of only a few would leave the connections
+        // idle while a flush runs, so small files get a wide one.
+        await forEachConcurrently(moving, width: TransferRunner.window(jobs: jobs)) { file in
+            await runOne(file, output: output, registry: registry, interrupt: interrupt)
+        } each: { outcome in
+            switch outcome {
+            case .success(let r)?:
+                if r.skipped {
+                    summary.kept += 1
+                } else {
+                    summary.transferred += 1
+                    summary.bytes += r.bytesTransferred
                 }
+            case .failure?: summary.failed += 1
+            case nil: break
             }
-            // Keep more started than may run: the engine's per-host limit holds
-            // them back and admits the next one the moment a connection is free.
-            // Finished files wait for their group commit (Durability) outside
-            // that limit; a window of only a few would leave the connections
-            // idle while a flush runs, so small files get a wide one.
-            for _ in 0..<min(TransferRunner.window(jobs: jobs), moving.count) { launch() }
-            for await outcome in group {
-                switch outcome {
-                case .success(let r)?:
-                    if r.skipped {
-                        summary.kept += 1
-                    } else {
-                        summary.transferred += 1
-                        summary.bytes += r.bytesTransferred
-                    }
-                case .failure?: summary.failed += 1
-                case nil: break
-                }
-                if next < moving.count && !interrupt.fired { launch() }
-            }
+            return !interrupt.fired
         }
         summary.seconds = (ContinuousClock.now - started) / .seconds(1)
         summary.interrupted = interrupt.fired

@@ -8,7 +8,7 @@ public enum Ferry {
     /// Opens the remote file system a URL names.
     ///
     /// - Throws: nothing today (every scheme has a backend); kept so a backend may refuse a URL.
-    public static func fileSystem(for url: RemoteURL, options: ConnectionOptions = .init()) throws
+    public static func fileSystem(for url: RemoteURL, options: ConnectionOptions = .init()) throws(FerryError)
         -> any RemoteFileSystem
     {
         if let limit = options.maxConnections { setConnectionLimit(limit, for: url) }
@@ -34,7 +34,7 @@ public enum Ferry {
             let fs = try fileSystem(for: url, options: ConnectionOptions(verifyTLS: options.verifyTLS))
             return fs.download(url.path, to: destination, options: options)
         } catch {
-            return Transfer.failed(FerryError.wrap(error), source: url.redacted, destination: destination)
+            return Transfer.failed(error, source: url.redacted, destination: destination)
         }
     }
 

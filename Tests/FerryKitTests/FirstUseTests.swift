@@ -58,7 +58,7 @@ import Testing
         do {
             _ = try await fs.count("/pub/nope")
             Issue.record("count of a missing folder succeeded")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .notFound && e.operation == "count", "\(e)")
         }
         let t = fs.upload(URL(fileURLWithPath: local.file("big.bin")), to: "/pub/new/big.bin")

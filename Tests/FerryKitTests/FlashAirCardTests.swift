@@ -78,7 +78,7 @@ struct FlashAirCardTests {
             do {
                 _ = try await fs.count(missing)
                 Issue.record("count of \(missing) succeeded")
-            } catch let e as FerryError {
+            } catch let e {
                 #expect(e.code == .notFound && e.operation == "count", "\(e)")
             }
         }
@@ -89,7 +89,7 @@ struct FlashAirCardTests {
         do {
             _ = try await fs.list("/DCIM/nope")
             Issue.record("listing a missing folder succeeded")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .notFound)
         }
     }
@@ -213,7 +213,7 @@ struct FlashAirCardTests {
         do {
             try await fs.delete("/DCIM/100__TSB/写真.jpg")
             Issue.record("deleted a missing file")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .notFound)
         }
 
@@ -222,13 +222,13 @@ struct FlashAirCardTests {
         do {
             try await fs.makeDirectory("/New", createParents: false)
             Issue.record("mkdir of an existing folder succeeded")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .destinationExists)
         }
         do {
             try await fs.makeDirectory("/P/Q", createParents: false)
             Issue.record("mkdir without its parent succeeded")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .notFound)
         }
         try await fs.makeDirectory("/P/Q/R", createParents: true)
@@ -238,7 +238,7 @@ struct FlashAirCardTests {
         do {
             try await fs.removeDirectory("/P/Q")
             Issue.record("removed a folder that is not empty")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .directoryNotEmpty)
         }
         try await fs.removeDirectory("/P/Q/R")
@@ -249,7 +249,7 @@ struct FlashAirCardTests {
         do {
             try await fs.rename("/readonly.txt", to: "/other.txt")
             Issue.record("rename succeeded on a card")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .unsupportedOperation)
         }
     }
@@ -267,7 +267,7 @@ struct FlashAirCardTests {
         do {
             _ = try await fs.thumbnail("/DCIM/100__TSB/NONE.JPG")
             Issue.record("a thumbnail of a missing file")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .notFound)
         }
     }
@@ -381,7 +381,7 @@ struct FlashAirCardTests {
         do {
             _ = try await fs.list("/")
             Issue.record("a stopped card answered")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .notAnswering)
             #expect(e.description.contains("card not answering after 2 tries"))
         }

@@ -223,13 +223,13 @@ struct FlashAirScriptedCardTests {
         await #expect(throws: FerryError.self) { try await fs.list("/NOPE") }
         do {
             _ = try await fs.list("/NOPE")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .notFound)
         }
         do {
             _ = try await fs.stat("/DCIM/none.jpg")
             Issue.record("stat of a missing file succeeded")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .notFound)
         }
         let file = try await fs.stat("/DCIM/0126_1.JPG")  // FAT names ignore case
@@ -276,7 +276,7 @@ struct FlashAirScriptedCardTests {
         do {
             _ = try await fs.list("/DCIM")
             Issue.record("listing a busy card succeeded")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .notAnswering)
             #expect(e.description.contains("card not answering after 3 tries"))
             #expect(e.description.contains("503"))
@@ -300,7 +300,7 @@ struct FlashAirScriptedCardTests {
         do {
             _ = try await fs.count("/DCIM")
             Issue.record("a silent card answered")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .notAnswering)
             #expect(e.description.contains("card not answering after 2 tries"))
         }
@@ -378,7 +378,7 @@ struct FlashAirScriptedCardTests {
         do {
             try await fs.delete("/DCIM/100__TSB")
             Issue.record("rm of a folder succeeded")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .unsupportedOperation)
         }
     }
@@ -388,7 +388,7 @@ struct FlashAirScriptedCardTests {
         do {
             try await fs.rename("/DCIM/0126_1.jpg", to: "/DCIM/x.jpg")
             Issue.record("rename succeeded")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .unsupportedOperation)
         }
         // The card answers 404 for a file without one: no thumbnail, no error.

@@ -75,13 +75,16 @@ struct HTTPDownloadEdgeTests {
         defer { server.stop() }
         for (name, scheme) in [("ftp.bin", "ftp://"), ("file.bin", "file://"), ("dict.bin", "dict://")] {
             let dest = out.file(name)
-            await #expect {
-                _ = try await download(server.url("/" + name), to: dest).result
-            } throws: { error in
-                guard let e = error as? FerryError else { return false }
+            if let e = await #expect(
+                throws: FerryError.self,
+                performing: {
+                    _ = try await download(server.url("/" + name), to: dest).result
+                })
+            {
                 let text = e.description
-                return e.code == .unsupportedScheme && !e.isTransient && text.contains(name)
-                    && text.contains("redirect") && text.contains(scheme) && !text.contains("hunter2")
+                #expect(
+                    e.code == .unsupportedScheme && !e.isTransient && text.contains(name)
+                        && text.contains("redirect") && text.contains(scheme) && !text.contains("hunter2"), "\(e)")
             }
             #expect(!FileManager.default.fileExists(atPath: dest))
         }
@@ -293,12 +296,15 @@ struct HTTPDownloadEdgeTests {
         _ = try await download(server.url("/long.bin"), to: dest).result
         #expect(try contents(dest) == data)
         let start = ContinuousClock.now
-        await #expect {
-            _ = try await download(server.url("/huge.bin"), to: out.file("huge.bin")).result
-        } throws: { error in
-            guard let e = error as? FerryError else { return false }
-            return e.code == .protocolError && e.description.contains("huge.bin")
-                && e.description.contains("headers too large")
+        if let e = await #expect(
+            throws: FerryError.self,
+            performing: {
+                _ = try await download(server.url("/huge.bin"), to: out.file("huge.bin")).result
+            })
+        {
+            #expect(
+                e.code == .protocolError && e.description.contains("huge.bin")
+                    && e.description.contains("headers too large"), "\(e)")
         }
         #expect(ContinuousClock.now - start < .seconds(5))
         #expect(try listing() == ["long.bin"])
@@ -398,11 +404,15 @@ struct HTTPDownloadEdgeTests {
         }
         defer { server.stop() }
         let fs = HTTPFileSystem(url: try RemoteURL(parsing: server.url("/")))
-        await #expect {
-            _ = try await fs.stat("/x.bin")
-        } throws: { error in
-            guard let e = error as? FerryError else { return false }
-            return e.code == .notFound && e.description.contains("x.bin") && e.description.contains("404 Not Found")
+        if let e = await #expect(
+            throws: FerryError.self,
+            performing: {
+                _ = try await fs.stat("/x.bin")
+            })
+        {
+            #expect(
+                e.code == .notFound && e.description.contains("x.bin") && e.description.contains("404 Not Found"),
+                "\(e)")
         }
     }
 
@@ -455,18 +465,20 @@ struct HTTPDownloadEdgeTests {
         }
         defer { server.stop() }
         let url = "http://me:hunter2@127.0.0.1:\(server.port)/moved.bin"
-        await #expect {
-            _ = try await download(url, to: out.file("moved.bin")).result
-        } throws: { error in
-            guard let e = error as? FerryError else { return false }
+        if let e = await #expect(
+            throws: FerryError.self,
+            performing: {
+                _ = try await download(url, to: out.file("moved.bin")).result
+            })
+        {
             let text = e.description
-            return e.code == .notFound && text.contains("moved.bin") && text.contains("410 Gone")
-                && !text.contains("hunter2") && !text.unicodeScalars.contains { $0.value < 0x20 }
+            #expect(
+                e.code == .notFound && text.contains("moved.bin") && text.contains("410 Gone")
+                    && !text.contains("hunter2") && !text.unicodeScalars.contains { $0.value < 0x20 }, "\(e)")
         }
-        await #expect {
+        let teapot = await #expect(throws: FerryError.self) {
             _ = try await download(server.url("/teapot.bin"), to: out.file("teapot.bin")).result
-        } throws: { error in
-            (error as? FerryError)?.description == "download \(server.url("/teapot.bin")): 418 HTTP error"
         }
+        #expect(teapot?.description == "download \(server.url("/teapot.bin")): 418 HTTP error")
     }
 }

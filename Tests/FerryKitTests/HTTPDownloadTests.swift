@@ -145,12 +145,15 @@ struct HTTPDownloadTests {
 
     @Test func notFoundFailsAtOnceWithTheStatus() async throws {
         let dest = out.file("missing.bin")
-        await #expect {
-            _ = try await download(nginx.url("/missing.bin"), to: dest).result
-        } throws: { error in
-            guard let e = error as? FerryError else { return false }
-            return e.code == .notFound && e.serverCode == 404 && e.description.contains("404 Not Found")
-                && e.description.contains("missing.bin")
+        if let e = await #expect(
+            throws: FerryError.self,
+            performing: {
+                _ = try await download(nginx.url("/missing.bin"), to: dest).result
+            })
+        {
+            #expect(
+                e.code == .notFound && e.serverCode == 404 && e.description.contains("404 Not Found")
+                    && e.description.contains("missing.bin"), "\(e)")
         }
         #expect(!FileManager.default.fileExists(atPath: dest))
     }
@@ -171,9 +174,12 @@ struct HTTPDownloadTests {
     @Test func refusedConnectionFailsWithoutRetryingForever() async throws {
         let port = Loopback.freePort()
         let start = ContinuousClock.now
-        await #expect {
-            _ = try await download("http://127.0.0.1:\(port)/x.bin", to: out.file("x.bin")).result
-        } throws: { ($0 as? FerryError)?.code == .connectionFailed }
+        do {
+            let e = await #expect(throws: FerryError.self) {
+                _ = try await download("http://127.0.0.1:\(port)/x.bin", to: out.file("x.bin")).result
+            }
+            #expect(e?.code == .connectionFailed, "\(String(describing: e))")
+        }
         #expect(ContinuousClock.now - start < .seconds(5))
     }
 
@@ -181,9 +187,12 @@ struct HTTPDownloadTests {
         try TestData.file(files.file("e.bin"), size: 1000)
         let dest = out.file("e.bin")
         try Data("mine".utf8).write(to: URL(fileURLWithPath: dest))
-        await #expect {
-            _ = try await download(nginx.url("/e.bin"), to: dest).result
-        } throws: { ($0 as? FerryError)?.code == .destinationExists }
+        do {
+            let e = await #expect(throws: FerryError.self) {
+                _ = try await download(nginx.url("/e.bin"), to: dest).result
+            }
+            #expect(e?.code == .destinationExists, "\(String(describing: e))")
+        }
         #expect(try String(contentsOfFile: dest, encoding: .utf8) == "mine")
         var skip = DownloadOptions()
         skip.overwrite = .skip
@@ -199,9 +208,12 @@ struct HTTPDownloadTests {
         let t = download(nginx.url("/slow/c.bin"), to: dest)
         try await Task.sleep(for: .milliseconds(300))
         t.cancel()
-        await #expect {
-            _ = try await t.result
-        } throws: { ($0 as? FerryError)?.code == .cancelled }
+        do {
+            let e = await #expect(throws: FerryError.self) {
+                _ = try await t.result
+            }
+            #expect(e?.code == .cancelled, "\(String(describing: e))")
+        }
         #expect(t.state == .cancelled)
         #expect(!FileManager.default.fileExists(atPath: dest))
         #expect((LocalFile.size(atPath: dest + ".part") ?? 0) > 0)
@@ -288,9 +300,13 @@ struct HTTPDownloadTests {
         #expect(e.size == 12345)
         #expect(e.kind == .file)
         #expect(e.modified?.zone == .utc)
-        await #expect { try await fs(nginx.url("/")).stat("/nope") } throws: { ($0 as? FerryError)?.code == .notFound }
-        await #expect { try await fs(nginx.url("/")).delete("/s.bin") } throws: {
-            ($0 as? FerryError)?.code == .unsupportedOperation
+        do {
+            let e = await #expect(throws: FerryError.self) { try await fs(nginx.url("/")).stat("/nope") }
+            #expect(e?.code == .notFound, "\(String(describing: e))")
+        }
+        do {
+            let e = await #expect(throws: FerryError.self) { try await fs(nginx.url("/")).delete("/s.bin") }
+            #expect(e?.code == .unsupportedOperation, "\(String(describing: e))")
         }
     }
 
@@ -301,11 +317,13 @@ struct HTTPDownloadTests {
         try #require(m.status == 0, "mounting a tmpfs is not permitted here: \(m.stderr)")
         defer { _ = try? TestProcess.run("/bin/umount", [mount.path]) }
         let dest = mount.file("big.bin")
-        await #expect {
-            _ = try await download(nginx.url("/big.bin"), to: dest).result
-        } throws: { error in
-            guard let e = error as? FerryError else { return false }
-            return e.code == .diskFull && e.description.contains("big.bin.part")
+        if let e = await #expect(
+            throws: FerryError.self,
+            performing: {
+                _ = try await download(nginx.url("/big.bin"), to: dest).result
+            })
+        {
+            #expect(e.code == .diskFull && e.description.contains("big.bin.part"), "\(e)")
         }
         #expect(!FileManager.default.fileExists(atPath: dest))
         #expect(FileManager.default.fileExists(atPath: dest + ".part"))

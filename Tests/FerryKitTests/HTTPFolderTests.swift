@@ -124,26 +124,34 @@ struct HTTPFolderTests {
     @Test func aPageThatIsNoIndexIsNotAFolderListing() async throws {
         let nginx = try NginxServer(root: www.path)
         let fs = try fs(nginx.url("/"))
-        await #expect {
-            try await fs.list("/site/")
-        } throws: { error in
-            let e = error as? FerryError
-            return e?.code == .badListing && "\(error)".contains("not a folder listing")
-                && "\(error)".contains(nginx.url("/site/"))
+        do {
+            let e = await #expect(throws: FerryError.self) { try await fs.list("/site/") }
+            #expect(e?.code == .badListing, "\(String(describing: e))")
+            #expect(e?.description.contains("not a folder listing") == true)
+            #expect(e?.description.contains(nginx.url("/site/")) == true)
         }
         // stat of that URL describes the page: a file, as before.
         #expect(try await fs.stat("/site/").kind == .file)
         // A folder without autoindex: nginx refuses it (403).
-        await #expect {
-            try await fs.list("/tree/")
-        } throws: { ($0 as? FerryError)?.code == .permissionDenied }
-        await #expect {
-            try await fs.list("/index/nothing-here/")
-        } throws: { ($0 as? FerryError)?.code == .notFound }
+        do {
+            let e = await #expect(throws: FerryError.self) {
+                try await fs.list("/tree/")
+            }
+            #expect(e?.code == .permissionDenied, "\(String(describing: e))")
+        }
+        do {
+            let e = await #expect(throws: FerryError.self) {
+                try await fs.list("/index/nothing-here/")
+            }
+            #expect(e?.code == .notFound, "\(String(describing: e))")
+        }
         // A file is not a folder.
-        await #expect {
-            try await fs.list("/index/tree/big.bin")
-        } throws: { ($0 as? FerryError)?.code == .notFound }
+        do {
+            let e = await #expect(throws: FerryError.self) {
+                try await fs.list("/index/tree/big.bin")
+            }
+            #expect(e?.code == .notFound, "\(String(describing: e))")
+        }
     }
 
     @Test func aFolderBehindBasicAuthentication() async throws {
@@ -152,16 +160,14 @@ struct HTTPFolderTests {
         let entries = try await fs(url).list("/private/tree/")
         #expect(entries.count == 8)
         let anonymous = nginx.url("/private/tree/")
-        await #expect {
-            try await fs(anonymous).list("/private/tree/")
-        } throws: { error in
-            (error as? FerryError)?.code == .authenticationFailed && !"\(error)".contains("s3cr")
+        do {
+            let e = await #expect(throws: FerryError.self) { try await fs(anonymous).list("/private/tree/") }
+            #expect(e?.code == .authenticationFailed && e?.description.contains("s3cr") == false)
         }
         let wrong = "http://ann:nope@127.0.0.1:\(nginx.port)/private/tree/"
-        await #expect {
-            try await fs(wrong).list("/private/tree/")
-        } throws: { error in
-            (error as? FerryError)?.code == .authenticationFailed && !"\(error)".contains("nope")
+        do {
+            let e = await #expect(throws: FerryError.self) { try await fs(wrong).list("/private/tree/") }
+            #expect(e?.code == .authenticationFailed && e?.description.contains("nope") == false)
         }
     }
 

@@ -22,7 +22,8 @@ import Testing
         #expect(entries[0].isHidden)
         #expect(entries[1].size == 1234 && entries[1].kind == .file && entries[1].path == dir.file("a b#1%.bin"))
         #expect(entries[2].kind == .directory && entries[2].size == nil)
-        await #expect { try await fs.stat(dir.file("nope")) } throws: { ($0 as? FerryError)?.code == .notFound }
+        let missing = await #expect(throws: FerryError.self) { try await fs.stat(dir.file("nope")) }
+        #expect(missing?.code == .notFound)
     }
 
     @Test func copiesThroughAPartFileAndRefusesToClobber() async throws {
@@ -30,18 +31,21 @@ import Testing
         let r = try await fs.download(dir.file("src.bin"), to: dir.file("dst.bin"), options: .init()).result
         #expect(r.size == 3_000_000)
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir.file("dst.bin"))) == data)
-        await #expect {
+        let exists = await #expect(throws: FerryError.self) {
             _ = try await fs.download(dir.file("src.bin"), to: dir.file("dst.bin"), options: .init()).result
-        } throws: { ($0 as? FerryError)?.code == .destinationExists }
+        }
+        #expect(exists?.code == .destinationExists)
     }
 
     @Test func folderOperations() async throws {
         try await fs.makeDirectory(dir.file("x/y/z"), createParents: true)
-        await #expect { try await fs.makeDirectory(dir.file("p/q"), createParents: false) } throws: { _ in true }
-        try TestData.file(dir.file("x/y/z/f"), size: 10)
-        await #expect { try await fs.removeDirectory(dir.file("x/y/z")) } throws: {
-            ($0 as? FerryError)?.code == .directoryNotEmpty
+        let noParent = await #expect(throws: FerryError.self) {
+            try await fs.makeDirectory(dir.file("p/q"), createParents: false)
         }
+        #expect(noParent?.code == .notFound)
+        try TestData.file(dir.file("x/y/z/f"), size: 10)
+        let full = await #expect(throws: FerryError.self) { try await fs.removeDirectory(dir.file("x/y/z")) }
+        #expect(full?.code == .directoryNotEmpty)
         try await fs.rename(dir.file("x/y/z/f"), to: dir.file("x/g"))
         try await fs.removeDirectory(dir.file("x/y/z"))
         try await fs.delete(dir.file("x/g"))

@@ -56,7 +56,7 @@ struct SFTPOpenSSHTests {
         await #expect(throws: FerryError.self) { try await fs.stat(path("nothing")) }
         do {
             _ = try await fs.stat(path("nothing"))
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .notFound && e.serverCode == 2, "\(e)")
         }
 
@@ -93,13 +93,13 @@ struct SFTPOpenSSHTests {
         do {
             try await fs.makeDirectory(path("p"), createParents: false)
             Issue.record("mkdir of an existing folder succeeded")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .destinationExists, "\(e)")
         }
         do {
             try await fs.removeDirectory(path("p"))
             Issue.record("rmdir of a full folder succeeded")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .directoryNotEmpty, "\(e)")
         }
         try await fs.removeDirectory(path("p/q r/s"))
@@ -116,7 +116,7 @@ struct SFTPOpenSSHTests {
         do {
             try await fs.delete(path("nothing"))
             Issue.record("deleting nothing succeeded")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .notFound && e.serverCode == 2 && e.description.contains("No such file"), "\(e)")
         }
     }

@@ -434,7 +434,7 @@ struct NoDatesFileSystem: RemoteFileSystem {
     let inner: LocalFileSystem
     var url: RemoteURL { inner.url }
 
-    func list(_ path: String) async throws -> [RemoteEntry] {
+    func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
         try await inner.list(path).map { e in
             var e = e
             e.modified = nil
@@ -442,7 +442,7 @@ struct NoDatesFileSystem: RemoteFileSystem {
         }
     }
 
-    func stat(_ path: String) async throws -> RemoteEntry { try await inner.stat(path) }
+    func stat(_ path: String) async throws(FerryError) -> RemoteEntry { try await inner.stat(path) }
 
     func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
         inner.download(path, to: destination, options: options)

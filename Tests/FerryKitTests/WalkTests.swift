@@ -17,16 +17,18 @@ struct WalkTests {
 
         init(_ folders: [String: [RemoteEntry]]) { self.folders = folders }
 
-        func list(_ path: String) async throws -> [RemoteEntry] {
+        func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
             most.max(now.add(1, ordering: .sequentiallyConsistent).newValue, ordering: .sequentiallyConsistent)
             calls.add(1, ordering: .sequentiallyConsistent)
-            try await Task.sleep(for: .milliseconds(20))
+            do { try await Task.sleep(for: .milliseconds(20)) } catch {
+                throw FerryError.wrap(error, operation: "list")
+            }
             now.subtract(1, ordering: .sequentiallyConsistent)
             guard let entries = folders[path] else { throw FerryError(.notFound, target: path) }
             return entries.shuffled()
         }
 
-        func stat(_ path: String) async throws -> RemoteEntry { throw unsupported("stat", path) }
+        func stat(_ path: String) async throws(FerryError) -> RemoteEntry { throw unsupported("stat", path) }
 
         func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
             Transfer.failed(unsupported("download", path), source: path, destination: destination)

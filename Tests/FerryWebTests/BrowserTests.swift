@@ -8,7 +8,9 @@ import Testing
 
 /// The UI in a real browser: `Tests/browser/test_ui.py` drives headless
 /// Chromium with selenium (from `.build/test-venv`, made by scripts/setup.sh)
-/// against `ferry card` + `ferry serve` started here (see ``ServeFixture``). Screenshots go to `.build/test-artifacts/`.
+/// against `ferry card` + `ferry serve` started here (see
+/// ``ServeFixture/browsing(slowRate:slowLatencyMilliseconds:)``). Screenshots go
+/// to `.build/test-artifacts/`.
 @Suite(.serialized, .timeLimit(.minutes(10)))
 struct BrowserTests {
     static let root = TestProcess.packageRoot()
@@ -25,7 +27,7 @@ struct BrowserTests {
             // PRIO_PROCESS with 0 names the calling thread only).
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
             let started = ContinuousClock.now
-            let fixture = try ServeFixture()
+            let fixture = try ServeFixture.browsing()
             print("browser tests: card folder and servers ready in \(ContinuousClock.now - started)")
             let artifacts = Self.root + "/.build/test-artifacts"
             // Nice: timing-sensitive suites run in parallel with Chromium.
@@ -48,7 +50,8 @@ struct BrowserTests {
 
     /// Import, selection, the import panel, one connection shared with an import,
     /// and the phone and desktop layouts: `Tests/browser/test_import.py` against
-    /// ``ImportFixture``. Screenshots at 1280x800 and 390x844 go to `.build/test-artifacts/`.
+    /// ``ServeFixture/importing(photos:photoBytes:)``. Screenshots at 1280x800 and
+    /// 390x844 go to `.build/test-artifacts/`.
     @Test func importAndLayoutsInChromium() async throws {
         let missing = [Self.python, "/usr/bin/chromium", "/usr/bin/chromedriver"].filter {
             !FileManager.default.isExecutableFile(atPath: $0)
@@ -56,7 +59,7 @@ struct BrowserTests {
         try #require(missing.isEmpty, "missing \(missing.joined(separator: ", ")): run scripts/setup.sh")
         let (out, logs) = try await onThread { () throws -> (TestProcess.Output, String) in
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-            let fixture = try ImportFixture()
+            let fixture = try ServeFixture.importing()
             let out = try TestProcess.run(
                 "/usr/bin/nice",
                 [

@@ -80,12 +80,48 @@ import Testing
         await #expect(throws: FerryError.self) { try await fs.thumbnail("/missing.jpg") }
         do {
             _ = try await fs.thumbnail("/missing.jpg")
-        } catch let e as FerryError {
+        } catch let e {
             #expect(e.code == .notFound && e.serverCode == 404, "\(e)")
         }
         // A server that ignores Range: the answer is cut off, the thumbnail still found.
         let cut = try #require(try await fs.thumbnail("/norange/photo.jpg"))
         #expect(cut.jpeg == expected.jpeg)
+    }
+
+    /// The browser UI's thumbnail of a photo on an HTTP source is its Exif
+    /// thumbnail from the first bytes: nginx's log shows the 12 MP photo was not
+    /// sent. A JPEG without one is still downloaded whole and scaled.
+    @Test func webThumbnailOfAnHTTPPhotoReadsOnlyItsFirstBytes() async throws {
+        let photo = try await Self.photo()
+        let expected = try #require(EXIFThumbnail.extract(fromJPEG: photo))
+        let root = try TempDir(prefix: "web-thumb")
+        try Data(photo).write(to: URL(fileURLWithPath: root.file("photo.jpg")))
+        // A JPEG with no Exif block at all: the thumbnail itself.
+        try Data(expected.jpeg).write(to: URL(fileURLWithPath: root.file("plain.jpg")))
+        let nginx = try NginxServer(root: root.path)
+        let cache = try TempDir(prefix: "web-thumb-cache")
+        var configuration = WebConfiguration(source: try RemoteURL(parsing: nginx.url("/")), host: "127.0.0.1", port: 0)
+        configuration.cacheDirectory = cache.path
+        configuration.importDirectory = cache.file("imported")
+        let api = try WebAPI(configuration: configuration)
+
+        let thumb = await api.handle(APITests.request("/api/thumb?path=/photo.jpg&v=1"))
+        #expect(thumb.status == 200)
+        #expect(thumb.body == .data(Data(expected.jpeg)), "the photo's own Exif thumbnail")
+        let sent = Self.nginxSent(nginx, "/photo.jpg")
+        #expect(sent.requests == 1 && sent.bytes <= 256 * 1024, "nginx sent \(sent) of \(photo.count) bytes")
+        print("web thumbnail over HTTP: nginx sent \(sent.bytes) of \(photo.count) bytes")
+
+        let fallback = await api.handle(APITests.request("/api/thumb?path=/plain.jpg&v=1"))
+        #expect(fallback.status == 200)
+        let plain = Self.nginxSent(nginx, "/plain.jpg")
+        // The first bytes (the whole small file) asked for its Exif block, then the download.
+        #expect(plain.requests == 2 && plain.bytes == 2 * expected.jpeg.count, "\(plain)")
+        guard case .data(let scaled) = fallback.body else {
+            Issue.record("no thumbnail bytes: \(fallback.body)")
+            return
+        }
+        #expect(scaled.starts(with: [0xFF, 0xD8]))
     }
 
     @Test(arguments: [FTPServerKind.pyftpdlib, .vsftpd])
@@ -236,7 +272,7 @@ import Testing
             try await body()
             return nil
         } catch {
-            return error as? FerryError ?? FerryError.wrap(error)
+            return FerryError.wrap(error)  // the closure is untyped: Swift 6.3 infers no typed throws for it
         }
     }
 }

@@ -65,7 +65,9 @@ extension EXIFThumbnail {
     /// - Parameter read: Reads one byte range of the file (fewer bytes at its end).
     /// - Returns: The thumbnail, or nil when the file has none.
     /// - Throws: What `read` throws, and `FerryError` `.cancelled` when the task is cancelled.
-    public static func fetch(reading read: (Range<Int64>) async throws -> Data) async throws -> Thumbnail? {
+    public static func fetch(reading read: (Range<Int64>) async throws(FerryError) -> Data) async throws(FerryError)
+        -> Thumbnail?
+    {
         var bytes = [UInt8](try await read(0..<Int64(firstReadLength)))
         var asked = firstReadLength
         while bytes.count == asked, let need = prefixLengthNeeded(forJPEGPrefix: bytes), need > bytes.count {

@@ -59,7 +59,7 @@ public enum EXIFThumbnail {
     /// - Parameter path: The local file.
     /// - Returns: The thumbnail, or nil when the file has none.
     /// - Throws: `FerryError` (`.localIO`) when the file cannot be opened or read.
-    public static func extract(fromFileAt path: String) throws -> Thumbnail? {
+    public static func extract(fromFileAt path: String) throws(FerryError) -> Thumbnail? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FerryError.posix(errno, operation: "read", path: path) }
         defer { close(fd) }

@@ -29,6 +29,7 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
             case badListing = "unreadable listing"
             case directoryNotEmpty = "folder not empty"
             case tooLarge = "over the size limit"
+            case unexpected = "unexpected error"
         }
         fileprivate let base: Base
         fileprivate init(_ base: Base) { self.base = base }
@@ -75,6 +76,10 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         public static let directoryNotEmpty = Code(.directoryNotEmpty)
         /// A file is larger than the caller's limit for reading it into memory.
         public static let tooLarge = Code(.tooLarge)
+        /// A failure Ferry has no code for: an error from outside Ferry (a
+        /// callback, a system library) that ``FerryError/wrap(_:operation:target:)``
+        /// could not place. ``FerryError/detail`` holds its own description.
+        public static let unexpected = Code(.unexpected)
 
         /// The kind in words: "not found", "login failed" ...
         public var description: String { base.rawValue }
@@ -174,7 +179,31 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         return e
     }
 
-    /// Wraps any error as a `FerryError`, keeping one that already is.
+    /// Turns any error into a `FerryError`, for code that calls something
+    /// throwing `any Error` (Foundation, a callback) inside a `throws(FerryError)` function:
+    ///
+    /// ```swift
+    /// do { try FileManager.default.removeItem(atPath: path) } catch {
+    ///     throw FerryError.wrap(error, operation: "delete", target: path)
+    /// }
+    /// ```
+    ///
+    /// - A `FerryError` stays itself; only a missing operation and target are filled in.
+    /// - `CancellationError` becomes ``Code/cancelled``.
+    /// - A POSIX error (`POSIXError`, `NSPOSIXErrorDomain`) gets the codes of a
+    ///   failed system call on a local file: ``Code/diskFull`` for no space,
+    ///   ``Code/localIO`` otherwise, with the system's text.
+    /// - A Foundation file error (`CocoaError`, as `FileManager` throws):
+    ///   ``Code/notFound`` for a missing file, ``Code/permissionDenied`` for no
+    ///   permission, ``Code/diskFull`` for no space, ``Code/destinationExists``
+    ///   for a name that is taken, ``Code/localIO`` for the rest.
+    /// - Anything else is ``Code/unexpected``, its own description in ``detail``.
+    ///
+    /// - Parameters:
+    ///   - error: The error to turn into a `FerryError`.
+    ///   - operation: What Ferry was doing ("delete"), when the error does not say.
+    ///   - target: The file or (redacted) URL concerned, when the error does not say.
+    /// - Returns: The `FerryError`.
     public static func wrap(_ error: any Error, operation: String? = nil, target: String? = nil)
         -> FerryError
     {
@@ -182,26 +211,70 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         if error is CancellationError {
             return FerryError(.cancelled, operation: operation, target: target)
         }
+        if let e = error as? POSIXError {
+            return posix(e.code.rawValue, operation: operation, target: target)
+        }
+        let ns = error as NSError
+        if ns.domain == NSPOSIXErrorDomain {
+            return posix(Int32(truncatingIfNeeded: ns.code), operation: operation, target: target)
+        }
+        if ns.domain == NSCocoaErrorDomain, let file = cocoaFileError(CocoaError.Code(rawValue: ns.code)) {
+            // Foundation keeps the system call's errno underneath: its words are the plainer ones.
+            let underlying = (ns.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }.flatMap {
+                $0.domain == NSPOSIXErrorDomain ? Int32(truncatingIfNeeded: $0.code) : nil
+            }
+            let target = target ?? cocoaPath(ns)
+            if file.code == .localIO, let underlying {
+                return posix(underlying, operation: operation, target: target)
+            }
+            return FerryError(
+                file.code, operation: operation, target: target,
+                serverText: underlying.map { String(cString: strerror($0)) } ?? ns.localizedDescription,
+                detail: file.detail)
+        }
         return FerryError(
-            .localIO, operation: operation, target: target, detail: "\(error)")
+            .unexpected, operation: operation, target: target,
+            detail: "\(type(of: error)): \(String(describing: error))")
+    }
+
+    /// The code and advice for a Foundation file error; nil for one that is not about files.
+    private static func cocoaFileError(_ code: CocoaError.Code) -> (code: Code, detail: String?)? {
+        switch code {
+        case .fileNoSuchFile, .fileReadNoSuchFile: return (.notFound, nil)
+        case .fileReadNoPermission: return (.permissionDenied, "no permission to read it")
+        case .fileWriteNoPermission, .fileWriteVolumeReadOnly:
+            return (.permissionDenied, "choose a writable destination")
+        case .fileWriteOutOfSpace: return (.diskFull, "free some space and try again")
+        case .fileWriteFileExists: return (.destinationExists, nil)
+        default:
+            return CocoaError(code).isFileError ? (.localIO, nil) : nil
+        }
+    }
+
+    /// The path a Foundation file error names, when it names one.
+    private static func cocoaPath(_ error: NSError) -> String? {
+        if let path = error.userInfo[NSFilePathErrorKey] as? String { return path }
+        return (error.userInfo[NSURLErrorKey] as? URL)?.path
     }
 
     /// An error from a failed POSIX call on a local file.
     static func posix(_ errno: Int32, operation: String, path: String) -> FerryError {
+        posix(errno, operation: operation, target: path)
+    }
+
+    private static func posix(_ errno: Int32, operation: String?, target: String?) -> FerryError {
         let text = String(cString: strerror(errno))
         switch errno {
         case ENOSPC, EDQUOT:
             return FerryError(
-                .diskFull, operation: operation, target: path, serverText: text,
+                .diskFull, operation: operation, target: target, serverText: text,
                 detail: "free some space and run the same command again to resume")
-        case ENOENT:
-            return FerryError(.localIO, operation: operation, target: path, serverText: text)
         case EACCES, EPERM, EROFS:
             return FerryError(
-                .localIO, operation: operation, target: path, serverText: text,
+                .localIO, operation: operation, target: target, serverText: text,
                 detail: "choose a writable destination")
         default:
-            return FerryError(.localIO, operation: operation, target: path, serverText: text)
+            return FerryError(.localIO, operation: operation, target: target, serverText: text)
         }
     }
 }

@@ -39,36 +39,36 @@ extension RemoteFileSystem {
     public var capabilities: RemoteCapabilities { [] }
 
     /// Counts by listing the folder: a missing folder throws `notFound` as `list` does.
-    public func count(_ path: String) async throws -> Int {
+    public func count(_ path: String) async throws(FerryError) -> Int {
         do {
             return try await list(path).count { !$0.isHidden }
         } catch {
-            var e = FerryError.wrap(error, operation: "count", target: url.with(path: path).redacted)
+            var e = error.context(operation: "count", target: url.with(path: path).redacted)
             e.operation = "count"
             throw e
         }
     }
 
     /// Throws `unsupportedOperation`: only cards describe themselves.
-    public func info() async throws -> FlashAirInfo {
+    public func info() async throws(FerryError) -> FlashAirInfo {
         throw unsupportedCapability("info", "card facts (only a FlashAir card has them)")
     }
 
     /// Throws `unsupportedOperation`: the source cannot tell when it was written.
-    public func lastWriteTime() async throws -> Duration {
+    public func lastWriteTime() async throws(FerryError) -> Duration {
         throw unsupportedCapability("last write", "change detection; list again to see changes")
     }
 
     /// Throws `unsupportedOperation`: the source cannot tell whether it changed.
-    public func hasChanged() async throws -> Bool {
+    public func hasChanged() async throws(FerryError) -> Bool {
         throw unsupportedCapability("changed", "change detection; list again to see changes")
     }
 
     /// Nil: the source names no storage medium.
-    public func mediumIdentifier() async throws -> String? { nil }
+    public func mediumIdentifier() async throws(FerryError) -> String? { nil }
 
     /// Nil: the source cannot tell whether it accepts changes.
-    public func acceptsChanges() async throws -> Bool? { nil }
+    public func acceptsChanges() async throws(FerryError) -> Bool? { nil }
 
     /// The file system itself.
     public func forChangePolling(interval: Duration) -> any RemoteFileSystem { self }

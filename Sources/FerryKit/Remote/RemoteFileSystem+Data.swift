@@ -9,18 +9,18 @@ extension RemoteFileSystem {
     /// - Parameter path: The file.
     /// - Returns: The file's bytes.
     /// - Throws: `FerryError`: `tooLarge`, `notFound`, `cancelled`, the server's error.
-    public func data(at path: String) async throws -> Data {
+    public func data(at path: String) async throws(FerryError) -> Data {
         try await data(at: path, limit: Self.defaultDataLimit)
     }
 
     /// Throws `unsupportedOperation`: this backend cannot read ranges.
-    public func data(at path: String, range: Range<Int64>) async throws -> Data {
+    public func data(at path: String, range: Range<Int64>) async throws(FerryError) -> Data {
         throw unsupported("read", path)
     }
 
     /// Reads the range `0..<limit + 1` and fails when all of it came: at most
     /// `limit + 1` bytes are ever read.
-    public func data(at path: String, limit: Int) async throws -> Data {
+    public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
         let limit = max(0, limit)
         let bytes = try await data(at: path, range: 0..<Int64(limit) + 1)
         guard bytes.count <= limit else {
@@ -30,11 +30,13 @@ extension RemoteFileSystem {
     }
 
     /// The Exif thumbnail from the file's first bytes (``EXIFThumbnail/fetch(reading:)``).
-    public func thumbnail(_ path: String) async throws -> EXIFThumbnail.Thumbnail? {
+    public func thumbnail(_ path: String) async throws(FerryError) -> EXIFThumbnail.Thumbnail? {
         do {
-            return try await EXIFThumbnail.fetch { range in try await data(at: path, range: range) }
+            return try await EXIFThumbnail.fetch { range async throws(FerryError) in
+                try await data(at: path, range: range)
+            }
         } catch {
-            var e = FerryError.wrap(error, operation: "thumbnail", target: url.with(path: path).redacted)
+            var e = error.context(target: url.with(path: path).redacted)
             e.operation = "thumbnail"
             throw e
         }

@@ -52,7 +52,7 @@ extension RemoteFileSystem {
     ///
     /// - Parameter path: The folder.
     /// - Throws: `FerryError`: the server's refusal, `destinationExists` for a file of that name.
-    public func makeDirectory(_ path: String) async throws {
+    public func makeDirectory(_ path: String) async throws(FerryError) {
         try await makeDirectory(path, createParents: true)
     }
 }
@@ -66,7 +66,9 @@ extension Ferry {
     ///   - options: TLS and credentials; the defaults when left out.
     /// - Returns: The file system; its `url` is the parsed URL.
     /// - Throws: `FerryError` `invalidURL` or `unsupportedScheme`.
-    public static func fileSystem(for url: URL, options: ConnectionOptions = .init()) throws -> any RemoteFileSystem {
+    public static func fileSystem(for url: URL, options: ConnectionOptions = .init()) throws(FerryError)
+        -> any RemoteFileSystem
+    {
         try fileSystem(for: RemoteURL(parsing: url.absoluteString), options: options)
     }
 
@@ -81,7 +83,7 @@ extension Ferry {
         do {
             return download(try RemoteURL(parsing: url.absoluteString), to: destination, options: options)
         } catch {
-            return Transfer.failed(FerryError.wrap(error), source: url.absoluteString, destination: destination)
+            return Transfer.failed(error, source: url.absoluteString, destination: destination)
         }
     }
 

@@ -16,11 +16,14 @@ extension RemoteFileSystem {
     ///   - width: How many folders are listed at once.
     /// - Returns: Every folder and every file below `path`.
     /// - Throws: `FerryError` from the first listing that failed.
-    public func walk(_ path: String, includeHidden: Bool = false, width: Int = 4) async throws -> (
+    public func walk(_ path: String, includeHidden: Bool = false, width: Int = 4) async throws(FerryError) -> (
         folders: [RemoteEntry], files: [RemoteEntry]
     ) {
         var listed: [String: [RemoteEntry]] = [:]
-        try await withThrowingTaskGroup(of: (String, [RemoteEntry]).self) { group in
+        // A task group that cannot throw, with each listing's outcome as a value:
+        // `withThrowingTaskGroup` throws `any Error`, and this throws `FerryError`.
+        typealias Listed = Result<(String, [RemoteEntry]), FerryError>
+        let failure: FerryError? = await withTaskGroup(of: Listed.self) { group in
             var pending = [path]
             var seen: Set<String> = [path]
             var running = 0
@@ -28,21 +31,32 @@ extension RemoteFileSystem {
                 while running < max(1, width), let folder = pending.popLast() {
                     running += 1
                     group.addTask {
-                        let entries = try await self.list(folder).filter { includeHidden || !$0.isHidden }
-                        return (folder, entries.sorted { $0.name < $1.name })
+                        do throws(FerryError) {
+                            let entries = try await self.list(folder).filter { includeHidden || !$0.isHidden }
+                            return .success((folder, entries.sorted { $0.name < $1.name }))
+                        } catch {
+                            return .failure(error)
+                        }
                     }
                 }
             }
             launch()
-            while let (folder, entries) = try await group.next() {
+            while let outcome = await group.next() {
                 running -= 1
+                guard case .success(let (folder, entries)) = outcome else {
+                    group.cancelAll()
+                    if case .failure(let error) = outcome { return error }
+                    return nil
+                }
                 listed[folder] = entries
                 for e in entries where e.kind == .directory && seen.insert(e.path).inserted {
                     pending.append(e.path)
                 }
                 launch()
             }
+            return nil
         }
+        if let failure { throw failure }
         var folders: [RemoteEntry] = []
         var files: [RemoteEntry] = []
         var visited: Set<String> = []

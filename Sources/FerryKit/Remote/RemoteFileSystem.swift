@@ -12,7 +12,8 @@ public enum OverwritePolicy: String, Sendable, Hashable, CaseIterable {
 
 /// One remote storage: a FlashAir card, an FTP server, an HTTP server, a local folder.
 ///
-/// Every operation is `async throws`. A backend that cannot do an operation throws
+/// Every operation is `async throws(FerryError)`: a `catch` gets a `FerryError`
+/// without a cast. A backend that cannot do an operation throws
 /// `FerryError.unsupportedOperation`; it never pretends. Paths are absolute and
 /// decoded (`/DCIM/100__TSB/IMG 1.JPG`).
 public protocol RemoteFileSystem: Sendable {
@@ -20,10 +21,10 @@ public protocol RemoteFileSystem: Sendable {
     var url: RemoteURL { get }
 
     /// Lists one folder. `.` and `..` never appear.
-    func list(_ path: String) async throws -> [RemoteEntry]
+    func list(_ path: String) async throws(FerryError) -> [RemoteEntry]
 
     /// Describes one file or folder.
-    func stat(_ path: String) async throws -> RemoteEntry
+    func stat(_ path: String) async throws(FerryError) -> RemoteEntry
 
     /// Starts downloading `path` to the local file `destination`.
     ///
@@ -40,16 +41,16 @@ public protocol RemoteFileSystem: Sendable {
     func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer
 
     /// Deletes a file.
-    func delete(_ path: String) async throws
+    func delete(_ path: String) async throws(FerryError)
 
     /// Creates a folder, and its missing parents when `createParents` is true.
-    func makeDirectory(_ path: String, createParents: Bool) async throws
+    func makeDirectory(_ path: String, createParents: Bool) async throws(FerryError)
 
     /// Removes an empty folder.
-    func removeDirectory(_ path: String) async throws
+    func removeDirectory(_ path: String) async throws(FerryError)
 
     /// Renames or moves a file or folder.
-    func rename(_ path: String, to newPath: String) async throws
+    func rename(_ path: String, to newPath: String) async throws(FerryError)
 
     // MARK: Bytes in memory (RemoteFileSystem+Data.swift)
 
@@ -65,7 +66,7 @@ public protocol RemoteFileSystem: Sendable {
     /// - Returns: The bytes of the range that exist.
     /// - Throws: `FerryError`: `notFound`, `cancelled`, the server's error;
     ///   `unsupportedOperation` from a backend that cannot read ranges.
-    func data(at path: String, range: Range<Int64>) async throws -> Data
+    func data(at path: String, range: Range<Int64>) async throws(FerryError) -> Data
 
     /// Reads a whole file into memory, refusing one larger than `limit` bytes.
     ///
@@ -78,7 +79,7 @@ public protocol RemoteFileSystem: Sendable {
     ///   - limit: The largest size accepted, in bytes.
     /// - Returns: The file's bytes.
     /// - Throws: `FerryError`: `tooLarge`, `notFound`, `cancelled`, the server's error.
-    func data(at path: String, limit: Int) async throws -> Data
+    func data(at path: String, limit: Int) async throws(FerryError) -> Data
 
     /// The small preview image of a photo, read without downloading the photo.
     ///
@@ -89,7 +90,7 @@ public protocol RemoteFileSystem: Sendable {
     /// - Parameter path: A JPEG file.
     /// - Returns: The thumbnail, or nil when the file has none (not a JPEG, no Exif thumbnail).
     /// - Throws: `FerryError`: `notFound` for a missing file, `cancelled`, the server's error.
-    func thumbnail(_ path: String) async throws -> EXIFThumbnail.Thumbnail?
+    func thumbnail(_ path: String) async throws(FerryError) -> EXIFThumbnail.Thumbnail?
 
     // MARK: Optional capabilities (RemoteCapabilities.swift)
 
@@ -102,34 +103,34 @@ public protocol RemoteFileSystem: Sendable {
     /// A card answers with one request (op=101); elsewhere the folder is listed.
     ///
     /// - Throws: `FerryError` `notFound` for a missing folder, like ``list(_:)``.
-    func count(_ path: String) async throws -> Int
+    func count(_ path: String) async throws(FerryError) -> Int
 
     /// Facts about a card: firmware, SSID, CID, free space, supported operations
     /// (``RemoteCapabilities/cardInfo``).
     ///
     /// - Throws: `FerryError` `unsupportedOperation` from a source that is not a card.
-    func info() async throws -> FlashAirInfo
+    func info() async throws(FerryError) -> FlashAirInfo
 
     /// When the source was last written to, as time since it started
     /// (``RemoteCapabilities/changeDetection``). Cheap enough to ask every second;
     /// it goes backwards when the source restarts.
     ///
     /// - Throws: `FerryError` `unsupportedOperation` where the source cannot tell.
-    func lastWriteTime() async throws -> Duration
+    func lastWriteTime() async throws(FerryError) -> Duration
 
     /// Whether the source was written since the last ask (``RemoteCapabilities/changeDetection``).
     /// Asking clears the flag for every client: only one poller should use it.
     ///
     /// - Throws: `FerryError` `unsupportedOperation` where the source cannot tell.
-    func hasChanged() async throws -> Bool
+    func hasChanged() async throws(FerryError) -> Bool
 
     /// The identity of the storage medium behind this source (a card's CID),
     /// which stays the same at any address; nil where there is none.
-    func mediumIdentifier() async throws -> String?
+    func mediumIdentifier() async throws(FerryError) -> String?
 
     /// Whether the source accepts changes (uploads, deletes) right now; nil when
     /// it cannot tell, and trying is the only way to know.
-    func acceptsChanges() async throws -> Bool?
+    func acceptsChanges() async throws(FerryError) -> Bool?
 
     /// A copy of this file system suited to asking ``lastWriteTime()`` every
     /// `interval` (one try, short timeouts), so a source that went away is
@@ -146,7 +147,7 @@ extension RemoteFileSystem {
     }
 
     /// Throws `unsupportedOperation`: this backend cannot list.
-    public func list(_ path: String) async throws -> [RemoteEntry] {
+    public func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
         throw unsupported("list", path)
     }
 
@@ -161,18 +162,18 @@ extension RemoteFileSystem {
     }
 
     /// Throws `unsupportedOperation`: this backend cannot delete.
-    public func delete(_ path: String) async throws { throw unsupported("delete", path) }
+    public func delete(_ path: String) async throws(FerryError) { throw unsupported("delete", path) }
 
     /// Throws `unsupportedOperation`: this backend cannot create folders.
-    public func makeDirectory(_ path: String, createParents: Bool) async throws {
+    public func makeDirectory(_ path: String, createParents: Bool) async throws(FerryError) {
         throw unsupported("mkdir", path)
     }
 
     /// Throws `unsupportedOperation`: this backend cannot remove folders.
-    public func removeDirectory(_ path: String) async throws { throw unsupported("rmdir", path) }
+    public func removeDirectory(_ path: String) async throws(FerryError) { throw unsupported("rmdir", path) }
 
     /// Throws `unsupportedOperation`: this backend cannot rename.
-    public func rename(_ path: String, to newPath: String) async throws {
+    public func rename(_ path: String, to newPath: String) async throws(FerryError) {
         throw unsupported("rename", path)
     }
 }

@@ -67,7 +67,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: `FerryError.invalidURL` for malformed text (bad port, bad
     ///   percent-escape, missing host), `FerryError.unsupportedScheme` for a scheme
     ///   Ferry does not speak.
-    public init(parsing text: String) throws {
+    public init(parsing text: String) throws(FerryError) {
         func invalid(_ why: String) -> FerryError {
             FerryError(.invalidURL, target: RemoteURL.redact(text), detail: why)
         }

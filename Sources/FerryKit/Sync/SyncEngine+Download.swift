@@ -24,36 +24,27 @@ extension SyncEngine {
         let width = connections + 1
         let started = ContinuousClock.now
         var imported: [SyncItem] = []
-        var launched = 0
         var sourceGone = false
         let claimed = plan.claimed
-        await withTaskGroup(of: FetchOutcome.self) { group in
-            func launch() {
-                let d = downloads[launched]
-                launched += 1
-                group.addTask {
-                    await self.fetch(d, identity: identity, history: history, claimed: claimed, events: events)
+        let launched = await forEachConcurrently(downloads, width: width) { d in
+            await self.fetch(d, identity: identity, history: history, claimed: claimed, events: events)
+        } each: { outcome in
+            switch outcome {
+            case .imported(let item, let result, let changed):
+                summary.imported += 1
+                if changed { summary.changed += 1 }
+                summary.bytes += result.bytesTransferred
+                summary.importedBytes += result.size
+                imported.append(item)
+            case .failed(let item, let error):
+                if error.code == .cancelled {
+                    summary.interrupted = true
+                } else {
+                    summary.failures.append(.init(remotePath: item.remotePath, error: error))
+                    if SyncEngine.isSourceGone(error) { sourceGone = true }
                 }
             }
-            while launched < min(width, downloads.count) { launch() }
-            for await outcome in group {
-                switch outcome {
-                case .imported(let item, let result, let changed):
-                    summary.imported += 1
-                    if changed { summary.changed += 1 }
-                    summary.bytes += result.bytesTransferred
-                    summary.importedBytes += result.size
-                    imported.append(item)
-                case .failed(let item, let error):
-                    if error.code == .cancelled {
-                        summary.interrupted = true
-                    } else {
-                        summary.failures.append(.init(remotePath: item.remotePath, error: error))
-                        if SyncEngine.isSourceGone(error) { sourceGone = true }
-                    }
-                }
-                if launched < downloads.count && !sourceGone && !Task.isCancelled { launch() }
-            }
+            return !sourceGone && !Task.isCancelled
         }
         if Task.isCancelled { summary.interrupted = true }
         summary.notAttempted = downloads.count - launched
@@ -208,7 +199,7 @@ extension SyncEngine {
             do {
                 now = Dictionary(try await fs.list(folder).map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
             } catch {
-                for item in items { keep(item, "could not list its folder again: \(FerryError.wrap(error))") }
+                for item in items { keep(item, "could not list its folder again: \(error)") }
                 continue
             }
             for item in items {
@@ -228,7 +219,7 @@ extension SyncEngine {
                 do {
                     try await fs.delete(item.remotePath)
                 } catch {
-                    keep(item, "\(FerryError.wrap(error))")
+                    keep(item, "\(error)")
                     continue
                 }
                 try? history.transaction(write: true) { (tx) throws(FerryError) in

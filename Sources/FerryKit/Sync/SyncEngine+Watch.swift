@@ -27,7 +27,7 @@ extension SyncEngine {
             if let p = poller {
                 do {
                     state.lastWrite = try await p.lastWriteTime()
-                } catch let e as FerryError where e.code == .unsupportedOperation {
+                } catch  where error.code == .unsupportedOperation {
                     // Firmware before 2.00.02: list every interval instead.
                     poller = nil
                 } catch {
@@ -93,7 +93,7 @@ extension SyncEngine {
                 }
             } catch {
                 if Task.isCancelled { return false }
-                markUnavailable(&state, FerryError.wrap(error), events)
+                markUnavailable(&state, error, events)
                 continue
             }
             // Back after an absence: anything may have happened (even another card).

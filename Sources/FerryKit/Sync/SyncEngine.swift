@@ -53,7 +53,7 @@ public final class SyncEngine: Sendable {
         do {
             fs = try Ferry.fileSystem(for: url, options: c)
         } catch {
-            throw FerryError.wrap(error, operation: "sync", target: url.redacted)
+            throw error.context(operation: "sync", target: url.redacted)
         }
         self.init(fileSystem: fs, directory: directory, options: options)
     }
@@ -164,7 +164,7 @@ public final class SyncEngine: Sendable {
         do {
             files = try await fs.walk(url.path, includeHidden: options.includeHidden).files
         } catch {
-            throw FerryError.wrap(error, operation: "list", target: url.redacted)
+            throw error.context(operation: "list", target: url.redacted)
         }
         // Importing a folder into a folder inside it must not import its own imports.
         if url.scheme == .file {
@@ -225,7 +225,7 @@ public final class SyncEngine: Sendable {
         do {
             cid = try await fs.mediumIdentifier()
         } catch {
-            throw FerryError.wrap(error, operation: "identify card", target: url.redacted)
+            throw error.context(operation: "identify card", target: url.redacted)
         }
         if let cid { return SyncSourceIdentity(cid: cid) }
         return SyncSourceIdentity(url: url)

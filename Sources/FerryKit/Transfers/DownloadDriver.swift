@@ -128,31 +128,16 @@ protocol DownloadSourceFactory {
 /// retries with exponential back-off, pause and cancel, verify and rename. What
 /// to do after each attempt is `DownloadLoop`'s decision; this carries it out.
 enum DownloadDriver {
-    /// A journal's time validator as a date: an HTTP date (`Last-Modified`) or an FTP
-    /// `MDTM` answer (`YYYYMMDDHHMMSS[.fff]`, UTC); nil for anything else.
+    /// A journal's time validator as a date: an FTP `MDTM` answer (an RFC 3659
+    /// `time-val`, `RemoteTimestamp(timeVal:)`) or an HTTP date (`Last-Modified`,
+    /// `HTTPDate`); nil for anything else.
     static func parseValidatorTime(_ text: String) -> Date? {
-        if let date = HTTPDate.parse(text) { return date }
-        let digits = text.prefix { $0 != "." }
-        guard digits.count == 14, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { return nil }
-        func number(_ from: Int, _ length: Int) -> Int {
-            Int(digits.dropFirst(from).prefix(length))!
-        }
-        var parts = DateComponents()
-        (parts.year, parts.month, parts.day) = (number(0, 4), number(4, 2), number(6, 2))
-        (parts.hour, parts.minute, parts.second) = (number(8, 2), number(10, 2), number(12, 2))
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        // Calendar rolls month 13 or 31 February over: such an answer is no time.
-        guard let date = calendar.date(from: parts),
-            calendar.dateComponents([.month, .day, .hour, .minute], from: date)
-                == DateComponents(month: parts.month, day: parts.day, hour: parts.hour, minute: parts.minute)
-        else { return nil }
-        return date
+        RemoteTimestamp(timeVal: text)?.date() ?? HTTPDate.parse(text)
     }
 
     /// Starts a download as a `Transfer`.
     static func start(_ source: DownloadSource, to destination: String, options: DownloadOptions) -> Transfer {
-        Transfer.start(source: source.displayName, destination: destination) { transfer in
+        Transfer.start(source: source.displayName, destination: destination) { transfer async throws(FerryError) in
             try await run(source, to: destination, options: options, transfer: transfer)
         }
     }

@@ -66,14 +66,14 @@ public final class Transfer: Sendable, Identifiable {
     /// Starts `body` as the transfer's driver; its return or throw is the result.
     static func start(
         source: String, destination: String,
-        _ body: @escaping @Sendable (Transfer) async throws -> TransferResult
+        _ body: @escaping @Sendable (Transfer) async throws(FerryError) -> TransferResult
     ) -> Transfer {
         let t = Transfer(source: source, destination: destination)
         Task {
-            do {
+            do throws(FerryError) {
                 t.finish(.success(try await body(t)))
             } catch {
-                t.finish(.failure(FerryError.wrap(error, target: destination)))
+                t.finish(.failure(error.context(target: destination)))
             }
         }
         return t

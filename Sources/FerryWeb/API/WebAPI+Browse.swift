@@ -71,9 +71,12 @@ extension WebAPI {
     }
 
     /// `GET /api/thumb?path=[&v=VERSION]`: a JPEG of at most 256 pixels a side,
-    /// cached. From a FlashAir card it is the card's own `thumbnail.cgi` answer;
-    /// otherwise (or for a photo without an Exif thumbnail) it is made here from
-    /// the photo with libjpeg-turbo's scaled decoding.
+    /// cached. From a remote source it is the photo's Exif thumbnail as
+    /// `RemoteFileSystem.thumbnail` reads it without downloading the photo (a
+    /// card's `thumbnail.cgi`; elsewhere a range read of the file's first bytes);
+    /// for a local photo, or one without an Exif thumbnail, it is made here from
+    /// the photo with libjpeg-turbo's scaled decoding (a remote photo downloaded
+    /// whole first).
     func thumbnail(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
@@ -88,10 +91,9 @@ extension WebAPI {
             let bytes: [UInt8]
             if let cached = thumbnails.get(key) {
                 bytes = cached
-            } else if !raw, source.fs.capabilities.contains(.sourceThumbnails),
-                let embedded = try? await source.fs.thumbnail(backend)?.jpeg
-            {
-                // The card's thumbnail.cgi: the photo's Exif thumbnail, a few KB, no full download.
+            } else if !raw, !source.isLocal, let embedded = try? await source.fs.thumbnail(backend)?.jpeg {
+                // The photo's Exif thumbnail, a few KB, no full download: the card's
+                // thumbnail.cgi, or the first 64 KiB (at most 256) by a range read.
                 bytes = embedded
                 thumbnails.put(key, bytes)
             } else if raw, let jpeg = await remoteRawJPEG(backend, source: source) {

@@ -33,7 +33,7 @@ final class FTPListedFacts: Sendable {
         guard entry.kind == .file, let size = entry.size, size >= 0 else { return nil }
         self.size = size
         if let t = entry.modified, t.zone == .utc {
-            modified = String(format: "%04d%02d%02d%02d%02d%02d", t.year, t.month, t.day, t.hour, t.minute, t.second)
+            modified = t.timeVal
         } else {
             modified = nil
         }

@@ -82,7 +82,6 @@ struct FTPEndpoint: Sendable {
             easy.set(CURLOPT_SSL_VERIFYPEER, 0)
             easy.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
-        easy.set(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
         // Also bounds the wait for the reply that ends a transfer ("226"), which
         // libcurl 7.88 does blocking, holding up every transfer on the engine: at
         // 60 s, an upload whose bytes all fit in the socket buffers before its data
@@ -90,9 +89,7 @@ struct FTPEndpoint: Sendable {
         // does not run there).
         let stallSeconds = stallTimeout.map { max(1, Int($0 / .seconds(1))) }
         easy.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, stallSeconds ?? 60)
-        // A connection that moves under 1 byte/s for the stall time is dead.
-        easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        easy.set(CURLOPT_LOW_SPEED_TIME, stallSeconds ?? 30)
+        easy.setTimeouts(connect: .seconds(15), stall: stallTimeout ?? .seconds(30))
         easy.set(CURLOPT_TCP_KEEPALIVE, 1)
         easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
         easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)

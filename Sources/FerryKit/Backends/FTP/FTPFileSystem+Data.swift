@@ -12,7 +12,7 @@ extension FTPFileSystem {
     /// it wrote into its socket buffers by then it counts as sent (over loopback,
     /// vsftpd wrote up to the whole 2.4 MB file for a 64 KiB read). Ferry keeps
     /// only the range, and libcurl closes the control connection after the cut.
-    public func data(at path: String, range: Range<Int64>) async throws -> Data {
+    public func data(at path: String, range: Range<Int64>) async throws(FerryError) -> Data {
         Data(try await read(path, range: range, operation: "read"))
     }
 

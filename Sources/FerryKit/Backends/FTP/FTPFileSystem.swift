@@ -67,7 +67,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     // MARK: list
 
     /// Lists one folder with `MLSD` when the server offers it, else `LIST`.
-    public func list(_ path: String) async throws -> [RemoteEntry] {
+    public func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
         try await listing(path).entries
     }
 
@@ -150,7 +150,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Describes a file or folder: `MLST` when offered, else `SIZE` and `MDTM`
     /// (and a `CWD` to tell a folder).
-    public func stat(_ path: String) async throws -> RemoteEntry {
+    public func stat(_ path: String) async throws(FerryError) -> RemoteEntry {
         try await entry(path)
     }
 
@@ -292,7 +292,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
                 url: url,
                 endpoint: FTPEndpoint(
                     url: e.url, credentials: e.credentials, verifyTLS: false, caFile: e.caFile, engine: e.engine))
-        return Transfer.start(source: source, destination: display) { transfer in
+        return Transfer.start(source: source, destination: display) { transfer async throws(FerryError) in
             try await FTPUploader(fs: fs, source: source, path: p, options: options, transfer: transfer).run()
         }
     }
@@ -305,13 +305,13 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     // MARK: changes
 
     /// Deletes a file (`DELE`).
-    public func delete(_ path: String) async throws {
+    public func delete(_ path: String) async throws(FerryError) {
         try await command("delete", path) { "DELE " + $0 }
     }
 
     /// Creates a folder (`MKD`); with `createParents`, the missing folders above it
     /// too, and an existing folder is then not an error.
-    public func makeDirectory(_ path: String, createParents: Bool) async throws {
+    public func makeDirectory(_ path: String, createParents: Bool) async throws(FerryError) {
         let p = FTPEndpoint.normalize(path)
         if createParents {
             try FTPEndpoint.validate(p, operation: "mkdir", display: endpoint.display(p))
@@ -340,7 +340,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Removes an empty folder (`RMD`). A folder that is not empty fails with the
     /// server's reply and the code `directoryNotEmpty`.
-    public func removeDirectory(_ path: String) async throws {
+    public func removeDirectory(_ path: String) async throws(FerryError) {
         try await removeOneDirectory(FTPEndpoint.normalize(path))
     }
 
@@ -358,7 +358,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Renames or moves a file or folder (`RNFR` + `RNTO`). A `newPath` without a
     /// `/` is a new name in the same folder.
-    public func rename(_ path: String, to newPath: String) async throws {
+    public func rename(_ path: String, to newPath: String) async throws(FerryError) {
         let from = FTPEndpoint.normalize(path)
         let to =
             newPath.contains("/")

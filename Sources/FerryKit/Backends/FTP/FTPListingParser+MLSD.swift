@@ -167,7 +167,7 @@ extension FTPListingParser {
             guard let s = size(value) else { return false }
             facts.directorySize = s
         } else if equalsLowercased(name, "modify") {
-            guard let t = mlsdTime(value) else { return false }
+            guard let t = RemoteTimestamp.timeVal(value) else { return false }
             facts.modified = t
         } else if equalsLowercased(name, "perm") {
             facts.perm.present = true
@@ -178,25 +178,5 @@ extension FTPListingParser {
         }
         // Other facts (unique, UNIX.mode, media-type, ...) are not needed.
         return true
-    }
-
-    /// `YYYYMMDDHHMMSS[.fff]`, UTC.
-    static func mlsdTime(_ s: Bytes) -> RemoteTimestamp? {
-        let lo = s.startIndex
-        guard s.count >= 14,
-            let year = number(s[lo..<(lo + 4)], maxDigits: 4),
-            let month = number(s[(lo + 4)..<(lo + 6)], maxDigits: 2),
-            let day = number(s[(lo + 6)..<(lo + 8)], maxDigits: 2),
-            let hour = number(s[(lo + 8)..<(lo + 10)], maxDigits: 2),
-            let minute = number(s[(lo + 10)..<(lo + 12)], maxDigits: 2),
-            let second = number(s[(lo + 12)..<(lo + 14)], maxDigits: 2)
-        else { return nil }
-        if s.count > 14 {
-            guard s[lo + 14] == UInt8(ascii: "."), s.count > 15 else { return nil }
-            guard s[(lo + 15)...].allSatisfy(isDigit) else { return nil }
-        }
-        return RemoteTimestamp(
-            year: year, month: month, day: day, hour: hour, minute: minute, second: second,
-            zone: .utc)
     }
 }

@@ -87,10 +87,8 @@ struct FlashAirCGI: Sendable {
 
     /// Options every CGI request gets: connect and stall timeouts.
     func configureTimeouts(_ easy: EasyHandle) {
-        easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(policy.connectTimeout / .milliseconds(1)))
         // Silence (a sleeping camera) is a stall: under 1 byte/s for the stall time.
-        easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(policy.stallTimeout / .seconds(1))))
+        easy.setTimeouts(connect: policy.connectTimeout, stall: policy.stallTimeout)
         // The whole call, headers included, may not take longer than the stall time
         // twice over: a small CGI reply that trickles for minutes is a dead card.
         easy.set(CURLOPT_TIMEOUT_MS, Int(policy.stallTimeout * 2 / .milliseconds(1)))

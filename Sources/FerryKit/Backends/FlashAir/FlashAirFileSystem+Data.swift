@@ -10,12 +10,12 @@ extension FlashAirFileSystem {
     }
 
     /// Reads one byte range of a file on the card (`GET` with `Range`).
-    public func data(at path: String, range: Range<Int64>) async throws -> Data {
+    public func data(at path: String, range: Range<Int64>) async throws(FerryError) -> Data {
         Data(try await read(path, range: range, sizeLimit: nil))
     }
 
     /// Reads a whole file from the card, refusing one over `limit` before its body.
-    public func data(at path: String, limit: Int) async throws -> Data {
+    public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
         let limit = max(0, limit)
         let bytes = try await read(path, range: 0..<Int64(limit) + 1, sizeLimit: Int64(limit))
         guard bytes.count <= limit else {
@@ -31,10 +31,10 @@ extension FlashAirFileSystem {
     }
 
     /// The card's CID (op=120); nil when its firmware lacks it.
-    public func mediumIdentifier() async throws -> String? { try await cardID() }
+    public func mediumIdentifier() async throws(FerryError) -> String? { try await cardID() }
 
     /// Whether the card's `upload.cgi` works (op=118); nil when the firmware does not say.
-    public func acceptsChanges() async throws -> Bool? { try await uploadsEnabled() }
+    public func acceptsChanges() async throws(FerryError) -> Bool? { try await uploadsEnabled() }
 
     /// The card with one try and short timeouts, for watching op=121.
     public func forChangePolling(interval: Duration) -> any RemoteFileSystem { forPolling(interval: interval) }

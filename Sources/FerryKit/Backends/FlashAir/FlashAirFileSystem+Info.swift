@@ -9,7 +9,7 @@ extension FlashAirFileSystem {
     ///
     /// - Throws: `notFound` when there is no `command.cgi` (not a FlashAir card),
     ///   `notAnswering` when the card does not answer.
-    public func info() async throws -> FlashAirInfo {
+    public func info() async throws(FerryError) -> FlashAirInfo {
         var info = FlashAirInfo()
         for op in FlashAirInfo.probedOperations {
             let reply = try await cgi.get("command.cgi", query: "op=\(op)", operation: "info", target: "/")

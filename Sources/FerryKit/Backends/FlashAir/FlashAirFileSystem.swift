@@ -77,7 +77,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     ///
     /// - Throws: `notFound` for a missing folder or a file, `badListing` for a reply
     ///   that is not a listing, `notAnswering` for a card that does not answer.
-    public func list(_ path: String) async throws -> [RemoteEntry] {
+    public func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
         let folder = FlashAirListing.normalize(path)
         let entries = try await listing(folder, operation: "list")
         // A real card answers an empty listing for a folder that does not exist.
@@ -85,7 +85,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
             let me: RemoteEntry
             do {
                 me = try await stat(folder)
-            } catch let e as FerryError where e.code == .notFound {
+            } catch  where error.code == .notFound {
                 throw FerryError(.notFound, operation: "list", target: shown(folder), detail: "no such folder")
             }
             guard me.isDirectory else {
@@ -116,7 +116,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Counts the entries of a folder that are not hidden (op=101).
     ///
     /// - Throws: `unsupportedOperation` when the card lacks op=101.
-    public func count(_ path: String) async throws -> Int {
+    public func count(_ path: String) async throws(FerryError) -> Int {
         let folder = FlashAirListing.normalize(path)
         let reply = try await cgi.get(
             "command.cgi", query: "op=101&DIR=" + FlashAirCGI.encode(folder), operation: "count", target: folder)
@@ -145,7 +145,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     }
 
     /// Describes a file or folder by listing its parent folder.
-    public func stat(_ path: String) async throws -> RemoteEntry {
+    public func stat(_ path: String) async throws(FerryError) -> RemoteEntry {
         let p = FlashAirListing.normalize(path)
         if p == "/" { return RemoteEntry(name: "/", path: "/", kind: .directory) }
         let (parent, name) = FlashAirFileSystem.split(p)
@@ -203,7 +203,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
             remote = FlashAirListing.join(FlashAirListing.normalize(remote), (source as NSString).lastPathComponent)
         }
         let job = FlashAirUpload(card: self, source: source, path: FlashAirListing.normalize(remote), options: options)
-        return Transfer.start(source: source, destination: shown(job.path)) { transfer in
+        return Transfer.start(source: source, destination: shown(job.path)) { transfer async throws(FerryError) in
             try await job.run(transfer)
         }
     }
@@ -212,7 +212,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     ///
     /// - Throws: `notFound` when it is not there, `unsupportedOperation` for a folder
     ///   (use ``removeDirectory(_:)``) or a card with uploads disabled.
-    public func delete(_ path: String) async throws {
+    public func delete(_ path: String) async throws(FerryError) {
         let p = FlashAirListing.normalize(path)
         let entry = try await existing(p, operation: "delete")
         guard !entry.isDirectory else {
@@ -229,7 +229,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// - Throws: `destinationExists` when it exists (without `createParents`),
     ///   `notFound` for a missing parent, `verificationFailed` when the card said
     ///   SUCCESS but no folder appeared.
-    public func makeDirectory(_ path: String, createParents: Bool) async throws {
+    public func makeDirectory(_ path: String, createParents: Bool) async throws(FerryError) {
         let p = FlashAirListing.normalize(path)
         let components = p.split(separator: "/").map(String.init)
         guard !components.isEmpty else {
@@ -291,7 +291,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Removes an empty folder (`upload.cgi?DEL=`).
     ///
     /// - Throws: `directoryNotEmpty` when anything, hidden entries included, is in it.
-    public func removeDirectory(_ path: String) async throws {
+    public func removeDirectory(_ path: String) async throws(FerryError) {
         let p = FlashAirListing.normalize(path)
         guard p != "/" else {
             throw FerryError(.permissionDenied, operation: "rmdir", target: shown(p), detail: "cannot remove the root")
@@ -311,7 +311,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     }
 
     /// Cards cannot rename or move: always throws `unsupportedOperation`.
-    public func rename(_ path: String, to newPath: String) async throws {
+    public func rename(_ path: String, to newPath: String) async throws(FerryError) {
         throw FerryError(
             .unsupportedOperation, operation: "rename", target: shown(path),
             detail: "FlashAir cards cannot rename or move; download, upload under the new name, and delete")
@@ -321,7 +321,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Whether the card was written since the last ask (op=102). Asking clears the
     /// flag for every client: only one poller should use it.
-    public func hasChanged() async throws -> Bool {
+    public func hasChanged() async throws(FerryError) -> Bool {
         let reply = try await command(102, operation: "changed")
         guard let flag = FlashAirReply.updated(reply.text) else {
             throw FerryError(.protocolError, operation: "changed", target: shown("/"), serverText: reply.trimmedText)
@@ -331,7 +331,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// When the host last wrote to the card, as time since the card booted (op=121).
     /// Safe for several watchers; it goes backwards when the card restarts.
-    public func lastWriteTime() async throws -> Duration {
+    public func lastWriteTime() async throws(FerryError) -> Duration {
         let reply = try await command(121, operation: "last write")
         guard let ms = FlashAirReply.lastWriteMilliseconds(reply.text) else {
             throw FerryError(.protocolError, operation: "last write", target: shown("/"), serverText: reply.trimmedText)
@@ -344,7 +344,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     ///
     /// - Returns: The thumbnail, or nil when the file is not a JPEG or has none.
     /// - Throws: `notFound` when the file is missing.
-    public func thumbnail(_ path: String) async throws -> EXIFThumbnail.Thumbnail? {
+    public func thumbnail(_ path: String) async throws(FerryError) -> EXIFThumbnail.Thumbnail? {
         let p = FlashAirListing.normalize(path)
         let reply = try await cgi.get(
             "thumbnail.cgi", query: FlashAirCGI.encode(p), operation: "thumbnail", target: p)
@@ -406,7 +406,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
         do {
             return try await stat(path)
         } catch {
-            throw FerryError.wrap(error).withOperation(operation)
+            throw error.withOperation(operation)
         }
     }
 

@@ -47,9 +47,7 @@ final class FlashAirPostJob: CurlJob, @unchecked Sendable {
         easy.set(CURLOPT_MIMEPOST, pointer: UnsafeMutableRawPointer(mime))
         // Cards do not know `Expect: 100-continue`; waiting for it costs a second.
         easy.set(CURLOPT_HTTPHEADER, list: ["Expect:"])
-        easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(connectTimeout / .milliseconds(1)))
-        easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(stallTimeout / .seconds(1))))
+        easy.setTimeouts(connect: connectTimeout, stall: stallTimeout)
         enableProgress()
     }
 

@@ -35,7 +35,7 @@ struct FlashAirUpload: Sendable {
             do {
                 try await card.makeDirectory(folder, createParents: true)
             } catch {
-                throw FerryError.wrap(error, operation: "upload", target: card.shown(folder))
+                throw error.context(operation: "upload", target: card.shown(folder))
             }
             entries = []
         } else {

@@ -46,18 +46,11 @@ enum HTTPDate {
         }
         guard let day = number(5..<7), let year = number(12..<16), let hour = number(17..<19),
             let minute = number(20..<22), let second = number(23..<25),
-            (1...daysIn(month: month + 1, year: year)).contains(day), hour < 24, minute < 60, second < 60
+            (1...RemoteTimestamp.daysIn(month: month + 1, year: year)).contains(day), hour < 24, minute < 60,
+            second < 60
         else { return nil }
         let days = daysSince1970(year: year, month: month + 1, day: day)
         return Date(timeIntervalSince1970: Double(((days * 24 + hour) * 60 + minute) * 60 + second))
-    }
-
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
     }
 
     /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil).

@@ -35,10 +35,7 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         decision = HTTPDownloadDecision(offset: offset, journal: part.journal, display: url.redacted)
         super.init(hostKey: url.hostKey, part: part, transfer: transfer, offset: offset)
         HTTPFileSystem.configure(easy, url: url, scheme: scheme, settings: settings)
-        easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
-        // A connection that delivers under 1 byte/s for the stall time is dead.
-        easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout / .seconds(1))))
+        easy.setTimeouts(connect: options.connectTimeout, stall: options.stallTimeout)
         var extra = settings.headerLines
         if offset > 0 {
             easy.set(CURLOPT_RANGE, "\(offset)-")

@@ -7,7 +7,7 @@ extension HTTPFileSystem {
     public var capabilities: RemoteCapabilities { [.rangeReads] }
 
     /// Reads one byte range with a `Range` request (see ``RemoteFileSystem/data(at:range:)``).
-    public func data(at path: String, range: Range<Int64>) async throws -> Data {
+    public func data(at path: String, range: Range<Int64>) async throws(FerryError) -> Data {
         Data(
             try await HTTPMemoryRead.read(
                 target(path), range: range, sizeLimit: nil, engine: engine, verifyTLS: verifyTLS, settings: settings))
@@ -15,7 +15,7 @@ extension HTTPFileSystem {
 
     /// Reads a whole file, refusing it before its body when the server announces
     /// a size over `limit`, else after `limit + 1` bytes.
-    public func data(at path: String, limit: Int) async throws -> Data {
+    public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
         let limit = max(0, limit)
         let bytes = try await HTTPMemoryRead.read(
             target(path), range: 0..<Int64(limit) + 1, sizeLimit: Int64(limit), engine: engine, verifyTLS: verifyTLS,
@@ -36,9 +36,11 @@ extension HTTPFileSystem {
 
 /// Capped HTTP reads into memory, for HTTP and FlashAir.
 enum HTTPMemoryRead {
-    /// Reads `range` of `target`: a `206` gives it, a `200` (Range ignored) is
-    /// skipped up to the range and cut off after it, a `416` means the range
-    /// starts past the end (no bytes).
+    /// Reads `range` of `target`, the response judged as a download judges it
+    /// (`HTTPRangeReply`): a `206` of the asked bytes gives them, a `200` (Range
+    /// ignored) is skipped up to the range and cut off after it, a `416` means
+    /// the range starts past the end (no bytes); a `206` of other bytes, or a
+    /// `416` that names a size past the range's start, is the server's error.
     ///
     /// - Parameters:
     ///   - sizeLimit: Stop before the body when the announced size is over it.
@@ -60,24 +62,38 @@ enum HTTPMemoryRead {
             HTTPFileSystem.configure(job.easy, url: target, scheme: wireScheme, verifyTLS: verifyTLS)
         }
         job.easy.set(CURLOPT_RANGE, "\(range.lowerBound)-\(range.lowerBound + Int64(capacity) - 1)")
-        job.easy.set(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
-        // A connection that moves under 1 byte/s for 30 s is dead.
-        job.easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        job.easy.set(CURLOPT_LOW_SPEED_TIME, 30)
+        job.easy.setTimeouts(connect: .seconds(15), stall: .seconds(30))
         let c = await engine.perform(job)
         if c.interrupted { throw FerryError(.cancelled, operation: operation, target: display) }
         let status = job.headers.status != 0 ? job.headers.status : c.responseCode
-        if status == 416 { return [] }
-        if status >= 400 || job.errorStatus {
-            throw FerryError.http(status: status, reason: job.headers.reason, operation: operation, target: display)
+        if status != 0 {
+            // Judged as a download judges it (and as the job did before the first byte).
+            switch HTTPRangeReply(status: status, headers: job.headers, offset: range.lowerBound) {
+            case .pastEnd(let total):
+                // Nothing from the range's start on. A size past that start
+                // contradicts the refusal: a download starts over on it.
+                guard let total, total > range.lowerBound else { return [] }
+                throw FerryError(
+                    .protocolError, operation: operation, target: display, serverCode: status,
+                    serverText: job.headers.reason,
+                    detail: "asked for bytes from \(range.lowerBound), refused as past the end of \(total) bytes")
+            case .error:
+                throw FerryError.http(status: status, reason: job.headers.reason, operation: operation, target: display)
+            case .notTheRange(let reason):
+                throw FerryError(
+                    .protocolError, operation: operation, target: display, serverCode: status,
+                    serverText: job.headers.reason,
+                    detail: [reason, job.headers["Content-Range"].map { "Content-Range: \($0)" }].compactMap { $0 }
+                        .joined(separator: "; "))
+            case .unexpected:
+                throw HTTPRangeReply.unexpected(
+                    status, reason: job.headers.reason, operation: operation, target: display)
+            case .fromOffset, .wholeFile:
+                break
+            }
         }
         if let total = job.announcedOverLimit, let sizeLimit {
             throw FerryError.overLimit(Int(sizeLimit), size: total, operation: operation, target: display)
-        }
-        if let wrong = job.wrongRange {
-            throw FerryError(
-                .protocolError, operation: operation, target: display, serverCode: status,
-                detail: "asked for bytes \(range.lowerBound)-, the server sent Content-Range: \(wrong)")
         }
         guard c.code == .ok || job.filled else {
             throw HTTPFileSystem.failure(

@@ -12,7 +12,7 @@ extension HTTPFileSystem {
     ///
     /// - Throws: `badListing` ("not a folder listing") when the page is no index
     ///   Ferry knows, the server's own status for a page it refuses.
-    public func list(_ path: String) async throws -> [RemoteEntry] {
+    public func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
         let folder = path.hasSuffix("/") ? path : path + "/"
         let page = try await fetchPage(folder, operation: "list")
         guard let index = page.index else {
@@ -27,11 +27,11 @@ extension HTTPFileSystem {
 
     /// `stat` of a URL ending in `/`: a folder when its page is an index, nil otherwise
     /// (a page such as `index.html`, which is then described as a file).
-    func statFolder(_ path: String) async throws -> RemoteEntry? {
+    func statFolder(_ path: String) async throws(FerryError) -> RemoteEntry? {
         let page: IndexPage
         do {
             page = try await fetchPage(path, operation: "stat")
-        } catch let e as FerryError where e.code == .badListing {
+        } catch  where error.code == .badListing {
             return nil  // a page too large to be an index: a file
         }
         guard page.index != nil else { return nil }
@@ -50,17 +50,15 @@ extension HTTPFileSystem {
     }
 
     /// GETs a folder page and parses it.
-    private func fetchPage(_ path: String, operation: String) async throws -> IndexPage {
+    private func fetchPage(_ path: String, operation: String) async throws(FerryError) -> IndexPage {
         let target = url.with(path: path)
         let shown = target.redacted
         let job = CurlRequestJob(hostKey: target.hostKey, maxBody: HTTPFileSystem.maxIndexBytes)
         HTTPFileSystem.configure(job.easy, url: target, verifyTLS: verifyTLS)
         // Index pages compress well; libcurl decodes whatever the server picks.
         job.easy.set(CURLOPT_ACCEPT_ENCODING, "")
-        job.easy.set(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
         // A slow server may take long to send a big page, but not stall.
-        job.easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        job.easy.set(CURLOPT_LOW_SPEED_TIME, 60)
+        job.easy.setTimeouts(connect: .seconds(15), stall: .seconds(60))
         let c = await engine.perform(job)
         if c.interrupted { throw FerryError(.cancelled, operation: operation, target: shown) }
         if c.code == .writeError && job.tooLarge {

@@ -78,7 +78,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     }
 
     /// Describes a file with `HEAD` (or a one-byte `GET` when HEAD is refused or tells no size).
-    public func stat(_ path: String) async throws -> RemoteEntry {
+    public func stat(_ path: String) async throws(FerryError) -> RemoteEntry {
         // A URL ending in `/` is a folder when its page is an index (HTTPFileSystem+List).
         if path.hasSuffix("/"), let folder = try await statFolder(path) { return folder }
         let target = url.with(path: path)
@@ -108,7 +108,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// The final response to a HEAD, or to a GET of the first byte only, and the
     /// file size it tells.
-    private func ask(_ target: RemoteURL, firstByteOnly: Bool) async throws -> (
+    private func ask(_ target: RemoteURL, firstByteOnly: Bool) async throws(FerryError) -> (
         status: Int, headers: HTTPHeaders, size: Int64?, final: String?
     ) {
         let job = CurlRequestJob(hostKey: target.hostKey, maxBody: firstByteOnly ? 1 : 0)

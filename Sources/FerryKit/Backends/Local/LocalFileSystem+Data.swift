@@ -9,25 +9,19 @@ extension LocalFileSystem {
     public var capabilities: RemoteCapabilities { [.rangeReads] }
 
     /// Reads one byte range of a local file.
-    public func data(at path: String, range: Range<Int64>) async throws -> Data {
+    public func data(at path: String, range: Range<Int64>) async throws(FerryError) -> Data {
         guard range.lowerBound >= 0 else { throw FerryError.badRange(range, operation: "read", target: path) }
         return try LocalFileSystem.read(path, range: range, limit: nil)
     }
 
     /// Reads a whole local file; one over `limit` fails without being read.
-    public func data(at path: String, limit: Int) async throws -> Data {
+    public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
         try LocalFileSystem.read(path, range: 0..<Int64.max, limit: max(0, limit))
     }
 
     private static func read(_ path: String, range: Range<Int64>, limit: Int?) throws(FerryError) -> Data {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT {
-                throw FerryError(
-                    .notFound, operation: "read", target: path, serverText: String(cString: strerror(errno)))
-            }
-            throw FerryError.posix(errno, operation: "read", path: path)
-        }
+        guard fd >= 0 else { throw LocalFileSystem.failure(errno, operation: "read", path: path) }
         defer { close(fd) }
         // The size from lseek: a folder fails at the first pread (EISDIR).
         let size = Int64(lseek(fd, 0, SEEK_END))

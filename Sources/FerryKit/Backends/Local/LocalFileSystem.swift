@@ -19,9 +19,9 @@ public struct LocalFileSystem: RemoteFileSystem {
     }
 
     /// Lists a folder on disk (`.` and `..` left out).
-    public func list(_ path: String) async throws -> [RemoteEntry] {
+    public func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
         guard let dir = opendir(path) else {
-            throw FerryError.posix(errno, operation: "list", path: path)
+            throw LocalFileSystem.failure(errno, operation: "list", path: path)
         }
         defer { closedir(dir) }
         var entries: [RemoteEntry] = []
@@ -36,7 +36,7 @@ public struct LocalFileSystem: RemoteFileSystem {
     }
 
     /// Describes a path without following a final symbolic link.
-    public func stat(_ path: String) async throws -> RemoteEntry {
+    public func stat(_ path: String) async throws(FerryError) -> RemoteEntry {
         guard let e = LocalFileSystem.entry(path) else {
             throw FerryError(.notFound, operation: "stat", target: path, serverText: String(cString: strerror(errno)))
         }
@@ -85,44 +85,61 @@ public struct LocalFileSystem: RemoteFileSystem {
     }
 
     /// Deletes a file.
-    public func delete(_ path: String) async throws {
+    public func delete(_ path: String) async throws(FerryError) {
         if LocalFile.isDirectory(path) {
             throw FerryError(.localIO, operation: "delete", target: path, detail: "is a folder; use rmdir")
         }
-        guard unlink(path) == 0 else { throw FerryError.posix(errno, operation: "delete", path: path) }
+        guard unlink(path) == 0 else { throw LocalFileSystem.failure(errno, operation: "delete", path: path) }
     }
 
     /// Creates a folder, and its missing parents when `createParents` is true.
-    public func makeDirectory(_ path: String, createParents: Bool) async throws {
+    public func makeDirectory(_ path: String, createParents: Bool) async throws(FerryError) {
         if createParents {
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             } catch {
-                throw FerryError(.localIO, operation: "mkdir", target: path, detail: error.localizedDescription)
+                throw FerryError.wrap(error, operation: "mkdir", target: path)
             }
             return
         }
-        guard mkdir(path, 0o755) == 0 else { throw FerryError.posix(errno, operation: "mkdir", path: path) }
+        guard mkdir(path, 0o755) == 0 else { throw LocalFileSystem.failure(errno, operation: "mkdir", path: path) }
     }
 
     /// Removes an empty folder.
-    public func removeDirectory(_ path: String) async throws {
+    public func removeDirectory(_ path: String) async throws(FerryError) {
         guard rmdir(path) == 0 else {
             let e = errno
             if e == ENOTEMPTY || e == EEXIST {
                 throw FerryError(
                     .directoryNotEmpty, operation: "rmdir", target: path, serverText: String(cString: strerror(e)))
             }
-            throw FerryError.posix(e, operation: "rmdir", path: path)
+            throw LocalFileSystem.failure(e, operation: "rmdir", path: path)
         }
     }
 
     /// Renames or moves a file or folder.
-    public func rename(_ path: String, to newPath: String) async throws {
+    public func rename(_ path: String, to newPath: String) async throws(FerryError) {
+        guard LocalFileSystem.entry(path) != nil else {
+            throw LocalFileSystem.failure(ENOENT, operation: "rename", path: path)
+        }
         if LocalFile.exists(newPath) {
             throw FerryError(.destinationExists, operation: "rename", target: newPath)
         }
         try LocalFile.renameNoReplace(path, to: newPath)
+    }
+
+    /// The error for a failed system call on `path`, in the codes every source
+    /// uses: a missing path is `notFound`, a refused one `permissionDenied`, a
+    /// taken name `destinationExists`; the rest as for any local file (`posix`).
+    static func failure(_ code: Int32, operation: String, path: String) -> FerryError {
+        let text = String(cString: strerror(code))
+        switch code {
+        case ENOENT, ENOTDIR: return FerryError(.notFound, operation: operation, target: path, serverText: text)
+        case EACCES, EPERM:
+            return FerryError(.permissionDenied, operation: operation, target: path, serverText: text)
+        case EEXIST: return FerryError(.destinationExists, operation: operation, target: path, serverText: text)
+        default: return FerryError.posix(code, operation: operation, path: path)
+        }
     }
 }
 
@@ -132,7 +149,7 @@ enum LocalCopy {
     static func start(from source: String, to destination: String, overwrite: OverwritePolicy, resume: Bool)
         -> Transfer
     {
-        Transfer.start(source: source, destination: destination) { transfer in
+        Transfer.start(source: source, destination: destination) { transfer async throws(FerryError) in
             try await run(from: source, to: destination, overwrite: overwrite, resume: resume, transfer: transfer)
         }
     }

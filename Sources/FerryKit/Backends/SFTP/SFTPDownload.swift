@@ -6,7 +6,8 @@ extension SFTPFileSystem {
     /// login fails once, before any `.part` exists), then the driver's loop.
     func startDownload(_ p: String, to destination: String, options: DownloadOptions) -> Transfer {
         let fs = self
-        return Transfer.start(source: endpoint.display(p), destination: destination) { transfer in
+        return Transfer.start(source: endpoint.display(p), destination: destination) {
+            transfer async throws(FerryError) in
             let method = try await fs.loginMethod(for: "download", p)
             let source = SFTPDownloadAttempt.source(fs: fs, path: p, method: method)
             return try await DownloadDriver.run(source, to: destination, options: options, transfer: transfer)

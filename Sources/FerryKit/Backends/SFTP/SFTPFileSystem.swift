@@ -94,7 +94,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     // MARK: list
 
     /// Lists one folder (libcurl's `ls -l`-style lines, read by the Unix listing parser).
-    public func list(_ path: String) async throws -> [RemoteEntry] {
+    public func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
         try await listing(path).entries
     }
 
@@ -136,7 +136,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     // MARK: stat
 
     /// Describes a file or folder: its size and exact time (SFTP `stat`).
-    public func stat(_ path: String) async throws -> RemoteEntry {
+    public func stat(_ path: String) async throws(FerryError) -> RemoteEntry {
         try await entry(path)
     }
 
@@ -202,7 +202,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
             return Transfer.failed(error, source: source, destination: display)
         }
         let fs = self
-        return Transfer.start(source: source, destination: display) { transfer in
+        return Transfer.start(source: source, destination: display) { transfer async throws(FerryError) in
             try await SFTPUploader(fs: fs, source: source, path: p, options: options, transfer: transfer).run()
         }
     }
@@ -210,13 +210,13 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     // MARK: changes
 
     /// Deletes a file (`rm`).
-    public func delete(_ path: String) async throws {
+    public func delete(_ path: String) async throws(FerryError) {
         try await command("delete", path) { ["rm " + $0] }
     }
 
     /// Creates a folder (`mkdir`); with `createParents`, the missing folders above
     /// it too, and an existing folder is then not an error.
-    public func makeDirectory(_ path: String, createParents: Bool) async throws {
+    public func makeDirectory(_ path: String, createParents: Bool) async throws(FerryError) {
         let p = FTPEndpoint.normalize(path)
         if createParents {
             try SFTPEndpoint.validate(p, operation: "mkdir", display: endpoint.display(p))
@@ -248,7 +248,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Removes an empty folder (`rmdir`). A folder that is not empty fails with
     /// the server's status and the code `directoryNotEmpty`.
-    public func removeDirectory(_ path: String) async throws {
+    public func removeDirectory(_ path: String) async throws(FerryError) {
         let p = FTPEndpoint.normalize(path)
         do {
             try await command("rmdir", p) { ["rmdir " + $0] }
@@ -264,7 +264,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Renames or moves a file or folder (`rename`). A `newPath` without a `/` is
     /// a new name in the same folder. An existing destination is not replaced.
-    public func rename(_ path: String, to newPath: String) async throws {
+    public func rename(_ path: String, to newPath: String) async throws(FerryError) {
         let from = FTPEndpoint.normalize(path)
         let to =
             newPath.contains("/")

@@ -5,11 +5,13 @@ import Foundation
 /// stops the transfer as soon as more arrive, so a server that sends more than
 /// was asked for (one that ignores `Range`) is cut off, not read to the end.
 ///
-/// Over HTTP it looks at the response before the first body byte: a `206` must
-/// start where asked, a `200` (Range ignored) has its first `start` bytes
-/// skipped, and with `sizeLimit` a size announced over it stops the transfer
-/// before any body is kept. Over FTP (`ftp` true) libcurl's `REST` does the
-/// skipping and the server replies go into `log`.
+/// Over HTTP it judges the response before the first body byte as a download
+/// does (`HTTPRangeReply`): a `206` of the asked bytes is kept, a `200` (Range
+/// ignored) has its first `start` bytes skipped, anything else stops the
+/// transfer with no body kept (`HTTPMemoryRead` says why); with `sizeLimit` a
+/// size announced over it stops the transfer before any body is kept. Over FTP
+/// (`ftp` true) libcurl's `REST` does the skipping and the server replies go
+/// into `log`.
 ///
 /// Engine-thread confined while running (see `CurlJob`); the awaiting task reads
 /// the results after `CurlEngine.perform` returned.
@@ -28,10 +30,6 @@ final class CurlMemoryJob: CurlJob, @unchecked Sendable {
     private(set) var filled = false
     /// The size the server announced, when it was over `sizeLimit`.
     private(set) var announcedOverLimit: Int64?
-    /// The `Content-Range` of a `206` that starts elsewhere than asked.
-    private(set) var wrongRange: String?
-    /// Set when the response was an error status: its body is not kept.
-    private(set) var errorStatus = false
     private var decided = false
     private var toSkip: Int64 = 0
 
@@ -78,23 +76,17 @@ final class CurlMemoryJob: CurlJob, @unchecked Sendable {
 
     /// Judges an HTTP response before its first body byte; false stops it.
     private func decide() -> Bool {
-        let status = headers.status
-        if status >= 300 {
-            errorStatus = true
-            return false
-        }
-        var total: Int64?
-        if status == 206 {
-            let range = headers["Content-Range"].flatMap(ContentRange.init)
-            guard let range, range.start == start else {
-                wrongRange = headers["Content-Range"] ?? "none"
-                return false
-            }
-            total = range.total
-        } else {
-            // 200: the server ignored Range and sends the file from its first byte.
+        let total: Int64?
+        switch HTTPRangeReply(status: headers.status, headers: headers, offset: start) {
+        case .fromOffset(let size):
+            total = size
+        case .wholeFile(let size):
+            // The server ignored Range and sends the file from its first byte.
             toSkip = start
-            total = headers["Content-Length"].flatMap { Int64($0) }
+            total = size
+        case .pastEnd, .notTheRange, .error, .unexpected:
+            // No byte of this body is one of the file's asked bytes.
+            return false
         }
         if let sizeLimit, let total, total > sizeLimit {
             announcedOverLimit = total

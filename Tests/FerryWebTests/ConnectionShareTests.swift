@@ -169,4 +169,38 @@ struct ConnectionShareTests {
         #expect(waited > .milliseconds(600) && waited < .seconds(5), "waiting lasted \(waited)")
         #expect(share.pauses == 0 && share.prefetchPauses == 0)
     }
+
+    @Test func thePhotoJustOpenedPassesTheThumbnailsAskedBeforeIt() async throws {
+        // Thumbnails go through one at a time, so the engine holds one of them at most: a request
+        // of the page that comes after eight of them waits for one, not for all eight.
+        let share = ConnectionShare(isSingleConnection: true, resumeDelay: .milliseconds(100))
+        let order = Order()
+        var thumbnails: [Task<Void, Never>] = []
+        for i in 1...8 {
+            thumbnails.append(
+                Task {
+                    await share.run(.interactive, page: "p", oneAtATime: true) {
+                        _ = try? await fs.stat("/SMALL.BIN")
+                        order.add("thumb\(i)")
+                    }
+                })
+        }
+        try await until("a thumbnail queued in the lane") { share.isWaiting(page: "p") }
+        await share.run(.interactive, page: "p") {
+            _ = try? await fs.stat("/BIG_A.BIN")
+            order.add("photo")
+        }
+        for t in thumbnails { await t.value }
+        let done = order.items.withLock { $0 }
+        let position = done.firstIndex(of: "photo") ?? done.count
+        #expect(position <= 3, "the photo came after \(position) thumbnails: \(done)")
+        #expect(done.count == 9)
+        #expect(!share.isWaiting(page: "p"))
+    }
+}
+
+/// What finished, in order.
+private final class Order: Sendable {
+    let items = Mutex<[String]>([])
+    func add(_ item: String) { items.withLock { $0.append(item) } }
 }

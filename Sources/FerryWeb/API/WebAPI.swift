@@ -87,7 +87,9 @@ final class WebAPI: Sendable {
         if let source, let priority {
             // On a card, the page's requests go before the viewer's prefetch, and both before an import.
             let record: (Duration) -> Void = { d in waited.withLock { $0 = d } }
-            response = await source.share.run(priority, page: request.query("page"), waited: record) {
+            response = await source.share.run(
+                priority, page: request.query("page"), oneAtATime: route == "thumb", waited: record
+            ) {
                 await api(request)
             }
         } else {

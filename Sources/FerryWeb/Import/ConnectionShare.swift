@@ -88,12 +88,32 @@ final class ConnectionShare: Sendable {
         var prefetchPauses = 0
         /// Bumped whenever a request starts to wait, so a scheduled resume that a newer wait overtook does nothing.
         var generation = 0
+        /// Whether a thumbnail holds the lane, and the thumbnails queued for it (ticket, continuation).
+        var laneBusy = false
+        var lane: [(id: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
         /// The lowest priority that may use the connection now: everything below is held back.
         var level: Priority? { requests.values.filter(\.held).map(\.priority).max() }
 
         func isWaiting(_ page: String) -> Bool {
             requests.values.contains { $0.page == page && $0.waiting > 0 }
+        }
+
+        /// Counts a wait of request `id` starting or ending; returns the downloads to pause.
+        mutating func count(_ id: Int, waiting: Bool, holds: Bool) -> [Transfer] {
+            guard var r = requests[id] else { return [] }
+            r.waiting = max(0, r.waiting + (waiting ? 1 : -1))
+            if r.waiting > 0, r.since == nil { r.since = .now }
+            if r.waiting == 0, let since = r.since {
+                r.waited += .now - since
+                r.since = nil
+            }
+            if waiting && holds {
+                r.held = true
+                generation += 1
+            }
+            requests[id] = r
+            return waiting && holds ? pauseBelow(level) : []
         }
 
         /// Marks the running downloads below `level` paused and returns them.
@@ -149,9 +169,13 @@ final class ConnectionShare: Sendable {
     /// - Parameters:
     ///   - priority: ``Priority/interactive`` or ``Priority/prefetch``.
     ///   - page: The asking page's id, for ``isWaiting(page:)``.
+    ///   - oneAtATime: Go through the lane one at a time (a grid's thumbnails): the engine then
+    ///     holds one of them at most, and the page's other requests (the photo just opened, the
+    ///     next folder) pass the rest instead of waiting behind every thumbnail asked for.
     ///   - waited: Told, at the end, how long the request's card requests waited for the connection.
     func run<T: Sendable>(
-        _ priority: Priority, page: String?, waited: ((Duration) -> Void)? = nil, _ body: () async -> T
+        _ priority: Priority, page: String?, oneAtATime: Bool = false, waited: ((Duration) -> Void)? = nil,
+        _ body: () async -> T
     ) async -> T {
         guard isSingleConnection else { return await body() }
         let ticket = box.withLock { b -> Ticket in
@@ -159,9 +183,11 @@ final class ConnectionShare: Sendable {
             b.requests[b.nextID] = Request(priority: priority, page: page)
             return Ticket(id: b.nextID, priority: priority, page: page, share: self)
         }
+        if oneAtATime { await enterLane(ticket.id) }
         let result = await ConnectionWait.$observer.withValue(ticket) {
             await ConnectionShare.$current.withValue(priority) { await body() }
         }
+        if oneAtATime { leaveLane() }
         let total = end(ticket.id)
         waited?(total)
         return result
@@ -187,24 +213,47 @@ final class ConnectionShare: Sendable {
     }
 
     /// The engine's report: a card request of ticket `id` starts or stops waiting.
-    private func ticket(_ id: Int, waits waiting: Bool) {
-        let (pause, wake) = box.withLock { b -> ([Transfer], [(CheckedContinuation<Bool, Never>, Bool)]) in
-            guard var r = b.requests[id] else { return ([], []) }
-            r.waiting = max(0, r.waiting + (waiting ? 1 : -1))
-            if r.waiting > 0, r.since == nil { r.since = .now }
-            if r.waiting == 0, let since = r.since {
-                r.waited += .now - since
-                r.since = nil
-            }
-            if waiting {
-                r.held = true
-                b.generation += 1
-            }
-            b.requests[id] = r
-            return (waiting ? b.pauseBelow(b.level) : [], b.changedWatchers())
+    private func ticket(_ id: Int, waits waiting: Bool) { mark(id, waiting: waiting, holds: true) }
+
+    /// Counts a wait of ticket `id` starting or ending; a wait for the connection itself (`holds`)
+    /// also holds back the downloads below it.
+    private func mark(_ id: Int, waiting: Bool, holds: Bool) {
+        let (pause, wake) = box.withLock { b in
+            (b.count(id, waiting: waiting, holds: holds), b.changedWatchers())
         }
         for t in pause { t.pause() }
         for (c, value) in wake { c.resume(returning: value) }
+    }
+
+    private func enterLane(_ id: Int) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let (free, wake) = box.withLock { b -> (Bool, [(CheckedContinuation<Bool, Never>, Bool)]) in
+                if !b.laneBusy {
+                    b.laneBusy = true
+                    return (true, [])
+                }
+                b.lane.append((id, c))
+                _ = b.count(id, waiting: true, holds: false)
+                return (false, b.changedWatchers())
+            }
+            for (w, value) in wake { w.resume(returning: value) }
+            if free { c.resume() }
+        }
+    }
+
+    private func leaveLane() {
+        let (next, wake) = box.withLock {
+            b -> (CheckedContinuation<Void, Never>?, [(CheckedContinuation<Bool, Never>, Bool)]) in
+            guard !b.lane.isEmpty else {
+                b.laneBusy = false
+                return (nil, [])
+            }
+            let next = b.lane.removeFirst()
+            _ = b.count(next.id, waiting: false, holds: false)
+            return (next.continuation, b.changedWatchers())
+        }
+        for (w, value) in wake { w.resume(returning: value) }
+        next?.resume()
     }
 
     /// Forgets a ticket; returns how long its card requests waited in all.

@@ -50,7 +50,7 @@ enum SourceProbe {
     ///   web server without a folder page at `/` answers.
     static func open(_ text: String, options: ConnectionOptions) async throws -> WebSource {
         let host = text.hasSuffix("/") ? String(text.dropLast()) : text
-        var tried: [String] = []
+        var tried: [(what: String, why: String)] = []
         // 1. A FlashAir card: its command.cgi tells its firmware version.
         do {
             let answer = try await withTimeout(timeout) { try await firmwareVersion(host, options: options) }
@@ -58,9 +58,9 @@ enum SourceProbe {
                 return WebSource(
                     fs: try Ferry.fileSystem(for: RemoteURL(parsing: "flashair://\(host)/"), options: options))
             }
-            tried.append("no FlashAir card (command.cgi?op=108 answered no firmware version)")
+            tried.append(("no FlashAir card", "command.cgi?op=108 answered no firmware version"))
         } catch {
-            tried.append("no FlashAir card (\(reason(error)))")
+            tried.append(("no FlashAir card", reason(error)))
         }
         // 2. and 3. An FTP server (anonymous) and a web server's folder page, asked at once (a card
         // would want one question at a time, but this is no card): FTP wins when both answer.
@@ -71,14 +71,14 @@ enum SourceProbe {
         case .success(let source): return source
         case .failure(let e):
             if e.code == .authenticationFailed { ftpRefusal = e }
-            tried.append("no FTP server (\(reason(e)))")
+            tried.append(("no FTP server", reason(e)))
         }
         var web: FerryError?
         switch await webAnswer {
         case .success(let source): return source
         case .failure(let e):
             if e.serverCode != nil || e.code == .badListing { web = e }
-            tried.append("no web server with a folder page (\(reason(e)))")
+            tried.append(("no web server with a folder page", reason(e)))
         }
         if let ftpRefusal {
             throw FerryError(
@@ -93,11 +93,14 @@ enum SourceProbe {
                 detail: "a web server answers at \(host) but shows no folder page at / "
                     + "(\(reason(web))): type the address of a folder it lists, such as http://\(host)/photos/")
         }
+        // One reason said once when all three are the same (a closed port: "is the server running?").
+        let reasons =
+            Set(tried.map(\.why)).count == 1
+            ? "\(tried[0].why)" : tried.map { "\($0.what) (\($0.why))" }.joined(separator: "; ")
         throw FerryError(
             .notAnswering, operation: "connect", target: text,
             detail: "nothing answered at \(host) as a FlashAir card, an FTP server or a web server: "
-                + tried.joined(separator: "; ")
-                + ". Check the address and that this computer is on the same network (a card: its Wi-Fi),"
+                + reasons + ". Check the address and that this computer is on the same network (a card: its Wi-Fi),"
                 + " or type a full URL (flashair://, ftp://, http://)")
     }
 

@@ -170,6 +170,29 @@ struct ConnectionShareTests {
         #expect(share.pauses == 0 && share.prefetchPauses == 0)
     }
 
+    @Test func aStreamOfPageRequestsPausesThePrefetchOnce() async throws {
+        // Thumbnails come one after another: the prefetch stays paused through the stream and
+        // resumes after it, instead of resuming and pausing again between two of them.
+        let share = ConnectionShare(isSingleConnection: true, resumeDelay: .milliseconds(100))
+        let t = download("BIG_A.BIN", share, .prefetch)
+        try await until("the prefetch's bytes") { t.currentProgress.bytesDone > 200_000 }
+        // A grid's thumbnails: asked at once, let through the lane one at a time.
+        var thumbnails: [Task<Void, Never>] = []
+        for _ in 1...8 {
+            thumbnails.append(
+                Task {
+                    await share.run(.interactive, page: "p", oneAtATime: true) { _ = try? await fs.stat("/SMALL.BIN") }
+                }
+            )
+        }
+        for thumbnail in thumbnails { await thumbnail.value }
+        #expect(share.prefetchPauses == 1, "paused \(share.prefetchPauses) times during one stream")
+        let result = try await t.result
+        share.remove(t)
+        #expect(result.restarts == 0)
+        #expect(same("BIG_A.BIN", out.path + "/BIG_A.BIN"))
+    }
+
     @Test func thePhotoJustOpenedPassesTheThumbnailsAskedBeforeIt() async throws {
         // Thumbnails go through one at a time, so the engine holds one of them at most: a request
         // of the page that comes after eight of them waits for one, not for all eight.

@@ -262,6 +262,12 @@ final class ConnectionShare: Sendable {
             b -> (Int?, [(CheckedContinuation<Bool, Never>, Bool)], Duration) in
             let before = b.level
             guard let r = b.requests.removeValue(forKey: id) else { return (nil, [], .zero) }
+            // The page's requests come in streams (thumbnails one at a time): the hold passes to
+            // those still in flight, so the downloads below resume a moment after the stream ends,
+            // not between two of its requests (each resume costs a reconnect and a pause again).
+            if r.held {
+                for (other, o) in b.requests where o.priority >= r.priority { b.requests[other]?.held = true }
+            }
             let waited = r.waited + (r.since.map { .now - $0 } ?? .zero)
             return (before != b.level ? b.generation : nil, b.changedWatchers(), waited)
         }

@@ -104,9 +104,9 @@ struct GetPlanner {
             guard let fs else { return .success(nil) }
             let web = url.scheme == .http || url.scheme == .https
             if web && url.query != nil { return .success(nil) }
-            do {
+            do throws(FerryError) {
                 return .success(try await fs.stat(url.path))
-            } catch let e as FerryError where [.notFound, .connectionFailed, .authenticationFailed].contains(e.code) {
+            } catch let e where [.notFound, .connectionFailed, .authenticationFailed].contains(e.code) {
                 return .failure(e)
             } catch {
                 return .success(nil)

@@ -48,8 +48,9 @@ public final class FaultProxy: Sendable {
             return !s.stopped
         }
         if first {
+            // Only wakes the accept loop, which closes the socket itself: closed here, its
+            // number could go to the next test's listener while the loop still accepts on it.
             shutdown(listener, Int32(SHUT_RDWR))
-            close(listener)
         }
     }
 
@@ -68,7 +69,10 @@ public final class FaultProxy: Sendable {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
-                if state.withLock({ $0.stopped }) { return }
+                if state.withLock({ $0.stopped }) {
+                    close(listener)
+                    return
+                }
                 continue
             }
             let limit: Int? = state.withLock { s in
@@ -97,7 +101,7 @@ public final class FaultProxy: Sendable {
             while true {
                 let n = read(client, &buf, buf.count)
                 if n <= 0 { break }
-                if write(upstream, buf, n) != n { break }
+                if send(upstream, buf, n, Int32(MSG_NOSIGNAL)) != n { break }
             }
             shutdown(upstream, Int32(SHUT_WR))
         }
@@ -113,7 +117,7 @@ public final class FaultProxy: Sendable {
                 count = max(0, limit - sent)
                 cut = true
             }
-            if count > 0 && write(client, buf, count) != count { break }
+            if count > 0 && send(client, buf, count, Int32(MSG_NOSIGNAL)) != count { break }
             sent += count
             state.withLock { $0.bytesFromServer += count }
             if cut {

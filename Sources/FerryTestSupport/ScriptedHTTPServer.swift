@@ -124,14 +124,16 @@ public final class ScriptedHTTPServer: Sendable {
 
     /// Stops listening and closes the connection being served.
     public func stop() {
-        let (first, current) = state.withLock { s -> (Bool, Int32) in
+        let first = state.withLock { s -> Bool in
             defer { s.stopped = true }
-            return (!s.stopped, s.current)
+            // Under the lock: the serving loop closes the connection only after clearing it.
+            if !s.stopped && s.current >= 0 { shutdown(s.current, Int32(SHUT_RDWR)) }
+            return !s.stopped
         }
         guard first else { return }
+        // Only wakes the accept loop, which closes the socket itself: closed here, its
+        // number could go to the next test's listener while the loop still accepts on it.
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        if current >= 0 { shutdown(current, Int32(SHUT_RDWR)) }
     }
 
     /// Every request received so far, in order.
@@ -147,7 +149,10 @@ public final class ScriptedHTTPServer: Sendable {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
-                if state.withLock({ $0.stopped }) { return }
+                if state.withLock({ $0.stopped }) {
+                    close(listener)
+                    return
+                }
                 continue
             }
             let number = state.withLock { s -> Int in

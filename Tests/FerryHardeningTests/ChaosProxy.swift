@@ -57,8 +57,9 @@ final class ChaosProxy: Sendable {
             return !s.stopped
         }
         if first {
+            // Only wakes the accept loop, which closes the socket itself: closed here, its
+            // number could go to the next test's listener while the loop still accepts on it.
             shutdown(listener, Int32(SHUT_RDWR))
-            close(listener)
         }
     }
 
@@ -79,7 +80,10 @@ final class ChaosProxy: Sendable {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
-                if state.withLock({ $0.stopped }) { return }
+                if state.withLock({ $0.stopped }) {
+                    close(listener)
+                    return
+                }
                 continue
             }
             let (fault, offset) = state.withLock { s -> (Fault, Int) in

@@ -76,6 +76,9 @@ struct CredentialsTests {
         #expect(try await fs.data(at: url.path, limit: 10_000).count == 5_000)
         #expect(try await fs.data(at: url.path, range: 0..<10).count == 10)
         #expect(users(of: "/private/secret.txt").contains(Self.user))
+        // The folder page too: it was asked with the URL's credentials only (401).
+        #expect(try await fs.list("/private/").contains { $0.name == "secret.txt" })
+        #expect(users(of: "/private/").contains(Self.user))
 
         // A wrong password: 401, named as such.
         let wrong = try Ferry.fileSystem(

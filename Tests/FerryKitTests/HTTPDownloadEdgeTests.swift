@@ -125,7 +125,7 @@ struct HTTPDownloadEdgeTests {
                         Array("HTTP/1.1 200 OK\r\nContent-Length: 4000\r\nETag: \"v1\"\r\n\r\n".utf8)
                             + data[..<1500])
                 }
-                let start = Int(range.dropFirst("bytes=".count).dropLast())!
+                let start = rangeStart(range)
                 return ScriptedResponse(
                     status: 206, headers: ["Content-Range": "bytes \(start)-3999/4000", "ETag": "\"v1\""],
                     body: Array(data[start...]))
@@ -157,7 +157,7 @@ struct HTTPDownloadEdgeTests {
                 let head = "HTTP/1.1 200 OK\r\nContent-Length: 4000\r\n\r\n"
                 return .raw(Array(head.utf8) + data[..<1500])
             }
-            let start = Int(range.dropFirst("bytes=".count).dropLast())!
+            let start = rangeStart(range)
             return ScriptedResponse(
                 status: 206, headers: ["Content-Range": "bytes \(start)-3999/4000"], body: Array(data[start...]))
         }
@@ -174,7 +174,7 @@ struct HTTPDownloadEdgeTests {
         let data = bytes(10_000)
         let server = try ScriptedHTTPServer { request in
             if let range = request.headers["range"] {
-                let start = Int(range.dropFirst("bytes=".count).dropLast())!
+                let start = rangeStart(range)
                 // The resumed answer is cut short too, once.
                 let end = start < 6000 ? 6000 : 10_000
                 let head =
@@ -224,7 +224,7 @@ struct HTTPDownloadEdgeTests {
         let data = bytes(50_000)
         let server = try ScriptedHTTPServer { request in
             if let range = request.headers["range"] {
-                let start = Int(range.dropFirst("bytes=".count).dropLast())!
+                let start = rangeStart(range)
                 return ScriptedResponse(
                     status: 206, headers: ["Content-Range": "bytes \(start)-49999/50000", "ETag": "\"c\""],
                     body: Array(data[start...]))
@@ -317,7 +317,7 @@ struct HTTPDownloadEdgeTests {
         let lastModified = "Tue, 03 Jan 2023 11:00:00 GMT"
         let server = try ScriptedHTTPServer { request in
             if let range = request.headers["range"] {
-                let start = Int(range.dropFirst("bytes=".count).dropLast())!
+                let start = rangeStart(range)
                 return ScriptedResponse(
                     status: 206, headers: ["Content-Range": "bytes \(start)-5999/6000", "Last-Modified": lastModified],
                     body: Array(data[start...]))
@@ -339,7 +339,7 @@ struct HTTPDownloadEdgeTests {
             guard let range = request.headers["range"] else {
                 return ScriptedResponse(headers: ["ETag": "\"m\""], body: data)
             }
-            let start = Int(range.dropFirst("bytes=".count).dropLast())!
+            let start = rangeStart(range)
             guard start < data.count else {
                 return ScriptedResponse(status: 416, headers: ["Content-Range": "bytes */3000"])
             }
@@ -481,4 +481,15 @@ struct HTTPDownloadEdgeTests {
         }
         #expect(teapot?.description == "download \(server.url("/teapot.bin")): 418 HTTP error")
     }
+}
+
+/// The first byte a `Range: bytes=S-` or `bytes=S-E` header asks for. A header of another form is recorded as a test
+/// failure; it was a forced unwrap of `bytes=S-` only, and a `bytes=0-0` took the whole test run down with it.
+private func rangeStart(_ header: String) -> Int {
+    let spec = header.hasPrefix("bytes=") ? header.dropFirst("bytes=".count) : ""
+    guard let dash = spec.firstIndex(of: "-"), let start = Int(spec[..<dash]) else {
+        Issue.record("unexpected Range header: \(header)")
+        return 0
+    }
+    return start
 }

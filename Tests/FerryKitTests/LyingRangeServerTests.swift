@@ -76,12 +76,12 @@ struct LyingRangeServerTests {
 
     /// Reads `range` of `path` into memory.
     func read(_ path: String, _ range: Range<Int64>) async -> Result<[UInt8], FerryError> {
-        do {
+        do throws(FerryError) {
             let url = try RemoteURL(parsing: server.url(path))
             let fs = try Ferry.fileSystem(for: url)
             return .success(Array(try await fs.data(at: url.path, range: range)))
         } catch {
-            return .failure(FerryError.wrap(error))
+            return .failure(error)
         }
     }
 
@@ -97,11 +97,11 @@ struct LyingRangeServerTests {
         options.retryDelay = .milliseconds(20)
         options.maxRetries = 1
         let result: Result<TransferResult, FerryError>
-        do {
+        do throws(FerryError) {
             result = .success(
                 try await Ferry.download(try RemoteURL(parsing: server.url(path)), to: dest, options: options).result)
         } catch {
-            result = .failure(FerryError.wrap(error))
+            result = .failure(error)
         }
         return (result, try? Array(Data(contentsOf: URL(fileURLWithPath: dest))))
     }
@@ -140,12 +140,10 @@ struct LyingRangeServerTests {
     func aRangeThatIsNotTheAskedBytesIsRefusedByBoth(lie: Lie, why: String) async throws {
         let path = "/\(lie.rawValue)/f.bin"
         let status = lie == .refusesAnExistingRange ? 416 : 206
-        await #expect {
-            _ = try await read(path, 1000..<1100).get()
-        } throws: { error in
-            guard let e = error as? FerryError else { return false }
-            return e.code == .protocolError && e.serverCode == status && e.description.contains(why)
-                && e.description.contains("f.bin")
+        if let e = await #expect(throws: FerryError.self, performing: { _ = try await read(path, 1000..<1100).get() }) {
+            #expect(
+                e.code == .protocolError && e.serverCode == status && e.description.contains(why)
+                    && e.description.contains("f.bin"), "\(e)")
         }
         let (result, contents) = try await resume(path, kept: 1000)
         #expect(contents == Self.data)

@@ -124,6 +124,30 @@ import Testing
         #expect(scaled.starts(with: [0xFF, 0xD8]))
     }
 
+    /// The same over FTP (pyftpdlib): the answer is the Exif thumbnail, from one
+    /// transfer cut off after the prefix, not a download of the photo to scale.
+    @Test func webThumbnailOfAnFTPPhotoIsItsExifThumbnail() async throws {
+        let photo = try await Self.photo()
+        let expected = try #require(EXIFThumbnail.extract(fromJPEG: photo))
+        let server = try await FTPTestServer(.pyftpdlib)
+        defer { server.stop() }
+        _ = try server.write(Data(photo), at: "/photo.jpg")
+        let cache = try TempDir(prefix: "web-thumb-ftp-cache")
+        var configuration = WebConfiguration(
+            source: try RemoteURL(parsing: server.url("/")), host: "127.0.0.1", port: 0)
+        configuration.cacheDirectory = cache.path
+        configuration.importDirectory = cache.file("imported")
+        let api = try WebAPI(configuration: configuration)
+        let thumb = await api.handle(APITests.request("/api/thumb?path=/photo.jpg&v=1"))
+        #expect(thumb.status == 200)
+        #expect(thumb.body == .data(Data(expected.jpeg)), "the photo's own Exif thumbnail")
+        try await Task.sleep(for: .milliseconds(300))
+        let sent = Self.ftpSent(server, "photo.jpg")
+        #expect(sent.transfers == 1, "one cut-off read, no download: \(sent)")
+        let copies = (try? FileManager.default.contentsOfDirectory(atPath: cache.path + "/files-\(getpid())")) ?? []
+        #expect(copies.isEmpty, "no copy of the photo: \(copies)")
+    }
+
     @Test(arguments: [FTPServerKind.pyftpdlib, .vsftpd])
     func thumbnailOverFTPReadsOnlyThePrefix(_ kind: FTPServerKind) async throws {
         let photo = try await Self.photo()

@@ -268,7 +268,7 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         case ENOSPC, EDQUOT:
             return FerryError(
                 .diskFull, operation: operation, target: target, serverText: text,
-                detail: "free some space and run the same command again to resume")
+                detail: "free some space; the partial file is kept and the same download resumes from it")
         case EACCES, EPERM, EROFS:
             return FerryError(
                 .localIO, operation: operation, target: target, serverText: text,

@@ -43,16 +43,17 @@ extension RemoteFileSystem {
             launch()
             while let outcome = await group.next() {
                 running -= 1
-                guard case .success(let (folder, entries)) = outcome else {
+                switch outcome {
+                case .failure(let error):
                     group.cancelAll()
-                    if case .failure(let error) = outcome { return error }
-                    return nil
+                    return error
+                case .success(let (folder, entries)):
+                    listed[folder] = entries
+                    for e in entries where e.kind == .directory && seen.insert(e.path).inserted {
+                        pending.append(e.path)
+                    }
+                    launch()
                 }
-                listed[folder] = entries
-                for e in entries where e.kind == .directory && seen.insert(e.path).inserted {
-                    pending.append(e.path)
-                }
-                launch()
             }
             return nil
         }

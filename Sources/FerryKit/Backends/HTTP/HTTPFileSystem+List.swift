@@ -54,7 +54,7 @@ extension HTTPFileSystem {
         let target = url.with(path: path)
         let shown = target.redacted
         let job = CurlRequestJob(hostKey: target.hostKey, maxBody: HTTPFileSystem.maxIndexBytes)
-        HTTPFileSystem.configure(job.easy, url: target, verifyTLS: verifyTLS)
+        HTTPFileSystem.configure(job.easy, url: target, settings: settings)
         // Index pages compress well; libcurl decodes whatever the server picks.
         job.easy.set(CURLOPT_ACCEPT_ENCODING, "")
         // A slow server may take long to send a big page, but not stall.

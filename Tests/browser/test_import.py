@@ -177,7 +177,11 @@ def main():
         text = ui.testid("dialog").text
         expect("3 files" in text and "delete" in text, f"confirmation: {text!r}")
         ui.testid("dialog-ok").click()
-        wait_import("done", 60)
+        # The panel still says "done" (3 of 3) for the import before until its next poll: wait for
+        # this one's deletes, which come after its verified copies.
+        ui.wait(lambda: panel() == "done" and panel("data-total") == "3"
+                and d.execute_script("return fetch('/api/import').then(r => r.json()).then(s => s.deleted)") == 3,
+                "the import with its 3 deletes", 60)
         ui.testid("import-delete-after").click()  # off again
         d.execute_script("document.getElementById('import-options').open = false")
         for i in (1, 2, 3):

@@ -22,6 +22,7 @@ packages=(
   openssh-server openssh-client  # SFTP tests and benchmark: sshd, ssh-keygen, ssh-agent, sftp
   curl
   chromium chromium-driver  # browser tests of ferry serve (selenium drives headless Chromium)
+  ffmpeg                 # the browser test's small MP4 (H.264) for the viewer's <video>
   dpkg-dev lintian       # scripts/package.sh (dpkg-shlibdeps) and scripts/package-test.sh
   man-db zsh             # the man page and zsh completion tests
 )

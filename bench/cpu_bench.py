@@ -12,14 +12,16 @@ Two measures, both side by side in one run:
      real runs.
   2. user + system CPU seconds of the child and its children (wait4's rusage), medians of
      alternating runs; "curl + sync -f" is curl, then syncfs on its output, as
-     bench/common.then_sync.
+     bench/common.then_sync. Every run writes into a new folder of a fresh ext4 file
+     system after a `sync` (common.FreshExt4, as http_bench.py): a flush there pays for
+     the run's own files only, not for what other processes left dirty in /tmp.
 
 Usage: bench/cpu_bench.py [--rounds N] [--files N] [--ferry PATH ...] [--no-callgrind]
        [--out bench/RESULTS-cpu.md]
 """
 import argparse, os, re, shutil, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import DURABLE, Nginx, ferry_binary, median, then_sync
+from common import DURABLE, FreshExt4, Nginx, ferry_binary, median, then_sync
 
 
 def callgrind(args, cwd, out):
@@ -67,12 +69,15 @@ def main():
     for n, f in enumerate(ferries):
         tools["ferry" if len(ferries) == 1 else f"ferry[{n}] {f}"] = [f, "get"] + urls + ["-o", ".", "-j", "4", "--quiet"]
     runs = iter(range(1_000_000))
+    fs = FreshExt4()
 
     def fresh():
-        d = os.path.join(work, f"out{next(runs)}")
+        d = os.path.join(fs.path, f"out{next(runs)}")
         os.makedirs(d)
+        subprocess.run(["sync"])
         return d
     rows = []
+    load = os.getloadavg()
     try:
         instr = {}
         if not a.no_callgrind:
@@ -91,9 +96,11 @@ def main():
                          median([c[2] for c in cpu[name]])))
     finally:
         nginx.stop()
+        fs.close()
         shutil.rmtree(work, ignore_errors=True)
     lines = [f"{a.files} x 64 KiB from nginx, 4 at a time; {a.rounds} alternating rounds, medians; "
-             f"`python3 bench/cpu_bench.py {' '.join(sys.argv[1:])}`".rstrip(), "",
+             f"`python3 bench/cpu_bench.py {' '.join(sys.argv[1:])}`".rstrip(),
+             f"Into {fs.describe()}; load average (1 min) {load[0]:.1f} before, {os.getloadavg()[0]:.1f} after.", "",
              "| tool | instructions | without memcpy | user+sys CPU s | user s | wall s |", "|---|---|---|---|---|---|"]
     for name, total, memcpy, cpu_s, user_s, wall in rows:
         t = f"{total / 1e6:.0f}M" if total else "-"

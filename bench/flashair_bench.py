@@ -18,7 +18,11 @@ file, is the time between one file's last byte and the next file's request plus
 the start of the process and the listing.
 
 Usage: bench/flashair_bench.py [--files 200] [--rounds 3] [--rate-files 200] [--rate 10000000] [--latency 20]
-       [--only all|rate]
+       [--only all|rate|gap] [--ferry PATH]
+
+`--only gap` measures the time between files on the wire instead (tcpdump on lo, root):
+from the card's last data packet of one answer to the client's next request, and from
+each request to the card's first answer packet.
 Needs: scripts/setup.sh (tfatool in .build/test-venv).
 """
 import argparse, os, random, re, shutil, subprocess, sys, tempfile, time
@@ -99,6 +103,52 @@ def rate_case(ferry, root, total, count, rounds, latency_ms, rate, work):
     return {name: median(ts) for name, ts in times.items()}
 
 
+def gap_case(ferry, root, latency_ms, rate, work, command="get"):
+    """The gap the issue asks about, on the wire: `ferry get -r` (or `ferry sync`) from a
+    one-connection card with tcpdump on loopback. For each request after the first:
+    from the card's last data packet before it to the client's request packet (what the
+    client takes between one file's last byte and the next file's request), and from
+    the request to the card's first answer packet (the card's latency and its own work).
+    Returns (gaps_ms, answers_ms)."""
+    card = Card(ferry, root, ["--latency", str(latency_ms), "--rate", str(rate)], connections=1)
+    out = os.path.join(work, "out-gap")
+    shutil.rmtree(out, ignore_errors=True)
+    cap = os.path.join(work, "gap.txt")
+    dump = subprocess.Popen(["tcpdump", "-i", "lo", "-n", "-tt", "-l", "-s", "96", "-B", "16384",
+                             f"tcp port {card.port}"], stdout=open(cap, "w"), stderr=subprocess.DEVNULL)
+    time.sleep(1)
+    try:
+        if command == "get":
+            run_ferry(ferry, card.port, out)
+        else:
+            run_ferry_sync(ferry, card.port, out)
+        time.sleep(0.5)
+    finally:
+        dump.terminate()
+        dump.wait()
+        card.stop()
+    pkt = re.compile(r"^(\d+\.\d+) IP 127\.0\.0\.1\.(\d+) > 127\.0\.0\.1\.(\d+):.* length (\d+)")
+    last_data = None
+    waiting_since = None
+    gaps, answers = [], []
+    with open(cap) as f:
+        for line in f:
+            m = pkt.match(line)
+            if not m or int(m.group(4)) == 0:
+                continue
+            t, src = float(m.group(1)), int(m.group(2))
+            if src == card.port:
+                if waiting_since is not None:
+                    answers.append((t - waiting_since) * 1000)
+                    waiting_since = None
+                last_data = t
+            else:
+                if last_data is not None and waiting_since is None:
+                    gaps.append((t - last_data) * 1000)
+                waiting_since = t
+    return gaps, answers
+
+
 def run_tfatool(port, out):
     os.makedirs(out, exist_ok=True)
     proxy = f"http://127.0.0.1:{port}"
@@ -140,13 +190,34 @@ def main():
     ap.add_argument("--rate-rounds", type=int, default=1)
     ap.add_argument("--rate", type=int, default=10_000_000)
     ap.add_argument("--latency", type=int, default=20, help="the card's latency in ms (default 20)")
-    ap.add_argument("--only", choices=["all", "rate"], default="all")
+    ap.add_argument("--only", choices=["all", "rate", "gap"], default="all",
+                    help="gap: only the time between files on a one-connection card, on the wire (tcpdump)")
+    ap.add_argument("--ferry", default=None, help="a ferry binary (default: build this tree)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    ferry = ferry_binary()
+    ferry = a.ferry or ferry_binary()
     work = tempfile.mkdtemp(prefix="ferry-fa-bench-")
     lines = []
     try:
+        if a.only == "gap":
+            card3 = os.path.join(work, "card3")
+            make_card(card3, a.rate_files, seed=3)
+            lines.append(f"### Between files on a one-connection card (`ferry card --max-connections 1 --latency "
+                         f"{a.latency} --rate {a.rate}`, {a.rate_files} files of 1-4 MB), on the wire (tcpdump on lo), "
+                         f"load average {os.getloadavg()[0]:.1f}\n")
+            lines.append("| command | requests | last byte -> next request: median | p90 | max "
+                         "| request -> first answer byte: median | p90 |")
+            lines.append("|---|---|---|---|---|---|---|")
+            for command in ["get", "sync"]:
+                gaps, answers = gap_case(ferry, card3, a.latency, a.rate, work, command)
+                gaps.sort()
+                answers.sort()
+                p90 = lambda xs: xs[int(len(xs) * 0.9)] if xs else float("nan")
+                lines.append(f"| ferry {command}{' -r' if command == 'get' else ''} | {len(gaps) + 1} | "
+                             f"{median(gaps):.2f} ms | {p90(gaps):.2f} ms | {max(gaps):.2f} ms | "
+                             f"{median(answers):.2f} ms | {p90(answers):.2f} ms |")
+            print("\n".join(lines))
+            return
         if a.only == "all":
             card = os.path.join(work, "card")
             total = make_card(card, a.files)

@@ -13,7 +13,7 @@ Two measures, as bench/cpu_bench.py:
      lftp is followed by `sync -f` (common.then_sync). On a loaded machine the wall and
      system times move by 2-3x between runs: compare within one run.
 
-Usage: bench/ftp_cpu_bench.py [--rounds N] [--ferry PATH ...] [--no-callgrind] [--out FILE]
+Usage: bench/ftp_cpu_bench.py [--rounds N] [--ferry PATH ...] [--no-callgrind] [--out FILE] [--profiles DIR]
 Needs: scripts/setup.sh --bench (vsftpd, lftp), valgrind.
 """
 import argparse, os, re, subprocess, sys, tempfile, time
@@ -38,6 +38,7 @@ def main():
     ap.add_argument("--ferry", action="append", help="ferry binaries to compare (default: build this tree)")
     ap.add_argument("--no-callgrind", action="store_true")
     ap.add_argument("--out")
+    ap.add_argument("--profiles", metavar="DIR", help="keep the callgrind output files there (callgrind_annotate)")
     a = ap.parse_args()
     ferries = a.ferry or [ferry_binary()]
     work = tempfile.mkdtemp(prefix="ferry-ftp-cpu-")
@@ -66,7 +67,10 @@ def main():
             for name, cmd in tools.items():
                 if not name.startswith("ferry"):
                     continue
-                t, m = callgrind(cmd, fresh(name), os.path.join(work, f"cg-{next(runs)}.out"))
+                out = os.path.join(os.path.abspath(a.profiles) if a.profiles else work, f"cg-{next(runs)}.out")
+                if a.profiles:
+                    os.makedirs(a.profiles, exist_ok=True)
+                t, m = callgrind(cmd, fresh(name), out)
                 lines.append(f"| {name} | {t / 1e6:.1f}M | {(t - m) / 1e6:.1f}M |")
             lines.append("")
         res = {name: [] for name in tools}

@@ -53,7 +53,7 @@ def single_file(ferry, rounds, size_mb, work):
     return rows
 
 
-def many_files(ferry, rounds, work, count=1000, size=64 << 10, only=None):
+def many_files(ferry, rounds, work, count=1000, size=64 << 10, only=None, builds=None):
     www = os.path.join(work, "www2")
     os.makedirs(www)
     for i in range(count):
@@ -76,6 +76,11 @@ def many_files(ferry, rounds, work, count=1000, size=64 << 10, only=None):
     }
     if only:
         tools = {k: v for k, v in tools.items() if k in only}
+    # Builds side by side (--ferry OLD --ferry NEW): each in the same rounds.
+    if builds and "ferry" in tools:
+        del tools["ferry"]
+        for n, b in enumerate(builds):
+            tools[f"ferry[{n}]"] = [b, "get"] + urls + ["-o", ".", "-j", "4", "--quiet"]
     # Every run writes into a new folder of a fresh file system, nothing is deleted
     # until the end, and each run starts with no dirty data (`sync`): otherwise
     # one tool's flush pays for the previous tool's writes (FreshExt4 says why).
@@ -240,8 +245,10 @@ def main():
                     help="only the 1,000-file case, with these tools (comma-separated, e.g. ferry,curl); "
                          "prints the table, for quick iterations")
     ap.add_argument("--tree-only", action="store_true", help="only get -r of the 1,000-file autoindex tree")
+    ap.add_argument("--ferry", action="append", metavar="PATH",
+                    help="with --many-only: ferry binaries to compare side by side (default: build this tree)")
     a = ap.parse_args()
-    ferry = ferry_binary()
+    ferry = a.ferry[0] if a.ferry else ferry_binary()
     work = tempfile.mkdtemp(prefix="ferry-bench-", dir=os.environ.get("BENCH_DIR", "/tmp"))
     if a.tree_only:
         try:
@@ -255,8 +262,13 @@ def main():
         return
     if a.many_only:
         try:
-            rows, where = many_files(ferry, a.rounds, work, only=a.many_only.split(","))
-            print(f"into {where}")
+            load = os.getloadavg()[0]
+            rows, where = many_files(ferry, a.rounds, work, only=a.many_only.split(","),
+                                     builds=a.ferry if a.ferry and len(a.ferry) > 1 else None)
+            print(f"into {where}; load average (1 min) before {load:.1f}, after {os.getloadavg()[0]:.1f}")
+            if a.ferry and len(a.ferry) > 1:
+                for n, b in enumerate(a.ferry):
+                    print(f"ferry[{n}] = {b}")
             for name, secs, rss in sorted(rows, key=lambda r: r[1]):
                 print(f"{name:8} {secs:.3f} s  peak RSS {rss:.1f} MB")
         finally:

@@ -22,11 +22,12 @@ packages=(
   openssh-server openssh-client  # SFTP tests and benchmark: sshd, ssh-keygen, ssh-agent, sftp
   curl
   chromium chromium-driver  # browser tests of ferry serve (selenium drives headless Chromium)
+  ffmpeg                 # the browser test's small MP4 (H.264) for the viewer's <video>
   dpkg-dev lintian       # scripts/package.sh (dpkg-shlibdeps) and scripts/package-test.sh
   man-db zsh             # the man page and zsh completion tests
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(wget aria2 lftp hyperfine time imagemagick wrk)
+  packages+=(wget aria2 lftp hyperfine time imagemagick wrk tcpdump)  # tcpdump: flashair_bench.py --only gap
 fi
 
 missing=()

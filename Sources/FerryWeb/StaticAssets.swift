@@ -32,9 +32,10 @@ struct StaticAssets: Sendable {
         return FileManager.default.fileExists(atPath: folder + "/index.html") ? folder : nil
     }
 
-    /// The Content-Security-Policy of the page: only its own scripts and styles.
+    /// The Content-Security-Policy of the page: only its own scripts and styles (and its own
+    /// `/api/file` for the viewer's `<video>`: without `media-src` the browser refuses to play it).
     static let policy =
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; media-src 'self'; "
         + "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
     /// Answers a request for a page file.

@@ -142,6 +142,22 @@ struct CredentialsTests {
         #expect(Credentials.resolve(for: url, environment: [:], netrcPath: "/nonexistent") == nil)
     }
 
+    /// Without a dictionary, the process's variables are read one by one (getenv),
+    /// not through `ProcessInfo.environment`, which built a dictionary of all of
+    /// them for every URL of `ferry get URL1 ... URL1000` (issue 19).
+    @Test func theProcessEnvironmentIsReadByName() async throws {
+        let url = try RemoteURL(parsing: "ftp://127.0.0.1:1/x")
+        let netrc = try netrcFile(host: "elsewhere.invalid")
+        await Self.withCLIEnvironment(netrc: netrc) {
+            #expect(Credentials.resolve(for: url) == Credentials(user: Self.user, password: Self.password))
+            #expect(
+                ConnectionOptions(resolveCredentials: true).credentials(for: url)
+                    == Credentials(user: Self.user, password: Self.password))
+            let named = try! RemoteURL(parsing: "ftp://bob@127.0.0.1:1/x")
+            #expect(Credentials.resolve(for: named) == Credentials(user: "bob", password: Self.password))
+        }
+    }
+
     @Test func ftpLogsInAnonymouslyUnlessAsked() async throws {
         let server = try await FTPTestServer(.pyftpdlib)
         let netrc = try netrcFile()

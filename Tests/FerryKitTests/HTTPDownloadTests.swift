@@ -202,6 +202,25 @@ struct HTTPDownloadTests {
         #expect(try await download(nginx.url("/e.bin"), to: dest, options: over).result.size == 1000)
     }
 
+    @Test func fullDiskAtTheLastBufferFailsClearly() async throws {
+        // A file smaller than one write buffer reaches the disk only when its
+        // transfer ends: the engine thread writes the buffer out then and hands it
+        // back (DownloadAttemptJob.didEnd); the error reaches the result from there.
+        try TestData.file(files.file("small-full.bin"), size: 200_000)
+        let mount = try TempDir(prefix: "tmpfs")
+        let m = try TestProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=100k", "tmpfs", mount.path])
+        try #require(m.status == 0, "mounting a tmpfs is not permitted here: \(m.stderr)")
+        defer { _ = try? TestProcess.run("/bin/umount", [mount.path]) }
+        let dest = mount.file("small-full.bin")
+        await #expect {
+            _ = try await download(nginx.url("/small-full.bin"), to: dest).result
+        } throws: { error in
+            guard let e = error as? FerryError else { return false }
+            return e.code == .diskFull && e.description.contains("small-full.bin")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dest))
+    }
+
     @Test func cancelKeepsThePartAndNoFinalFile() async throws {
         try TestData.file(files.file("c.bin"), size: 4_000_000)
         let dest = out.file("c.bin")

@@ -205,37 +205,6 @@ struct ImportAPITests {
     }
 }
 
-/// The connect page's bare host: a card, then FTP, then HTTP.
-struct ConnectProbeTests {
-    @Test func bareHostFindsTheCardAndNothingIsSaidPlainly() async throws {
-        let folder = try TempDir(prefix: "ferry-probe")
-        try FileManager.default.createDirectory(atPath: folder.path + "/DCIM", withIntermediateDirectories: true)
-        let card = try ServerProcess(
-            TestProcess.ferryExecutable(), ["card", folder.path, "--port", "0"], logPath: folder.path + "/card.log")
-        defer { card.stop() }
-        let url = try ServeFixture.cardURL(card)
-        let port = try #require(url.split(separator: ":").last.map { $0.filter(\.isNumber) })
-        var configuration = WebConfiguration()
-        configuration.cacheDirectory = folder.path + "/cache"
-        let api = try WebAPI(configuration: configuration)
-        #expect(SourceProbe.isBareHost("192.168.0.1") && SourceProbe.isBareHost("flashair"))
-        #expect(!SourceProbe.isBareHost("/srv/photos") && !SourceProbe.isBareHost("ftp://host/"))
-        let opened = await api.handle(APITests.post("/api/connect", body: APITests.json(["url": "127.0.0.1:\(port)"])))
-        #expect(opened.status == 200)
-        #expect(APITests.object(opened)["scheme"] as? String == "flashair")
-        let listing = APITests.object(await api.handle(APITests.request("/api/list?path=/")))
-        #expect((listing["entries"] as? [[String: Any]])?.first?["name"] as? String == "DCIM")
-
-        let other = try WebAPI(configuration: configuration)
-        let nobody = await other.handle(
-            APITests.post("/api/connect", body: APITests.json(["url": "127.0.0.1:\(Loopback.freePort())"])))
-        #expect(nobody.status >= 400)
-        let text = APITests.object(nobody)["error"] as? String ?? ""
-        #expect(text.contains("nothing answered") && text.contains("FTP server"), "\(text)")
-        #expect(!text.contains(FileManager.default.currentDirectoryPath + "/"), "\(text)")
-    }
-}
-
 /// Raw files: the embedded JPEG for thumbnails and the viewer.
 struct RawPreviewTests {
     /// A TIFF-based raw file as cameras write them: IFD0 pointing at a JPEG preview, then the "sensor data".

@@ -16,8 +16,12 @@ another address: the first allows one connection, which `ferry serve` holds). Th
 import argparse
 import filecmp
 import os
+import re
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
@@ -173,7 +177,11 @@ def main():
         text = ui.testid("dialog").text
         expect("3 files" in text and "delete" in text, f"confirmation: {text!r}")
         ui.testid("dialog-ok").click()
-        wait_import("done", 60)
+        # The panel still says "done" (3 of 3) for the import before until its next poll: wait for
+        # this one's deletes, which come after its verified copies.
+        ui.wait(lambda: panel() == "done" and panel("data-total") == "3"
+                and d.execute_script("return fetch('/api/import').then(r => r.json()).then(s => s.deleted)") == 3,
+                "the import with its 3 deletes", 60)
         ui.testid("import-delete-after").click()  # off again
         d.execute_script("document.getElementById('import-options').open = false")
         for i in (1, 2, 3):
@@ -182,43 +190,106 @@ def main():
         expect(len(os.listdir(os.path.join(root, "DCIM/100FERRY"))) == 20, "other files untouched")
         ui.wait(lambda: len(ui.entries()) == 0, "the folder empty in the page")
 
-    @check("import all new: reload continues, the card answers while importing, cancel mid-file, restart")
+    def waiting_folder(name, count=8):
+        """A folder of photos the page has never seen (their thumbnails come from the card, one at a
+        time): made while an import runs, so the import's plan leaves it out."""
+        folder = os.path.join(root, "DCIM", name)
+        os.makedirs(folder)
+        for i in range(1, count + 1):
+            shutil.copyfile(os.path.join(root, f"DCIM/100FERRY/IMG_{i:04d}.JPG"), os.path.join(folder, f"W{i:03d}.JPG"))
+        return folder
+
+    def thumbnails_loaded(page):
+        return page.driver.execute_script(
+            "return [...document.querySelectorAll('.entry .thumb img')].every(i => i.complete && i.naturalWidth > 0)")
+
+    def watch_waiting(page, shot):
+        """Waits for the page's 'waiting for the card' to appear (a screenshot then) and go."""
+        page.wait(lambda: page.driver.execute_script("return (window.seen || {}).waiting || 0") > 0
+                  or page.testid("waiting").is_displayed(), "'waiting for the card' to appear", 20)
+        if page.testid("waiting").is_displayed():
+            page.screenshot(shot)
+        page.wait(lambda: thumbnails_loaded(page), "the folder's thumbnails", 30)
+        page.wait(lambda: not page.testid("waiting").is_displayed(), "'waiting for the card' to go", 10)
+
+    @check("import all new: reload continues, the card answers while importing, a second browser sees it and cancels"
+           " mid-file, restart")
     def _():
-        ui.go("/DCIM/100FERRY")
-        d.execute_script(WATCH)
-        ui.wait(lambda: "17" in ui.testid("import-new").text, f"17 new: {ui.testid('import-new').text}")
-        ui.testid("import-new").click()
-        ui.wait(lambda: panel() == "running" and int(panel("data-done")) >= 1, "the import running", 60)
-        ui.screenshot("desktop-import-panel.png")
-        # A reload shows the same import.
-        ui.go("/DCIM/100FERRY")
-        d.execute_script(WATCH)
-        ui.wait(lambda: panel() == "running", "the panel after a reload")
-        expect(panel("data-total") == "17", f"total after reload {panel('data-total')}")
-        # The page still answers: a folder listing and a photo in the viewer.
-        started = time.monotonic()
-        ui.testid("up").click()
-        ui.wait(lambda: ui.path() == "/DCIM", "Up to /DCIM while importing")
-        ui.wait_listed()
-        figures["while importing: folder listing, click to list, ms"] = round((time.monotonic() - started) * 1000)
-        ui.open_folder("100FERRY")
-        started = time.monotonic()
-        ui.entry("IMG_0019.JPG").find_element(By.CSS_SELECTOR, ".open").click()
-        ui.wait(lambda: ui.testid("viewer-preview").is_displayed() or ui.attr("data-loaded") == "true",
-                "the placeholder")
-        figures["while importing: viewer placeholder after the click, ms"] = round((time.monotonic() - started) * 1000)
-        ui.wait_loaded("IMG_0019.JPG", timeout=30)
-        figures["while importing: viewer image sharp after the click, ms"] = round((time.monotonic() - started) * 1000)
-        ui.keys(Keys.ESCAPE)
-        seen = d.execute_script("return window.seen")
-        figures["'waiting for the card' shown while importing (times)"] = seen.get("waiting", 0)
-        expect(panel() == "running", f"still importing: {panel()}")
-        # Cancel in the middle of a file.
-        ui.wait(lambda: ui.testid("import-current").text.startswith("Now:"), "a file downloading")
+        # The second browser starts first: Chromium takes seconds to start on a loaded machine.
+        second = UI(args.url, args.artifacts)
+        made = []
+        try:
+            second.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                          {"width": PHONE[0], "height": PHONE[1], "deviceScaleFactor": 1,
+                                           "mobile": True})
+            ui.go("/DCIM/100FERRY")
+            d.execute_script(WATCH)
+            ui.wait(lambda: "17" in ui.testid("import-new").text, f"17 new: {ui.testid('import-new').text}")
+            ui.testid("import-new").click()
+            ui.wait(lambda: panel() == "running" and int(panel("data-done")) >= 1, "the import running", 60)
+            ui.screenshot("desktop-import-panel.png")
+            made += [waiting_folder("102WAIT"), waiting_folder("103WAIT")]
+            # A reload shows the same import.
+            ui.go("/DCIM/100FERRY")
+            d.execute_script(WATCH)
+            ui.wait(lambda: panel() == "running", "the panel after a reload")
+            expect(panel("data-total") == "17", f"total after reload {panel('data-total')}")
+            # The page still answers: a folder listing and a photo in the viewer.
+            started = time.monotonic()
+            ui.testid("up").click()
+            ui.wait(lambda: ui.path() == "/DCIM", "Up to /DCIM while importing")
+            ui.wait_listed()
+            figures["while importing: folder listing, click to list, ms"] = round((time.monotonic() - started) * 1000)
+            ui.open_folder("100FERRY")
+            started = time.monotonic()
+            ui.entry("IMG_0019.JPG").find_element(By.CSS_SELECTOR, ".open").click()
+            ui.wait(lambda: ui.testid("viewer-preview").is_displayed() or ui.attr("data-loaded") == "true",
+                    "the placeholder")
+            figures["while importing: viewer placeholder after the click, ms"] = \
+                round((time.monotonic() - started) * 1000)
+            ui.wait_loaded("IMG_0019.JPG", timeout=30)
+            figures["while importing: viewer image sharp after the click, ms"] = \
+                round((time.monotonic() - started) * 1000)
+            ui.keys(Keys.ESCAPE)
+            expect(panel() == "running", f"still importing: {panel()}")
+            # A second browser (another person, or the phone) sees the same running import.
+            second.go("/DCIM")
+            second.wait(lambda: second.testid("import-panel").get_attribute("data-state") == "running",
+                        "the running import in the second browser")
+            expect(second.testid("import-panel").is_displayed(), "the import panel in the second browser")
+            second.screenshot("phone-second-browser-import.png")
+            # "waiting for the card" says what the server says: shown exactly while a request of this
+            # page waits for the card's connection, never for another page's.
+            ui.go("/DCIM")
+            d.execute_script(WATCH)
+            second.driver.execute_script(WATCH)
+            ui.open_folder("102WAIT")
+            watch_waiting(ui, "desktop-waiting.png")
+            figures["'waiting for the card' shown in the page opening a new folder (times)"] = \
+                d.execute_script("return window.seen.waiting || 0")
+            other = second.driver.execute_script("return (window.seen || {}).waiting || 0")
+            expect(other == 0, f"the second browser said 'waiting' {other} times for the first one's requests")
+            d.execute_script("window.seen = {}; " + WATCH)
+            second.open_folder("103WAIT")
+            watch_waiting(second, "phone-waiting.png")
+            other = d.execute_script("return (window.seen || {}).waiting || 0")
+            expect(other == 0, f"the first browser said 'waiting' {other} times for the second one's requests")
+            expect(panel() == "running", f"still importing: {panel()}")
+            # Cancel in the middle of a file, from the second browser.
+            second.wait(lambda: second.testid("import-current").get_attribute("textContent").startswith("Now:"),
+                        "a file downloading")
+            done_before = int(second.testid("import-panel").get_attribute("data-done"))
+            second.testid("import-cancel").click()
+            wait_import("cancelled", 30)
+            second.wait(lambda: second.testid("import-panel").get_attribute("data-state") == "cancelled",
+                        "cancelled in the second browser")
+        finally:
+            second.driver.quit()
+            ui.go("/DCIM/100FERRY")
+            for folder in made:
+                shutil.rmtree(folder)
         done_before = int(panel("data-done"))
-        ui.testid("import-cancel").click()
-        wait_import("cancelled", 30)
-        expect(int(panel("data-done")) < 17, f"cancelled after {panel('data-done')} files")
+        expect(done_before < 17, f"cancelled after {done_before} files")
         copies = [r for r in imported_files(args.imported) if os.path.exists(os.path.join(root, r))]
         expect(len(copies) >= 3 + done_before, f"copies after the cancel: {copies}")
         for relative in copies:
@@ -230,7 +301,8 @@ def main():
         for i in range(1, 21):
             expect(same(f"DCIM/100FERRY/IMG_{i:04d}.JPG"), f"IMG_{i:04d}.JPG after the restart")
         status = d.execute_script("return fetch('/api/import').then(r => r.json())")
-        figures["import downloads paused for the page (times)"] = status["pauses"]
+        figures["import downloads paused for the page or a prefetch (times)"] = status["pauses"]
+        figures["prefetch downloads paused for the page (times)"] = status["prefetchPauses"]
         expect(status["pauses"] >= 1, f"the import was never paused for the page: {status}")
         expect(status["restarts"] == 0, f"a paused download started over: {status}")
         ui.wait(lambda: d.execute_script("return [...document.querySelectorAll('[data-testid=entry]')]"
@@ -368,6 +440,46 @@ def main():
         ui.wait(lambda: not os.path.exists(old), "OLD deleted", 30)
         ui.wait(lambda: "Deleted “OLD” and its 3 files" in ui.testid("message").text, "the result")
         ui.wait(lambda: not ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="entry"][data-name="OLD"]'), "OLD gone")
+
+    @check("connect page: a bare host is probed, a card found by its firmware version, nothing there said so")
+    def _():
+        cache = tempfile.mkdtemp(prefix="ferry-connect-cache")
+        serve = subprocess.Popen([args.ferry, "serve", "--port", "0", "--cache", cache], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+        try:
+            found = re.search(r"open (http://\S+)", serve.stdout.readline())
+            expect(found, "ferry serve without a source did not print its address")
+            closed = socket.socket()
+            closed.bind(("127.0.0.1", 0))
+            nobody = f"127.0.0.1:{closed.getsockname()[1]}"
+            closed.close()
+            for (w, h), name in ((PHONE, "phone"), (DESKTOP, "desktop")):
+                size(w, h)
+                d.get(found.group(1))
+                ui.wait(lambda: ui.testid("connect-url").is_displayed(), "the connect page")
+                ui.testid("connect-url").send_keys(nobody)
+                ui.testid("connect").click()
+                ui.wait(lambda: "nothing answered" in d.find_element(By.ID, "connect-error").text,
+                        "the probe's answer", 30)
+                text = d.find_element(By.ID, "connect-error").text
+                expect("FlashAir" in text and "FTP" in text and "web server" in text, f"the message: {text!r}")
+                ui.screenshot(f"{name}-connect-nothing-there.png")
+            card = re.search(r"flashair://([^/]+)", args.card_url).group(1)
+            ui.testid("connect-url").clear()
+            ui.testid("connect-url").send_keys(card)
+            ui.testid("connect").click()
+            ui.wait(lambda: d.find_element(By.ID, "browser").is_displayed() and ui.path() == "/", "the card's root", 30)
+            ui.wait_listed()
+            names = [e.get_attribute("data-name") for e in ui.entries()]
+            expect(names == ["DCIM"], f"the card's root: {names}")
+            source = d.execute_script("return fetch('/api/source').then(r => r.json())")
+            expect(source["scheme"] == "flashair", f"opened as {source}")
+            ui.screenshot("desktop-connect-card.png")
+        finally:
+            size(*DESKTOP)
+            serve.terminate()
+            serve.wait()
+            shutil.rmtree(cache, ignore_errors=True)
 
     d.quit()
     for name, value in figures.items():

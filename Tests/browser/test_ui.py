@@ -18,6 +18,7 @@ failed.
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -563,6 +564,111 @@ def main():
         # A cold page load also fetches the page and its script, from a debug build of the
         # server on a shared machine: a margin over the 500 ms, the figure is printed.
         expect(min(loads) < 750, f"page load to list: {loads} ms")
+
+    def touch(path):
+        """One finger: `path` is [(x, y, pause_s)]: down at the first point, through the others, up."""
+        builder = ActionBuilder(ui.driver)
+        finger = builder.add_pointer_input(interaction.POINTER_TOUCH, "finger")
+        x, y, _ = path[0]
+        finger.create_pointer_move(x=int(x), y=int(y))
+        finger.create_pointer_down()
+        for x, y, pause in path[1:]:
+            if pause:
+                finger.create_pause(pause)
+            finger.create_pointer_move(duration=20, x=int(x), y=int(y))
+        finger.create_pointer_up(0)
+        builder.perform()
+
+    def center(element):
+        r = ui.driver.execute_script("const r = arguments[0].getBoundingClientRect();"
+                                     "return [r.left + r.width / 2, r.top + r.height / 2]", element)
+        return r[0], r[1]
+
+    def selected():
+        return [e.get_attribute("data-name") for e in ui.entries() if "selected" in e.get_attribute("class")]
+
+    def screenshots(name):
+        """`name` at 1280x800 (desktop-NAME) and 390x844 (phone-NAME)."""
+        for w, h, kind in ((1280, 800, "desktop"), (390, 844, "phone")):
+            ui.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                      {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": w < 600})
+            time.sleep(0.2)
+            ui.screenshot(f"{kind}-{name}")
+        ui.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    @check("touch: a long press starts selecting, then a tap selects; a swipe turns the page")
+    def _():
+        ui.go("/DCIM/100FERRY")
+        x, y = center(ui.entry("FER_0002.JPG").find_element(By.CSS_SELECTOR, ".open"))
+        touch([(x, y, 0), (x, y, 0.8)])  # held 0.8 s where it went down
+        ui.wait(lambda: selected() == ["FER_0002.JPG"], f"the long press to select (selected: {selected()})")
+        expect(not ui.viewer_open(), "the long press opened the viewer")
+        expect(ui.testid("selection-bar").is_displayed(), "the selection bar")
+        x, y = center(ui.entry("FER_0004.JPG").find_element(By.CSS_SELECTOR, ".open"))
+        touch([(x, y, 0), (x, y, 0.05)])  # a tap, in selection mode
+        ui.wait(lambda: selected() == ["FER_0002.JPG", "FER_0004.JPG"], f"the tap to select: {selected()}")
+        expect(not ui.viewer_open(), "a tap in selection mode opened the viewer")
+        screenshots("touch-selection.png")
+        ui.keys(Keys.ESCAPE)
+        ui.wait(lambda: not selected(), "Escape clears")
+        # Out of selection mode a tap opens; a quick horizontal swipe on the fitted image turns the page.
+        x, y = center(ui.entry("FER_0001.JPG").find_element(By.CSS_SELECTOR, ".open"))
+        touch([(x, y, 0), (x, y, 0.05)])
+        ui.wait(ui.viewer_open, "a tap to open the viewer")
+        ui.wait_loaded("FER_0001.JPG")
+        cx, cy = center(ui.driver.find_element(By.ID, "stage"))
+        touch([(cx + 120, cy, 0), (cx + 40, cy, 0), (cx - 40, cy, 0), (cx - 120, cy, 0)])
+        ui.wait_loaded("FER_0002.JPG")
+        expect(ui.testid("viewer-counter").text.startswith("2 / "), ui.testid("viewer-counter").text)
+        touch([(cx - 120, cy, 0), (cx - 40, cy, 0), (cx + 40, cy, 0), (cx + 120, cy, 0)])
+        ui.wait_loaded("FER_0001.JPG")
+        # A slow vertical drag is no swipe.
+        touch([(cx, cy - 60, 0), (cx, cy, 0.3), (cx, cy + 60, 0.3)])
+        time.sleep(0.3)
+        expect(ui.testid("viewer-image").get_attribute("data-name") == "FER_0001.JPG", "a vertical drag turned the page")
+        ui.keys(Keys.ESCAPE)
+        ui.wait(lambda: not ui.viewer_open(), "the viewer closed")
+
+    @check("video: an MP4 plays in the viewer's <video> over /api/file with Range")
+    def _():
+        folder = os.path.join(root, "VIDEO")
+        os.makedirs(folder, exist_ok=True)
+        clip = os.path.join(folder, "CLIP.MP4")
+        try:
+            # H.264 in MP4, as cameras and phones record (Debian's Chromium plays it).
+            made = subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                                   "testsrc=duration=4:size=320x240:rate=25", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+                                   "-movflags", "+faststart", clip], capture_output=True, text=True, timeout=120)
+            expect(made.returncode == 0, f"ffmpeg (scripts/setup.sh installs it): {made.stderr[-300:]}")
+            codec = ui.driver.execute_script(
+                "return document.createElement('video').canPlayType('video/mp4; codecs=\"avc1.42E01E\"')")
+            expect(codec in ("probably", "maybe"), f"this Chromium cannot play H.264: {codec!r}")
+            ui.go("/VIDEO")
+            expect(ui.entry("CLIP.MP4").get_attribute("data-media") == "video", "a video tile")
+            ui.entry("CLIP.MP4").find_element(By.CSS_SELECTOR, ".open").click()
+            ui.wait(ui.viewer_open, "the viewer")
+            video = ui.driver.find_element(By.ID, "viewer-video")
+            src = video.get_attribute("src")
+            expect("/api/file?" in src, f"video source {src}")
+            ui.wait(lambda: ui.driver.execute_script("return arguments[0].readyState", video) >= 2,
+                    "the video's first frame (readyState >= 2)", 20)
+            ui.driver.execute_script("arguments[0].muted = true; arguments[0].play()", video)
+            ui.wait(lambda: ui.driver.execute_script("return arguments[0].currentTime", video) > 0.5,
+                    "the video to play (currentTime advancing)", 20)
+            size = ui.driver.execute_script("return [arguments[0].videoWidth, arguments[0].videoHeight]", video)
+            expect(size == [320, 240], f"video size {size}")
+            ranged = ui.driver.execute_script(
+                "return fetch(arguments[0], {headers: {Range: 'bytes=100-199'}})"
+                ".then(async r => [r.status, r.headers.get('Content-Range'), (await r.arrayBuffer()).byteLength])", src)
+            expect(ranged[0] == 206 and ranged[1] == f"bytes 100-199/{os.path.getsize(clip)}" and ranged[2] == 100,
+                   f"a Range request: {ranged}")
+            screenshots("video.png")
+            ui.keys(Keys.ESCAPE)
+            ui.wait(lambda: not ui.viewer_open(), "the viewer closed")
+        finally:
+            if os.path.exists(clip):
+                os.remove(clip)
+            os.rmdir(folder)
 
     ui.driver.quit()
     for name, value in figures.items():

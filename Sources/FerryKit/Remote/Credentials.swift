@@ -38,20 +38,23 @@ public struct Credentials: Sendable, Hashable, CustomStringConvertible {
     ///
     /// The library calls this only when asked (`ConnectionOptions.resolveCredentials`):
     /// by itself it reads no environment variable and no `~/.netrc`.
+    ///
+    /// - Parameter environment: The variables to read; nil: this process's,
+    ///   each looked up by name.
     public static func resolve(
-        for url: RemoteURL, environment: [String: String] = ProcessInfo.processInfo.environment,
-        netrcPath: String? = nil
+        for url: RemoteURL, environment: [String: String]? = nil, netrcPath: String? = nil
     ) -> Credentials? {
         if let user = url.user, let password = url.password {
             return Credentials(user: user, password: password)
         }
-        if let user = url.user, let password = environment["FERRY_PASSWORD"] {
+        let variable = EnvironmentLookup(environment)
+        if let user = url.user, let password = variable["FERRY_PASSWORD"] {
             return Credentials(user: user, password: password)
         }
-        if url.user == nil, let password = environment["FERRY_PASSWORD"], let user = environment["FERRY_USER"] {
+        if url.user == nil, let password = variable["FERRY_PASSWORD"], let user = variable["FERRY_USER"] {
             return Credentials(user: user, password: password)
         }
-        let path = netrcPath ?? (environment["NETRC"] ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.netrc")
+        let path = netrcPath ?? (variable["NETRC"] ?? (variable["HOME"] ?? NSHomeDirectory()) + "/.netrc")
         if let text = try? String(contentsOfFile: path, encoding: .utf8),
             let found = Netrc.lookup(text, host: url.host, user: url.user)
         {
@@ -212,14 +215,29 @@ public struct ConnectionOptions: Sendable, Hashable {
 
     /// The CA file the `ferry` command trusts, as curl's tool chooses it: the
     /// given file (`--cacert`), else `CURL_CA_BUNDLE`, else `SSL_CERT_FILE`; nil for
-    /// the system's. Reads the environment only when called.
-    public static func caCertificateFile(
-        given: String?, environment: [String: String] = ProcessInfo.processInfo.environment
-    ) -> String? {
+    /// the system's. Reads the environment only when called (nil: this process's).
+    public static func caCertificateFile(given: String?, environment: [String: String]? = nil) -> String? {
         if let given, !given.isEmpty { return given }
+        let variable = EnvironmentLookup(environment)
         for name in ["CURL_CA_BUNDLE", "SSL_CERT_FILE"] {
-            if let file = environment[name], !file.isEmpty { return file }
+            if let file = variable[name], !file.isEmpty { return file }
         }
         return nil
+    }
+}
+
+/// Environment variables read by name: from a given dictionary (tests), else
+/// from the process with `getenv`. `ProcessInfo.processInfo.environment` builds
+/// a dictionary of every variable on each access; `ferry get URL1 ... URL1000`
+/// resolved credentials and the CA file that way for each URL, 65% of the
+/// command's instructions (callgrind, bench/RESULTS.md, issue 19).
+struct EnvironmentLookup {
+    let given: [String: String]?
+
+    init(_ given: [String: String]?) { self.given = given }
+
+    subscript(name: String) -> String? {
+        if let given { return given[name] }
+        return getenv(name).map { String(cString: $0) }
     }
 }

@@ -84,6 +84,15 @@ class DownloadAttemptJob: CurlJob, @unchecked Sendable {
         }
     }
 
+    /// The transfer left the engine: the part's last bytes go to the file and its
+    /// write buffer back to the pool now, on the engine thread, not when the
+    /// driver's task next runs. A thousand small files queued behind each other
+    /// held a hundred 256 KiB buffers between their last byte and `finish`
+    /// (valgrind massif: 27 MB of the peak; 6,000 page faults of 7,100).
+    override func didEnd() {
+        part.releaseBuffer()
+    }
+
     /// Carries out a decision's `.write`; the disk's error when it refused.
     func write(_ bytes: UnsafeRawBufferPointer, totalForProgress: Int64?) -> FerryError? {
         guard part.append(bytes) else {

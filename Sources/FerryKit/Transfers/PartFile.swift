@@ -40,6 +40,8 @@ final class PartFile: @unchecked Sendable {
 
     private var buffer: UnsafeMutableRawBufferPointer?
     private var buffered = 0
+    /// Writing the buffer out failed in `releaseBuffer`; `finish` throws it.
+    private var releaseError: FerryError?
     private var journalOnDisk = false
     /// When the durable length last caught up, or the current attempt began:
     /// the interval counts from the first byte, not from when the file was
@@ -137,6 +139,8 @@ final class PartFile: @unchecked Sendable {
         at offset: Int64, etag: String?, lastModified: String?, totalSize: Int64?, verifiable: Bool = true,
         finalSource: String? = nil
     ) throws(FerryError) {
+        // An earlier attempt's failed release left `length` at what is on disk.
+        releaseError = nil
         try flush(naming: false)
         lastCheckpoint = .now
         if offset == 0 && journalOnDisk {
@@ -217,6 +221,15 @@ final class PartFile: @unchecked Sendable {
         kickWriteback()
     }
 
+    /// Writes what is buffered and gives the buffer back to the pool (engine
+    /// thread, at the end of an attempt). A failure is kept for `finish` to throw,
+    /// as its own flush would have; `length` is then what reached the file.
+    func releaseBuffer() {
+        do throws(FerryError) { try flush(naming: false) } catch { releaseError = error }
+        if let buffer { writeBufferPool.give(buffer) }
+        buffer = nil
+    }
+
     /// Writes `bytes` (the buffer, or a chunk that bypasses it) at the end of the
     /// file. On a failure `length` becomes what did reach the file, with the buffer
     /// dropped; the rest is fetched again on resume.
@@ -272,6 +285,10 @@ final class PartFile: @unchecked Sendable {
     /// Verifies the size, makes the data durable, and gives the file its final
     /// name atomically: the final name never holds bytes a power cut could lose.
     func finish(expectedSize: Int64?, overwrite: OverwritePolicy) async throws(FerryError) -> Int64 {
+        if let error = releaseError {
+            releaseError = nil
+            throw error
+        }
         try flush(naming: false)
         // Files waiting for their group commit hold no buffer.
         if let buffer { writeBufferPool.give(buffer) }

@@ -23,6 +23,7 @@ extension WebAPI {
     func importStatus() -> HTTPResponse {
         var status = importJob.status
         status.pauses = source?.share.pauses ?? 0
+        status.prefetchPauses = source?.share.prefetchPauses ?? 0
         return .json(status)
     }
 

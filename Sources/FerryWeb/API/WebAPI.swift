@@ -19,6 +19,7 @@ import Synchronization
 /// | `GET /api/import` | the running or last import |
 /// | `POST /api/import` `{"paths"?, "layout"?, "deleteAfter"?, "restart"?}` | starts an import |
 /// | `POST /api/import-cancel` | cancels it (partial files stay as `.part`) |
+/// | `GET /api/waiting?page=&shown=` | `{waiting}`: whether a request of that page waits for the card, once it differs from `shown` |
 /// | `POST /api/upload?path=FOLDER[&overwrite=1]` | multipart files into a folder |
 /// | `POST /api/delete` `{"path", "recursive"?}` | deletes a file or a folder (with its contents if asked) |
 /// | `POST /api/mkdir` `{"path"}` | creates a folder |
@@ -80,21 +81,65 @@ final class WebAPI: Sendable {
         }
         let route = String(request.path.dropFirst("/api/".count))
         var response: HTTPResponse
-        if let source, Self.interactiveRoutes.contains(route), request.query("background") == nil {
-            // On a card, the page's requests go before the import's downloads.
-            response = await source.share.interactive { await api(request) }
+        let started = ContinuousClock.now
+        let waited = Mutex<Duration?>(nil)
+        let priority = source.flatMap { _ in Self.priority(route: route, request) }
+        if let source, let priority {
+            // On a card, the page's requests go before the viewer's prefetch, and both before an import.
+            let record: (Duration) -> Void = { d in waited.withLock { $0 = d } }
+            response = await source.share.run(
+                priority, page: request.query("page"), oneAtATime: route == "thumb", waited: record
+            ) {
+                await api(request)
+            }
         } else {
+            if let source, Self.interactiveRoutes.contains(route), request.query("background") != nil {
+                await source.share.afterThePage()
+            }
             response = await api(request)
         }
         response.headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        if Self.logsTimings, route != "waiting" {
+            // FERRY_WEB_TIMINGS=1: one line per API request, for finding where a slow answer's time went.
+            let took = ContinuousClock.now - started
+            var line = "ferry serve: \(request.method) \(request.target) \(response.status) in \(Self.ms(took))"
+            if let priority {
+                line += " (\(priority), waited for the card \(Self.ms(waited.withLock { $0 } ?? .zero)))"
+            }
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
         return response
     }
 
-    /// Requests a person waits for: they pause an import on a one-connection source
-    /// (unless marked `background=1`, as the page's refresh of imported badges is).
+    /// Whether `FERRY_WEB_TIMINGS` asks for a line per API request on stderr.
+    static let logsTimings =
+        ProcessInfo.processInfo.environment["FERRY_WEB_TIMINGS"].map { !$0.isEmpty && $0 != "0" } ?? false
+
+    private static func ms(_ d: Duration) -> String {
+        let c = d.components
+        return "\(c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000) ms"
+    }
+
+    /// Requests a person waits for: on a one-connection source the import's and the
+    /// prefetch's downloads make way for them (unless marked `background=1`, as the page's
+    /// refresh of imported badges and its count of new files are: those wait until the page's
+    /// requests are done, then take their turn behind the import).
     static let interactiveRoutes: Set<String> = [
         "list", "stat", "file", "thumb", "preview", "info", "new", "upload", "delete", "mkdir", "rename",
     ]
+
+    /// Requests the viewer's prefetch makes (with the header `X-Ferry-Priority: prefetch`,
+    /// so the URL and with it the browser's cache stay those of the viewer's own request).
+    static let prefetchRoutes: Set<String> = ["preview", "file", "info"]
+
+    /// Where a request goes on a shared connection; nil: it takes its turn.
+    static func priority(route: String, _ request: HTTPRequest) -> ConnectionShare.Priority? {
+        guard interactiveRoutes.contains(route), request.query("background") == nil else { return nil }
+        if prefetchRoutes.contains(route), request.headers["X-Ferry-Priority"]?.lowercased() == "prefetch" {
+            return .prefetch
+        }
+        return .interactive
+    }
 
     private func api(_ request: HTTPRequest) async -> HTTPResponse {
         let route = String(request.path.dropFirst("/api/".count))
@@ -117,8 +162,9 @@ final class WebAPI: Sendable {
         case ("import", false): return await startImport(request)
         case ("import-cancel", false): return cancelImport()
         case ("new", true): return await newFiles()
+        case ("waiting", true): return await waiting(request)
         case ("list", false), ("stat", false), ("file", false), ("thumb", false), ("source", false),
-            ("preview", false), ("info", false), ("new", false):
+            ("preview", false), ("info", false), ("new", false), ("waiting", false):
             return .failure(405, "use GET")
         case ("upload", true), ("delete", true), ("mkdir", true), ("rename", true), ("connect", true),
             ("import-cancel", true):

@@ -32,8 +32,10 @@ final class ImportJob: Sendable {
         var deleted = 0
         /// Files the engine had to start over (a pause for the page must never cause one).
         var restarts = 0
-        /// Times a download was paused so the page's requests could use the card's connection.
+        /// Times a download was paused so the page's requests or the viewer's prefetch could use the card's connection.
         var pauses = 0
+        /// Times a prefetch's download was paused so the page's requests could use the card's connection.
+        var prefetchPauses = 0
         var layout = "tree"
         var deleteAfter = false
         /// The destination folder's name (never the full local path).
@@ -110,7 +112,8 @@ final class ImportJob: Sendable {
             b.finishedBytes = 0
             b.lastSpeed = 0
             b.started = .now
-            b.task = Task {
+            // Detached: the import is no request of the page (it must not inherit its priority).
+            b.task = Task.detached {
                 await self.run(source: source, key: key, files: files, layout: layout, deleteAfter: deleteAfter)
             }
             return true
@@ -171,7 +174,7 @@ final class ImportJob: Sendable {
                 b.running[transfer.id] = (path, 0, item.size ?? 0, 0)
                 b.status.current = path
             }
-            source.share.addBulk(transfer)
+            source.share.add(transfer, priority: .bulk)
             Task {
                 for await p in transfer.progress {
                     self.box.withLock { b in
@@ -181,7 +184,7 @@ final class ImportJob: Sendable {
                         self.refresh(&b)
                     }
                 }
-                source.share.removeBulk(transfer)
+                source.share.remove(transfer)
             }
         case .imported(let item, let result):
             box.withLock { b in

@@ -136,7 +136,15 @@ export function renderFolder() {
   for (const entry of entries) fragment.append(renderEntry(entry, can));
   thumbnails.disconnect();
   list.replaceChildren(fragment);
-  for (const img of list.querySelectorAll('img[data-src]')) thumbnails.observe(img);
+  // The first screen's thumbnails at once: the observer would first wait for a frame, and on a
+  // card every thumbnail waits its turn behind the others. Tiles come in reading order, so the
+  // first one below the screen ends it (one layout, no more).
+  let below = false;
+  for (const img of list.querySelectorAll('img[data-src]')) {
+    below = below || img.getBoundingClientRect().top > window.innerHeight + 150;
+    if (below) thumbnails.observe(img);
+    else loadThumbnail(img);
+  }
   $('empty').hidden = count > 0;
   renderSelection();
 }
@@ -204,24 +212,27 @@ function renderEntry(entry, can) {
   return element('li', {
     class: 'entry' + (selected ? ' selected' : ''), dataset: {
       testid: 'entry', name: entry.name, type: isFolder ? 'directory' : 'file', path: entry.path,
-      imported: String(!!entry.imported), hidden: String(!!entry.hidden),
+      imported: String(!!entry.imported), hidden: String(!!entry.hidden), media: entry.media || (entry.image ? 'image' : ''),
     },
   }, box, badge, open, actions);
 }
 
 /** Thumbnails load when they scroll near the window, so a folder of 1,000 photos opens at once. */
+function loadThumbnail(img) {
+  img.src = img.dataset.src;
+  img.removeAttribute('data-src');
+  img.onerror = () => fileTile(img);
+}
+
 const thumbnails = 'IntersectionObserver' in window
   ? new IntersectionObserver((items, observer) => {
     for (const item of items) {
       if (!item.isIntersecting) continue;
-      const img = item.target;
-      img.src = img.dataset.src;
-      img.removeAttribute('data-src');
-      img.onerror = () => fileTile(img);
-      observer.unobserve(img);
+      loadThumbnail(item.target);
+      observer.unobserve(item.target);
     }
   }, { rootMargin: '150px' })  // a card answers one request at a time: the first screen first
-  : { observe: (img) => { img.src = img.dataset.src; }, disconnect() {} };
+  : { observe: loadThumbnail, disconnect() {} };
 
 /** A thumbnail the server could not make (a raw file without a preview): the file-type tile instead. */
 function fileTile(img) {

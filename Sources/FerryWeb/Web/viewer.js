@@ -220,14 +220,27 @@ function maybeLoadOriginal() {
   })().catch(() => { if (token === viewer.token) $('viewer-progress').hidden = true; });
 }
 
-/** Fetches the neighbours' previews into the browser's cache, after the person stayed a moment. */
+/**
+ * Fetches the neighbours' previews into the browser's cache, after the person stayed a moment: at
+ * the server's prefetch priority (below the page's requests, above an import).
+ */
 function prefetch(entry, token) {
   if (token !== viewer.token || !viewer.open || ferry.prefetch === false) return;
   const list = images();
   const index = list.findIndex((e) => e.path === entry.path);
-  for (const near of [list[index + 1], list[index - 1]]) {
-    if (near && near.thumbnail) fetch(previewURL(near), { priority: 'low' }).then((r) => r.blob()).catch(() => {});
-  }
+  // The next one first, then the previous one: asked together, the card (one request at a
+  // time) served whichever reached the server first, the previous photo half the time.
+  (async () => {
+    for (const near of [list[index + 1], list[index - 1]]) {
+      if (!near || !near.thumbnail || token !== viewer.token) continue;
+      // The same URL as the viewer's own request (the browser's cache answers it then); the
+      // header tells the server it goes after the page's requests and before an import.
+      try {
+        const response = await fetch(previewURL(near), { priority: 'low', headers: { 'X-Ferry-Priority': 'prefetch' } });
+        await response.blob();
+      } catch (_) { /* a neighbour that cannot be shown now says so when opened */ }
+    }
+  })();
 }
 
 async function loadInfo(entry, token) {

@@ -109,6 +109,7 @@ final class CurlEngine: Sendable {
         let completion = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<CurlCompletion, Never>) in
                 job.continuation = c
+                job.waitObserver = ConnectionWait.observer
                 hand { $0.submitted.append(job) }
             }
         } onCancel: {
@@ -226,6 +227,7 @@ private final class EngineLoop: @unchecked Sendable {
                 for job in gone { finish(job, code: .abortedByCallback, interrupted: true) }
             }
             admit()
+            tellWaiting(inbox.submitted)
             curl_multi_perform(multi, &running)
             var finishedAny = false
             while true {
@@ -317,6 +319,11 @@ private final class EngineLoop: @unchecked Sendable {
                 waitingInSlot[slot] -= 1
                 active[job.easy.raw] = job
                 activeInSlot[slot] += 1
+                job.admitted = true
+                if job.toldWaiting {
+                    job.toldWaiting = false
+                    job.waitObserver?.connectionWait(false)
+                }
                 if case .ftpLane(let key) = job.easy.tlsSessionCache {
                     job.assignedLane = lanes.assign(key, fresh: job.freshLane, to: job.easy)
                 }
@@ -347,12 +354,26 @@ private final class EngineLoop: @unchecked Sendable {
         }
     }
 
+    /// Tells the observers of jobs that just arrived and could not start that they wait
+    /// (only the new ones: the queue may hold a thousand jobs).
+    private func tellWaiting(_ arrived: [CurlJob]) {
+        for job in arrived where job.waitObserver != nil && !job.admitted && job.continuation != nil {
+            job.toldWaiting = true
+            job.waitObserver?.connectionWait(true)
+        }
+    }
+
     private func finish(_ job: CurlJob, code: CurlCode, interrupted: Bool) {
         CurlEngine.assertOnEngineThread()
+        if job.toldWaiting {
+            job.toldWaiting = false
+            job.waitObserver?.connectionWait(false)
+        }
         let completion = CurlCompletion(
             code: code, responseCode: job.easy.info(CURLINFO_RESPONSE_CODE),
             errorText: job.easy.errorText, interrupted: interrupted)
         job.didComplete(completion)
+        job.didEnd()
         if job.refusedForTooManyConnections { lowerLimit(of: job) }
         let c = job.continuation
         job.continuation = nil

@@ -51,6 +51,13 @@ class CurlJob: @unchecked Sendable {
     /// The engine's number for `hostKey` (engine thread only), set when the job
     /// arrives: the admission loop compares integers instead of hashing strings.
     var hostSlot = -1
+    /// Who learns that this job waits for a connection (``ConnectionWait/observer``
+    /// of the submitting task). Set before `CurlEngine.perform`.
+    var waitObserver: (any ConnectionWaitObserver)?
+    /// Whether `waitObserver` was told this job waits (engine thread only).
+    var toldWaiting = false
+    /// Set (on the engine thread) once the job has a connection.
+    var admitted = false
 
     /// - Parameter tlsSessionCache: `.ftpLane` for FTPS (`FTPEndpoint.tlsSessionCache`).
     init(hostKey: String, tlsSessionCache: TLSSessionCache = .own) {
@@ -133,4 +140,9 @@ class CurlJob: @unchecked Sendable {
     /// Called once on the engine thread after the transfer left the multi handle,
     /// before the awaiting task resumes: the last moment the handle may be read.
     func didComplete(_ completion: CurlCompletion) {}
+
+    /// Called once on the engine thread right after `didComplete`, for work that
+    /// every job of a kind does at its end whatever its subclass decided
+    /// (`DownloadAttemptJob` hands its write buffer back).
+    func didEnd() {}
 }

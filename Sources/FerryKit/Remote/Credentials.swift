@@ -39,8 +39,12 @@ public struct Credentials: Sendable, Hashable, CustomStringConvertible {
     /// The library calls this only when asked (`ConnectionOptions.resolveCredentials`):
     /// by itself it reads no environment variable and no `~/.netrc`.
     ///
-    /// - Parameter environment: The variables to read; nil: this process's,
-    ///   each looked up by name.
+    /// - Parameters:
+    ///   - url: The URL to find credentials for (its host and user pick the
+    ///     `~/.netrc` entry).
+    ///   - environment: The variables to read; nil: this process's, each looked
+    ///     up by name.
+    ///   - netrcPath: The netrc file to read; nil: `NETRC`, else `~/.netrc`.
     public static func resolve(
         for url: RemoteURL, environment: [String: String]? = nil, netrcPath: String? = nil
     ) -> Credentials? {

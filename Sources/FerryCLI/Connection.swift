@@ -42,9 +42,48 @@ func connectionSettings(_ args: ParsedArguments) throws -> ConnectionOptions {
 
 /// Opens the file system a URL names, with the command's connection options.
 func openFileSystem(_ url: RemoteURL, _ args: ParsedArguments) throws -> any RemoteFileSystem {
-    let options = try connectionSettings(args)
-    warnIfHostKeyUnchecked(url, options)
-    return try Ferry.fileSystem(for: url, options: options)
+    var opener = FileSystemOpener(args)
+    return try opener.open(url)
+}
+
+/// Opens the file systems of a command's URLs: the connection options are built
+/// once, and credentials resolved once per server and user (`Credentials.resolve`:
+/// the URL, `FERRY_USER`/`FERRY_PASSWORD`, `~/.netrc`), not once per URL: `ferry
+/// get URL1 ... URL1000` read and parsed `~/.netrc` a thousand times (bench/RESULTS.md,
+/// issue 19). Every URL gets the credentials the resolution gives it.
+struct FileSystemOpener {
+    let args: ParsedArguments
+    private var options: ConnectionOptions?
+    /// What `Credentials.resolve` gave for a server and the user and password in
+    /// the URL (all it reads of a URL is its host, user and password).
+    private var credentials: [Server: Credentials] = [:]
+
+    private struct Server: Hashable {
+        var scheme: RemoteURL.Scheme
+        var host: String
+        var port: Int?
+        var user: String?
+        var password: String?
+    }
+
+    init(_ args: ParsedArguments) { self.args = args }
+
+    /// The file system `url` names, as `openFileSystem` opens it.
+    mutating func open(_ url: RemoteURL) throws -> any RemoteFileSystem {
+        var options = try self.options ?? connectionSettings(args)
+        self.options = options
+        warnIfHostKeyUnchecked(url, options)
+        if options.credentials == nil && options.resolveCredentials {
+            let server = Server(
+                scheme: url.scheme, host: url.host, port: url.port, user: url.user, password: url.password)
+            // Nil from the resolution (anonymous) is kept as `.anonymous`, which
+            // `ConnectionOptions` and the SFTP login treat the same way.
+            let found = credentials[server] ?? Credentials.resolve(for: url) ?? .anonymous
+            credentials[server] = found
+            options.credentials = found
+        }
+        return try Ferry.fileSystem(for: url, options: options)
+    }
 }
 
 /// A remote URL argument (a local path is refused: these commands act on servers).

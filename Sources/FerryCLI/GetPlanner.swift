@@ -36,8 +36,9 @@ struct GetPlanner {
         multi = urls.count > 1
         var failed = 0
         var plain: [(url: RemoteURL, fs: any RemoteFileSystem)] = []
+        var opener = FileSystemOpener(args)
         for url in urls {
-            let fs = try openFileSystem(url, args)
+            let fs = try opener.open(url)
             let matched: [RemoteEntry]?
             do {
                 matched = try await Glob.expand(url, in: fs, includeHidden: includeHidden)

@@ -22,9 +22,10 @@ func forEachURL(
             failed += 1
         }
     }
+    var opener = FileSystemOpener(args)
     for url in urls {
         do {
-            let fs = try openFileSystem(url, args)
+            let fs = try opener.open(url)
             if expandPatterns, let matches = try await Glob.expand(url, in: fs) {
                 for entry in matches { await one(fs, url.with(path: entry.path)) }
             } else {

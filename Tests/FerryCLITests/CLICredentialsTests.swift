@@ -52,6 +52,35 @@ struct CLICredentialsTests {
         #expect(fetched("netrc.txt") == 3_000)
     }
 
+    /// One `get` of many URLs resolves credentials once per server and user, not
+    /// once per URL (issue 19): each URL must still get its own user's entry.
+    @Test func manyURLsEachGetTheirOwnUsersCredentials() throws {
+        for name in ["b.txt", "c.txt", "d.txt", "e.txt"] { try TestData.file(www.file(name), size: 1_000) }
+        let home = work.file("many")
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        try """
+        machine 127.0.0.1 login \(Self.user) password "\(Self.password)"
+        machine 127.0.0.1 login mallory password wrong
+        """.write(toFile: home + "/.netrc", atomically: true, encoding: .utf8)
+        let url = { (user: String, file: String) in
+            self.nginx.url("/private/\(file)").replacingOccurrences(of: "://", with: "://\(user)")
+        }
+        let out = try run(
+            [
+                "get", url("", "secret.txt"), url("mallory@", "b.txt"), url("\(Self.user)@", "c.txt"),
+                url("\(Self.user):bad@", "d.txt"), url("", "e.txt"), "-o", "many-out/",
+            ], env: ["HOME": home])
+        #expect(out.status == 1, "\(out.stderr)")
+        #expect(fetched("many-out/secret.txt") == 3_000)
+        #expect(fetched("many-out/c.txt") == 1_000)
+        #expect(fetched("many-out/e.txt") == 1_000)
+        // mallory's entry, and the password in the URL, are used for theirs.
+        #expect(fetched("many-out/b.txt") == -1)
+        #expect(fetched("many-out/d.txt") == -1)
+        #expect(out.stderr.contains("b.txt") && out.stderr.contains("d.txt"), "\(out.stderr)")
+        #expect(!out.stderr.contains(Self.password) && !out.stderr.contains("wrong"))
+    }
+
     @Test func httpFromFerryPasswordWithTheUserInTheURL() throws {
         let url = nginx.url("/private/secret.txt").replacingOccurrences(of: "://", with: "://\(Self.user)@")
         let out = try run(["get", url, "-o", "env.txt"], env: ["FERRY_PASSWORD": Self.password])

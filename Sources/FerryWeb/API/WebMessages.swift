@@ -22,7 +22,9 @@ enum WebMessages {
         }
         let cwd = FileManager.default.currentDirectoryPath
         if cwd.count > 1 { out = out.replacingOccurrences(of: cwd + "/", with: "") }
-        if let home = ProcessInfo.processInfo.environment["HOME"], home.count > 1 {
+        // By name: `ProcessInfo.processInfo.environment` builds a dictionary of
+        // every variable on each access, and every error shown passes here.
+        if let home = getenv("HOME").map({ String(cString: $0) }), home.count > 1 {
             out = out.replacingOccurrences(of: home, with: "~")
         }
         return out

@@ -43,14 +43,17 @@ struct SSHLogin: Sendable, Hashable {
 
     static func resolve(
         url: RemoteURL, options: ConnectionOptions,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment given: [String: String]? = nil
     ) -> SSHLogin {
+        // Nil: this process's variables, each read by name (every `sftp://` URL
+        // opened passes here; the whole environment as a dictionary cost more).
+        let environment = EnvironmentLookup(given)
         // FERRY_USER/FERRY_PASSWORD and ~/.netrc only when the caller asks
         // (`ConnectionOptions.resolveCredentials`, as the CLI does).
         let credentials =
             options.credentials.map { $0.isAnonymous ? nil : $0 }
             ?? (options.resolveCredentials
-                ? Credentials.resolve(for: url, environment: environment) : Credentials.inURL(url))
+                ? Credentials.resolve(for: url, environment: given) : Credentials.inURL(url))
         let user =
             credentials?.user ?? url.user ?? (options.resolveCredentials ? environment["FERRY_USER"] : nil)
             ?? environment["USER"] ?? environment["LOGNAME"] ?? NSUserName()

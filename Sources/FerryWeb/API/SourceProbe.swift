@@ -97,11 +97,12 @@ enum SourceProbe {
         let reasons =
             Set(tried.map(\.why)).count == 1
             ? "\(tried[0].why)" : tried.map { "\($0.what) (\($0.why))" }.joined(separator: "; ")
+        let sentence = reasons.hasSuffix("?") || reasons.hasSuffix(".") ? reasons : reasons + "."
         throw FerryError(
             .notAnswering, operation: "connect", target: text,
-            detail: "nothing answered at \(host) as a FlashAir card, an FTP server or a web server: "
-                + reasons + ". Check the address and that this computer is on the same network (a card: its Wi-Fi),"
-                + " or type a full URL (flashair://, ftp://, http://)")
+            detail: "nothing answered at \(host) as a FlashAir card, an FTP server or a web server; " + sentence
+                + " Check the address and that this computer is on the same network (for a card: its Wi-Fi),"
+                + " or type a full URL such as flashair://, ftp://, sftp:// or http://")
     }
 
     /// A card's answer to `command.cgi?op=108`, over plain HTTP.

@@ -657,6 +657,8 @@ def main():
                     "the video to play (currentTime advancing)", 20)
             size = ui.driver.execute_script("return [arguments[0].videoWidth, arguments[0].videoHeight]", video)
             expect(size == [320, 240], f"video size {size}")
+            zoom = [e for e in ("zoom-out", "zoom-level", "zoom-in", "zoom-fit") if ui.testid(e).is_displayed()]
+            expect(not zoom, f"zoom controls shown over a video: {zoom}")
             ranged = ui.driver.execute_script(
                 "return fetch(arguments[0], {headers: {Range: 'bytes=100-199'}})"
                 ".then(async r => [r.status, r.headers.get('Content-Range'), (await r.arrayBuffer()).byteLength])", src)

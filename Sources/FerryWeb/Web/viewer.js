@@ -75,6 +75,8 @@ function loadImage(entry) {
   const v = $('viewer');
   v.classList.add('loading');
   v.dataset.name = entry.name;
+  // A video has the browser's own controls: the zoom buttons go (app.css).
+  v.dataset.media = entry.media === 'video' ? 'video' : 'image';
   v.dataset.loaded = 'false';
   v.dataset.level = '';
   $('spinner').hidden = false;

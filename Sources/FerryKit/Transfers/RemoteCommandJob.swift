@@ -11,9 +11,10 @@ import Foundation
 class RemoteCommandJob: CurlJob, @unchecked Sendable {
     /// The body (a listing; for FTP control-only requests, libcurl's synthesized
     /// header text too).
-    private(set) var body: [UInt8] = []
-    let maxBody: Int
-    private(set) var tooLarge = false
+    var body: [UInt8] { reply.bytes }
+    var maxBody: Int { reply.limit }
+    var tooLarge: Bool { reply.overflowed }
+    private var reply: CappedBody
     /// The file's time as Unix seconds (`CURLINFO_FILETIME`: FTP's `MDTM`, SFTP's
     /// `stat`), -1 when unknown.
     private(set) var fileTime: Int = -1
@@ -21,18 +22,11 @@ class RemoteCommandJob: CurlJob, @unchecked Sendable {
     private(set) var contentLength: Int64 = -1
 
     init(hostKey: String, tlsSessionCache: TLSSessionCache, maxBody: Int) {
-        self.maxBody = maxBody
+        reply = CappedBody(limit: maxBody)
         super.init(hostKey: hostKey, tlsSessionCache: tlsSessionCache)
     }
 
-    override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard body.count + bytes.count <= maxBody else {
-            tooLarge = true
-            return false
-        }
-        body.append(contentsOf: bytes)
-        return true
-    }
+    override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool { reply.append(bytes) }
 
     /// Reads the file's size and time; subclasses that override call this.
     override func didComplete(_ completion: CurlCompletion) {

@@ -6,30 +6,24 @@ import Foundation
 final class CurlRequestJob: CurlJob, @unchecked Sendable {
     /// Response headers of the final response (HTTP only).
     var headers = HTTPHeaders()
+    private var reply: CappedBody
     /// The reply body.
-    var body: [UInt8] = []
-    let maxBody: Int
+    var body: [UInt8] { reply.bytes }
+    var maxBody: Int { reply.limit }
     /// Set when the body grew past `maxBody`.
-    var tooLarge = false
+    var tooLarge: Bool { reply.overflowed }
     /// Protocol lines the server sent (FTP replies), when `captureReplies`.
     var replies: [String] = []
     let captureReplies: Bool
 
     init(hostKey: String, maxBody: Int = 16 << 20, captureReplies: Bool = false) {
-        self.maxBody = maxBody
+        reply = CappedBody(limit: maxBody)
         self.captureReplies = captureReplies
         super.init(hostKey: hostKey)
         if captureReplies { enableDebug() }
     }
 
-    override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard body.count + bytes.count <= maxBody else {
-            tooLarge = true
-            return false
-        }
-        body.append(contentsOf: bytes)
-        return true
-    }
+    override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool { reply.append(bytes) }
 
     override func didReceiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
         headers.consume(line: line)

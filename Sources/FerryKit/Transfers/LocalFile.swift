@@ -21,12 +21,21 @@ enum LocalFile {
     static func openUnnamed(inFolderOf path: String) throws(FerryError) -> Int32? {
         guard OS.unnamedFilesWork else { return nil }
         let folder = LocalFile.folder(of: path)
-        let fd = OS.openUnnamed(inDirectory: folder, mode: 0o644)
+        let simulated = LocalFile.unnamedFilesFailWith
+        let fd = simulated == nil ? OS.openUnnamed(inDirectory: folder, mode: 0o644) : -1
         if fd >= 0 { return fd }
-        let e = errno
+        let e = simulated ?? errno
         if e == EOPNOTSUPP || e == EISDIR || e == EINVAL || e == ENOSYS { return nil }
         throw FerryError.posix(e, operation: "open", path: path + ".part")
     }
+
+    /// Test seam: the `errno` that opening an unnamed file fails with, as on a
+    /// file system without `O_TMPFILE` (`EOPNOTSUPP`: NFS, FUSE, vfat; `EISDIR`:
+    /// kernels before 3.11), so that tests can drive the named-`.part` fallback
+    /// on a machine whose file systems all have it. Task-local: it changes only
+    /// the downloads started by the task that binds it (a transfer's task
+    /// inherits it). Nil, the only value outside tests, opens for real.
+    @TaskLocal static var unnamedFilesFailWith: Int32?
 
     /// The folder part of a path ("." for a bare name, "/" for "/name").
     static func folder(of path: String) -> String {

@@ -22,6 +22,11 @@ int ferry_os_set_mtime(const char *path, int64_t seconds, int64_t nanoseconds) {
     return utimensat(AT_FDCWD, path, times, 0);
 }
 
+int ferry_os_set_fd_mtime(int fd, int64_t seconds, int64_t nanoseconds) {
+    struct timespec times[2] = {{0, UTIME_OMIT}, {seconds, nanoseconds}};
+    return futimens(fd, times);
+}
+
 int ferry_os_syncfs(int fd) {
     return syncfs(fd);
 }

@@ -9,6 +9,8 @@ int ferry_os_rename_noreplace(const char *from, const char *to);
 int ferry_os_syncfs(int fd);
 /// Sets only the modification time of a path (atime left alone).
 int ferry_os_set_mtime(const char *path, int64_t seconds, int64_t nanoseconds);
+/// Sets only the modification time of an open file (futimens; atime left alone).
+int ferry_os_set_fd_mtime(int fd, int64_t seconds, int64_t nanoseconds);
 /// Opens an unnamed regular file in `directory` for writing (O_TMPFILE): it has no
 /// name until `ferry_os_link_fd` gives it one, and vanishes if the process dies
 /// first. Returns -1 with errno EOPNOTSUPP/EISDIR/EINVAL where the file system or

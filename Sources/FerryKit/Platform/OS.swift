@@ -67,6 +67,11 @@ enum OS {
             ferry_os_set_mtime(path, seconds, nanoseconds)
         }
 
+        /// Sets only the modification time of an open file (`futimens`).
+        static func setModificationTime(_ fd: Int32, seconds: Int64, nanoseconds: Int64) -> Int32 {
+            ferry_os_set_fd_mtime(fd, seconds, nanoseconds)
+        }
+
         /// The modification time a `stat` call returned (`st_mtim`).
         static func modificationTime(_ st: FileStatus) -> (seconds: Int64, nanoseconds: Int64) {
             (Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec))

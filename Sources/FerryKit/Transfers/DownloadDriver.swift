@@ -93,6 +93,23 @@ class DownloadAttemptJob: CurlJob, @unchecked Sendable {
         part.releaseBuffer()
     }
 
+    /// An attempt that brought the whole file goes from here to its flush
+    /// (`Durability`), and the driver's task runs again only once the bytes are
+    /// durable: before, the engine woke the driver, whose first step was to
+    /// hand the file to the flusher thread and sleep again (two hand-overs per
+    /// file instead of one). Only the bytes' state is read here; the driver
+    /// verifies the outcome, links and renames as before (`PartFile.finish`).
+    override func handOver(
+        _ completion: CurlCompletion, to continuation: CheckedContinuation<CurlCompletion, Never>
+    ) {
+        guard !completion.interrupted, case .complete(let expected) = outcome,
+            part.syncEarly(expectedSize: expected, then: { continuation.resume(returning: completion) })
+        else {
+            continuation.resume(returning: completion)
+            return
+        }
+    }
+
     /// Carries out a decision's `.write`; the disk's error when it refused.
     func write(_ bytes: UnsafeRawBufferPointer, totalForProgress: Int64?) -> FerryError? {
         guard part.append(bytes) else {
@@ -211,14 +228,16 @@ enum DownloadDriver {
                     cancelled: transfer.isCancelled)
             case .finish(let expected):
                 do {
-                    let size = try await part.finish(expectedSize: expected, overwrite: options.overwrite)
+                    let modified = part.journal.lastModified.flatMap(DownloadDriver.parseValidatorTime)
+                    let size = try await part.finish(
+                        expectedSize: expected, overwrite: options.overwrite, modified: modified)
                     decision.finished()
                     var result = TransferResult(
                         source: source.displayName, destination: part.destination, size: size,
                         bytesTransferred: decision.transferred, resumedFrom: decision.keptFrom,
                         restarts: decision.budget.restarts, retries: decision.budget.retries,
                         duration: .now - started)
-                    result.sourceModified = part.journal.lastModified.flatMap(DownloadDriver.parseValidatorTime)
+                    result.sourceModified = modified
                     return result
                 } catch {
                     action = decision.finishFailed(error)

@@ -20,9 +20,9 @@ final class Durability: Sendable {
 
     private struct Waiter {
         var fd: Int32
-        var device: UInt64
         var group: Bool
-        var continuation: CheckedContinuation<Int32, Never>
+        /// Runs on the flusher thread with 0 or the `errno` once the flush ended.
+        var done: @Sendable (Int32) -> Void
     }
 
     private let queue = Mutex<[Waiter]>([])
@@ -36,16 +36,18 @@ final class Durability: Sendable {
 
     /// Returns once the data of `fd` (a file of `size` bytes) is on stable storage.
     func sync(fd: Int32, size: Int64, path: String) async throws(FerryError) {
-        var st = stat()
-        fstat(fd, &st)
-        let device = UInt64(st.st_dev)
         let error = await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
-            queue.withLock {
-                $0.append(Waiter(fd: fd, device: device, group: size <= Durability.groupLimit, continuation: c))
-            }
-            wake.signal()
+            enqueue(fd: fd, size: size) { c.resume(returning: $0) }
         }
         if error != 0 { throw FerryError.posix(error, operation: "sync", path: path) }
+    }
+
+    /// Queues the data of `fd` (a file of `size` bytes) for the next flush; `done`
+    /// runs on the flusher thread with 0 or the `errno` once it is on stable
+    /// storage, all of one group's in one go. `fd` stays open until then.
+    func enqueue(fd: Int32, size: Int64, then done: @escaping @Sendable (Int32) -> Void) {
+        queue.withLock { $0.append(Waiter(fd: fd, group: size <= Durability.groupLimit, done: done)) }
+        wake.signal()
     }
 
     /// While files keep finishing (a flush ended less than `streamGap` ago), the
@@ -74,20 +76,21 @@ final class Durability: Sendable {
             for _ in 1..<batch.count { _ = wake.wait(timeout: .now()) }
             var groups: [UInt64: [Waiter]] = [:]
             for w in batch {
-                if w.group {
-                    groups[w.device, default: []].append(w)
+                var st = stat()
+                if w.group && fstat(w.fd, &st) == 0 {
+                    groups[UInt64(st.st_dev), default: []].append(w)
                 } else {
-                    w.continuation.resume(returning: OS.sync(w.fd) == 0 ? 0 : errno)
+                    w.done(OS.sync(w.fd) == 0 ? 0 : errno)
                 }
             }
             for (_, members) in groups {
                 // A lone small file: its own fsync is cheaper than flushing the file system.
                 if members.count == 1 {
-                    members[0].continuation.resume(returning: OS.sync(members[0].fd) == 0 ? 0 : errno)
+                    members[0].done(OS.sync(members[0].fd) == 0 ? 0 : errno)
                     continue
                 }
                 let rc = OS.syncFileSystem(members[0].fd) == 0 ? 0 : errno
-                for m in members { m.continuation.resume(returning: rc) }
+                for m in members { m.done(rc) }
             }
         }
     }

@@ -71,8 +71,9 @@ public enum ExistingFile: Sendable, Hashable {
         LocalFile.setModificationTime(path, modified.date(floatingIn: timeZone))
     }
 
-    /// Gives a local file the modification time `date` (a download's
-    /// `TransferResult.sourceModified`), so that a later run finds it the same.
+    /// Gives a local file the modification time `date`, so that a later run finds
+    /// it the same. A download's own `TransferResult.sourceModified` is set on
+    /// the file already (`PartFile.finish`).
     public static func stampModificationTime(_ path: String, to date: Date) {
         LocalFile.setModificationTime(path, date)
     }

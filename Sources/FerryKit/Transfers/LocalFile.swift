@@ -185,6 +185,13 @@ enum LocalFile {
         let seconds = t.rounded(.down)
         _ = OS.setModificationTime(path, seconds: Int64(seconds), nanoseconds: Int64((t - seconds) * 1e9))
     }
+
+    /// Sets an open file's modification time (no path lookup).
+    static func setModificationTime(_ fd: Int32, _ date: Date) {
+        let t = date.timeIntervalSince1970
+        let seconds = t.rounded(.down)
+        _ = OS.setModificationTime(fd, seconds: Int64(seconds), nanoseconds: Int64((t - seconds) * 1e9))
+    }
 }
 
 /// Runs blocking file work (fsync, rename) on a dispatch thread instead of the

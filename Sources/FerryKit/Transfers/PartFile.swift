@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -42,6 +43,9 @@ final class PartFile: @unchecked Sendable {
     private var buffered = 0
     /// Writing the buffer out failed in `releaseBuffer`; `finish` throws it.
     private var releaseError: FerryError?
+    /// How the flush that `syncEarly` started ended (0, or the `errno`), until
+    /// `finish` takes it. Written on the flusher thread, read by the driver.
+    private let earlySync = Mutex<Int32?>(nil)
     private var journalOnDisk = false
     /// When the durable length last caught up, or the current attempt began:
     /// the interval counts from the first byte, not from when the file was
@@ -282,23 +286,59 @@ final class PartFile: @unchecked Sendable {
         }
     }
 
+    /// Starts making the file durable at the end of the attempt that completed it
+    /// (engine thread, `DownloadAttemptJob.handOver`), when nothing is left for
+    /// `finish` to check before the flush: the buffer went out and the size is
+    /// what the server announced. The source's time is set first, as `finish`
+    /// does. `then` runs on the flusher thread once the flush ended, and the
+    /// driver's `finish` continues from its result. False, and `then` dropped,
+    /// when `finish` is to do it all itself.
+    func syncEarly(expectedSize: Int64?, then: @escaping @Sendable () -> Void) -> Bool {
+        guard fd >= 0, buffered == 0, releaseError == nil, expectedSize == nil || expectedSize == length else {
+            return false
+        }
+        if let modified = journal.lastModified.flatMap(DownloadDriver.parseValidatorTime) {
+            LocalFile.setModificationTime(fd, modified)
+        }
+        Durability.shared.enqueue(fd: fd, size: length) { error in
+            self.earlySync.withLock { $0 = error }
+            then()
+        }
+        return true
+    }
+
     /// Verifies the size, makes the data durable, and gives the file its final
     /// name atomically: the final name never holds bytes a power cut could lose.
-    func finish(expectedSize: Int64?, overwrite: OverwritePolicy) async throws(FerryError) -> Int64 {
-        if let error = releaseError {
-            releaseError = nil
-            throw error
+    /// `modified` (the source's time, when it gave one) is set on the open file
+    /// before the flush: the file never shows under its name with the download's
+    /// own time, the time is as durable as the bytes, and no path is looked up
+    /// again for it.
+    func finish(expectedSize: Int64?, overwrite: OverwritePolicy, modified: Date? = nil) async throws(FerryError)
+        -> Int64
+    {
+        if let error = earlySync.withLock({ e -> Int32? in
+            defer { e = nil }
+            return e
+        }) {
+            // Verified and flushed already (`syncEarly`).
+            if error != 0 { throw FerryError.posix(error, operation: "sync", path: isNamed ? partPath : destination) }
+        } else {
+            if let error = releaseError {
+                releaseError = nil
+                throw error
+            }
+            try flush(naming: false)
+            // Files waiting for their group commit hold no buffer.
+            if let buffer { writeBufferPool.give(buffer) }
+            buffer = nil
+            if let expectedSize, expectedSize != length {
+                throw FerryError(
+                    .verificationFailed, operation: "download", target: destination,
+                    detail: "got \(length) bytes, expected \(expectedSize)", isTransient: true)
+            }
+            if let modified { LocalFile.setModificationTime(fd, modified) }
+            try await Durability.shared.sync(fd: fd, size: length, path: isNamed ? partPath : destination)
         }
-        try flush(naming: false)
-        // Files waiting for their group commit hold no buffer.
-        if let buffer { writeBufferPool.give(buffer) }
-        buffer = nil
-        if let expectedSize, expectedSize != length {
-            throw FerryError(
-                .verificationFailed, operation: "download", target: destination,
-                detail: "got \(length) bytes, expected \(expectedSize)", isTransient: true)
-        }
-        try await Durability.shared.sync(fd: fd, size: length, path: isNamed ? partPath : destination)
         if !isNamed && overwrite != .overwrite {
             // One link, which fails rather than replace what appeared meanwhile.
             do {

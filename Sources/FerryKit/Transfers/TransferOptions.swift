@@ -77,8 +77,9 @@ public struct TransferResult: Sendable, Hashable {
     public var duration: Duration
     /// The source file's modification time as the server gave it while sending the
     /// bytes (HTTP `Last-Modified`, FTP `MDTM`), in UTC; nil when it gave none.
-    /// A caller that wants the copy to carry the source's time, as `ferry get`
-    /// does, can set it without asking the server again.
+    /// The downloaded file already carries this time: it is set on the open file
+    /// before the flush and the final name, so no stamp by path is needed after
+    /// (a caller with a time of its own, a listing's, may still set that).
     public var sourceModified: Date?
 
     /// Creates a result.

@@ -378,6 +378,6 @@ private final class EngineLoop: @unchecked Sendable {
         let c = job.continuation
         job.continuation = nil
         job.handedOver.store(true, ordering: .releasing)
-        c?.resume(returning: completion)
+        if let c { job.handOver(completion, to: c) }
     }
 }

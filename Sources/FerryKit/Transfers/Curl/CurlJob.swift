@@ -145,4 +145,15 @@ class CurlJob: @unchecked Sendable {
     /// every job of a kind does at its end whatever its subclass decided
     /// (`DownloadAttemptJob` hands its write buffer back).
     func didEnd() {}
+
+    /// Hands the completion to the task awaiting `CurlEngine.perform`: called
+    /// once on the engine thread after `didEnd`, as the job's last step there
+    /// (the job's fields are handed over already). The default resumes at once.
+    /// A job whose awaiting task would only pass the work on to another thread
+    /// may take the continuation along and resume it from there, once, from any
+    /// thread: a finished download goes straight to its flush
+    /// (`DownloadAttemptJob`), one thread hand-over fewer per file.
+    func handOver(_ completion: CurlCompletion, to continuation: CheckedContinuation<CurlCompletion, Never>) {
+        continuation.resume(returning: completion)
+    }
 }

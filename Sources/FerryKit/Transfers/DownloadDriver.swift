@@ -228,16 +228,14 @@ enum DownloadDriver {
                     cancelled: transfer.isCancelled)
             case .finish(let expected):
                 do {
-                    let modified = part.journal.lastModified.flatMap(DownloadDriver.parseValidatorTime)
-                    let size = try await part.finish(
-                        expectedSize: expected, overwrite: options.overwrite, modified: modified)
+                    let size = try await part.finish(expectedSize: expected, overwrite: options.overwrite)
                     decision.finished()
                     var result = TransferResult(
                         source: source.displayName, destination: part.destination, size: size,
                         bytesTransferred: decision.transferred, resumedFrom: decision.keptFrom,
                         restarts: decision.budget.restarts, retries: decision.budget.retries,
                         duration: .now - started)
-                    result.sourceModified = modified
+                    result.sourceModified = part.sourceModified
                     return result
                 } catch {
                     action = decision.finishFailed(error)

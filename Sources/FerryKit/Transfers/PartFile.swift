@@ -43,9 +43,13 @@ final class PartFile: @unchecked Sendable {
     private var buffered = 0
     /// Writing the buffer out failed in `releaseBuffer`; `finish` throws it.
     private var releaseError: FerryError?
-    /// How the flush that `syncEarly` started ended (0, or the `errno`), until
-    /// `finish` takes it. Written on the flusher thread, read by the driver.
-    private let earlySync = Mutex<Int32?>(nil)
+    /// How the flush that `syncEarly` started ended (0, or the `errno`) and the
+    /// source's time it set, until `finish` takes them. Written on the flusher
+    /// thread, read by the driver.
+    private let earlySync = Mutex<(error: Int32, modified: Date?)?>(nil)
+    /// The source's time (its journal's `Last-Modified` or `MDTM`), which
+    /// `finish` gave the file; nil when the source gave none.
+    private(set) var sourceModified: Date?
     private var journalOnDisk = false
     /// When the durable length last caught up, or the current attempt began:
     /// the interval counts from the first byte, not from when the file was
@@ -297,11 +301,10 @@ final class PartFile: @unchecked Sendable {
         guard fd >= 0, buffered == 0, releaseError == nil, expectedSize == nil || expectedSize == length else {
             return false
         }
-        if let modified = journal.lastModified.flatMap(DownloadDriver.parseValidatorTime) {
-            LocalFile.setModificationTime(fd, modified)
-        }
+        let modified = journal.lastModified.flatMap(DownloadDriver.parseValidatorTime)
+        if let modified { LocalFile.setModificationTime(fd, modified) }
         Durability.shared.enqueue(fd: fd, size: length) { error in
-            self.earlySync.withLock { $0 = error }
+            self.earlySync.withLock { $0 = (error, modified) }
             then()
         }
         return true
@@ -309,19 +312,20 @@ final class PartFile: @unchecked Sendable {
 
     /// Verifies the size, makes the data durable, and gives the file its final
     /// name atomically: the final name never holds bytes a power cut could lose.
-    /// `modified` (the source's time, when it gave one) is set on the open file
-    /// before the flush: the file never shows under its name with the download's
-    /// own time, the time is as durable as the bytes, and no path is looked up
-    /// again for it.
-    func finish(expectedSize: Int64?, overwrite: OverwritePolicy, modified: Date? = nil) async throws(FerryError)
-        -> Int64
-    {
-        if let error = earlySync.withLock({ e -> Int32? in
+    /// The source's time (`sourceModified`, when it gave one) is set on the open
+    /// file before the flush: the file never shows under its name with the
+    /// download's own time, the time is as durable as the bytes, and no path is
+    /// looked up again for it.
+    func finish(expectedSize: Int64?, overwrite: OverwritePolicy) async throws(FerryError) -> Int64 {
+        if let early = earlySync.withLock({ e -> (error: Int32, modified: Date?)? in
             defer { e = nil }
             return e
         }) {
-            // Verified and flushed already (`syncEarly`).
-            if error != 0 { throw FerryError.posix(error, operation: "sync", path: isNamed ? partPath : destination) }
+            // Verified, stamped and flushed already (`syncEarly`).
+            sourceModified = early.modified
+            if early.error != 0 {
+                throw FerryError.posix(early.error, operation: "sync", path: isNamed ? partPath : destination)
+            }
         } else {
             if let error = releaseError {
                 releaseError = nil
@@ -336,7 +340,8 @@ final class PartFile: @unchecked Sendable {
                     .verificationFailed, operation: "download", target: destination,
                     detail: "got \(length) bytes, expected \(expectedSize)", isTransient: true)
             }
-            if let modified { LocalFile.setModificationTime(fd, modified) }
+            sourceModified = journal.lastModified.flatMap(DownloadDriver.parseValidatorTime)
+            if let sourceModified { LocalFile.setModificationTime(fd, sourceModified) }
             try await Durability.shared.sync(fd: fd, size: length, path: isNamed ? partPath : destination)
         }
         if !isNamed && overwrite != .overwrite {

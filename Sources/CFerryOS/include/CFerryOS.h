@@ -16,8 +16,9 @@ int ferry_os_set_fd_mtime(int fd, int64_t seconds, int64_t nanoseconds);
 /// first. Returns -1 with errno EOPNOTSUPP/EISDIR/EINVAL where the file system or
 /// kernel cannot do it; the caller then falls back to a named file.
 int ferry_os_open_tmpfile(const char *directory, int mode);
-/// Gives the open file `fd` the name `path` (linkat through /proc/self/fd, else
-/// AT_EMPTY_PATH). Never replaces: EEXIST when `path` exists.
+/// Gives the open file `fd` the name `path` (linkat AT_EMPTY_PATH where the
+/// kernel allows it, else through /proc/self/fd). Never replaces: EEXIST when
+/// `path` exists.
 int ferry_os_link_fd(int fd, const char *path);
 /// Starts writing back `length` bytes of `fd` from `offset` without waiting for
 /// them (sync_file_range SYNC_FILE_RANGE_WRITE).

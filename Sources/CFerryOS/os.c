@@ -2,6 +2,7 @@
 #include "CFerryOS.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -67,6 +68,11 @@ int ferry_os_link_fd(int fd, const char *path) {
     __atomic_store_n(&ferry_empty_path_links, 0, __ATOMIC_RELAXED);
 #endif
     return 0;
+}
+
+int ferry_os_background_thread(void) {
+    struct sched_param param = {0};
+    return sched_setscheduler(0, SCHED_BATCH, &param);
 }
 
 int ferry_os_start_writeback(int fd, int64_t offset, int64_t length) {

@@ -20,6 +20,9 @@ int ferry_os_open_tmpfile(const char *directory, int mode);
 /// kernel allows it, else through /proc/self/fd). Never replaces: EEXIST when
 /// `path` exists.
 int ferry_os_link_fd(int fd, const char *path);
+/// Marks the calling thread as background work (SCHED_BATCH): waking it never
+/// preempts the thread that woke it. 0, or -1 with errno.
+int ferry_os_background_thread(void);
 /// Starts writing back `length` bytes of `fd` from `offset` without waiting for
 /// them (sync_file_range SYNC_FILE_RANGE_WRITE).
 int ferry_os_start_writeback(int fd, int64_t offset, int64_t length);

@@ -67,6 +67,10 @@ enum OS {
             ferry_os_set_mtime(path, seconds, nanoseconds)
         }
 
+        /// Marks the calling thread as background work (`SCHED_BATCH`): waking it
+        /// never preempts the thread that woke it.
+        static func makeBackgroundThread() { _ = ferry_os_background_thread() }
+
         /// Sets only the modification time of an open file (`futimens`).
         static func setModificationTime(_ fd: Int32, seconds: Int64, nanoseconds: Int64) -> Int32 {
             ferry_os_set_fd_mtime(fd, seconds, nanoseconds)

@@ -21,15 +21,25 @@ final class Durability: Sendable {
     private struct Waiter {
         var fd: Int32
         var group: Bool
-        /// Runs on the flusher thread with 0 or the `errno` once the flush ended.
-        var done: @Sendable (Int32) -> Void
+        /// Runs on the flusher thread before the flush (the source's time).
+        var prepare: @Sendable () -> Date?
+        /// Runs on the flusher thread with 0 or the `errno` once the flush ended,
+        /// and what `prepare` returned.
+        var done: @Sendable (Int32, Date?) -> Void
+        var prepared: Date? = nil
     }
 
     private let queue = Mutex<[Waiter]>([])
     private let wake = DispatchSemaphore(value: 0)
 
     private init() {
-        let thread = Thread { [self] in self.run() }
+        let thread = Thread { [self] in
+            // The engine thread wakes this one for every finished file; a flush
+            // must not preempt the engine on its core while the next file's
+            // request is about to go out (bench/RESULTS-19-hops.md).
+            OS.makeBackgroundThread()
+            self.run()
+        }
         thread.name = "ferry.durability"
         thread.start()
     }
@@ -37,16 +47,22 @@ final class Durability: Sendable {
     /// Returns once the data of `fd` (a file of `size` bytes) is on stable storage.
     func sync(fd: Int32, size: Int64, path: String) async throws(FerryError) {
         let error = await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
-            enqueue(fd: fd, size: size) { c.resume(returning: $0) }
+            enqueue(fd: fd, size: size, prepare: { nil }) { error, _ in c.resume(returning: error) }
         }
         if error != 0 { throw FerryError.posix(error, operation: "sync", path: path) }
     }
 
-    /// Queues the data of `fd` (a file of `size` bytes) for the next flush; `done`
-    /// runs on the flusher thread with 0 or the `errno` once it is on stable
-    /// storage, all of one group's in one go. `fd` stays open until then.
-    func enqueue(fd: Int32, size: Int64, then done: @escaping @Sendable (Int32) -> Void) {
-        queue.withLock { $0.append(Waiter(fd: fd, group: size <= Durability.groupLimit, done: done)) }
+    /// Queues the data of `fd` (a file of `size` bytes) for the next flush;
+    /// `prepare` runs on the flusher thread first, `done` with 0 or the `errno`
+    /// (and what `prepare` returned) once the data is on stable storage, all of
+    /// one group's in one go. `fd` stays open until then.
+    func enqueue(
+        fd: Int32, size: Int64, prepare: @escaping @Sendable () -> Date?,
+        then done: @escaping @Sendable (Int32, Date?) -> Void
+    ) {
+        queue.withLock {
+            $0.append(Waiter(fd: fd, group: size <= Durability.groupLimit, prepare: prepare, done: done))
+        }
         wake.signal()
     }
 
@@ -75,22 +91,23 @@ final class Durability: Sendable {
             // Drain extra wake-ups for the waiters taken together here.
             for _ in 1..<batch.count { _ = wake.wait(timeout: .now()) }
             var groups: [UInt64: [Waiter]] = [:]
-            for w in batch {
+            for var w in batch {
+                w.prepared = w.prepare()
                 var st = stat()
                 if w.group && fstat(w.fd, &st) == 0 {
                     groups[UInt64(st.st_dev), default: []].append(w)
                 } else {
-                    w.done(OS.sync(w.fd) == 0 ? 0 : errno)
+                    w.done(OS.sync(w.fd) == 0 ? 0 : errno, w.prepared)
                 }
             }
             for (_, members) in groups {
                 // A lone small file: its own fsync is cheaper than flushing the file system.
                 if members.count == 1 {
-                    members[0].done(OS.sync(members[0].fd) == 0 ? 0 : errno)
+                    members[0].done(OS.sync(members[0].fd) == 0 ? 0 : errno, members[0].prepared)
                     continue
                 }
                 let rc = OS.syncFileSystem(members[0].fd) == 0 ? 0 : errno
-                for m in members { m.done(rc) }
+                for m in members { m.done(rc, m.prepared) }
             }
         }
     }

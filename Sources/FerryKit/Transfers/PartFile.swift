@@ -293,20 +293,30 @@ final class PartFile: @unchecked Sendable {
     /// Starts making the file durable at the end of the attempt that completed it
     /// (engine thread, `DownloadAttemptJob.handOver`), when nothing is left for
     /// `finish` to check before the flush: the buffer went out and the size is
-    /// what the server announced. The source's time is set first, as `finish`
-    /// does. `then` runs on the flusher thread once the flush ended, and the
+    /// what the server announced. The source's time is set first (on the flusher
+    /// thread), as `finish` does. `then` runs on the flusher thread once the flush ended, and the
     /// driver's `finish` continues from its result. False, and `then` dropped,
     /// when `finish` is to do it all itself.
     func syncEarly(expectedSize: Int64?, then: @escaping @Sendable () -> Void) -> Bool {
         guard fd >= 0, buffered == 0, releaseError == nil, expectedSize == nil || expectedSize == length else {
             return false
         }
-        let modified = journal.lastModified.flatMap(DownloadDriver.parseValidatorTime)
-        if let modified { LocalFile.setModificationTime(fd, modified) }
-        Durability.shared.enqueue(fd: fd, size: length) { error in
-            self.earlySync.withLock { $0 = (error, modified) }
-            then()
-        }
+        // The time is parsed and set on the flusher thread: a metadata change can
+        // wait for the file system's journal, which the engine thread must not
+        // (the next file's request waits behind it; bench/RESULTS-19-hops.md).
+        let fd = fd
+        let validator = journal.lastModified
+        Durability.shared.enqueue(
+            fd: fd, size: length,
+            prepare: {
+                let modified = validator.flatMap(DownloadDriver.parseValidatorTime)
+                if let modified { LocalFile.setModificationTime(fd, modified) }
+                return modified
+            },
+            then: { error, modified in
+                self.earlySync.withLock { $0 = (error, modified) }
+                then()
+            })
         return true
     }
 

@@ -46,6 +46,20 @@ import Testing
         #expect(lines[3].hasPrefix("total: 1/4 files, 10 B"), "\(lines)")
     }
 
+    /// `put`'s size of a local file is what `FileManager.attributesOfItem` said.
+    @Test func localSizeIsWhatFileManagerSaid() throws {
+        let dir = try TempDir(prefix: "local-size")
+        let file = dir.path + "/a.bin"
+        try Data(repeating: 7, count: 12_345).write(to: URL(fileURLWithPath: file))
+        try FileManager.default.createSymbolicLink(atPath: dir.path + "/link", withDestinationPath: file)
+        try FileManager.default.createDirectory(atPath: dir.path + "/sub", withIntermediateDirectories: false)
+        for path in [file, dir.path + "/link", dir.path + "/sub", dir.path + "/missing"] {
+            let manager = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value
+            #expect(localSize(path) == manager, "\(path)")
+        }
+        #expect(localSize(file) == 12_345)
+    }
+
     /// Only URLs with a question get one; the answers keep the order of the URLs.
     @Test func askAboutAsksOnlyWhatItMustInOrder() async throws {
         let dir = try TempDir(prefix: "ask-about")

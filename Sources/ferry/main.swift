@@ -12,8 +12,9 @@ import Foundation
     /// transfer ends, on the engine thread: the first ones were mapped afresh, and
     /// later the engine thread's heap, whose free top then passed the 1 MiB trim
     /// threshold, was given back to the kernel and faulted in again by the next
-    /// transfers. `ferry get` of 1,000 x 64 KiB: 4,200-14,000 page faults, about
-    /// 4,100 with this (bench/RESULTS-19-mem.md).
+    /// transfers. `ferry get` of 1,000 x 64 KiB: a median of 5,100-7,700 page
+    /// faults per run (up to 13,000), 4,100-4,500 (up to 5,000) with this
+    /// (bench/RESULTS-19-mem.md).
     ///
     /// Freeing one 4 MiB block at start teaches glibc what it would learn on its
     /// own later: blocks up to 4 MiB come from the heap, and free memory up to

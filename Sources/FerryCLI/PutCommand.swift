@@ -109,5 +109,5 @@ func localSize(_ path: String) -> Int64? {
     // `lstat`, as `FileManager.attributesOfItem` reads it, without building its
     // dictionary of every attribute (33K instructions a file).
     var st = stat()
-    return lstat(path, &st) == 0 ? Int64(st.st_size) : nil
+    return path.withCString { lstat($0, &st) } == 0 ? Int64(st.st_size) : nil
 }

@@ -50,4 +50,20 @@ struct HTTPRequestHeadersTests {
         #expect(requests.last?.headers["range"] == "bytes=20000-")
         #expect(requests.last?.headers["if-range"] == "\"v1\"")
     }
+
+    /// The name a download shows and its journal records is `RemoteURL.redacted`,
+    /// also when it is taken from the wire URL (the same text without a user name).
+    @Test func theDisplayNameIsTheRedactedURL() throws {
+        for text in [
+            "http://example.test/a.bin", "https://example.test:8443/d%20ir/%C3%A9.jpg?x=1&y=%2F",
+            "http://[::1]:8080/a%2Fb.txt", "http://ann:secret@example.test/a.bin", "http://ann@example.test/a",
+            "flashair://card/DCIM/100/IMG_0001.JPG",
+        ] {
+            let url = try RemoteURL(parsing: text)
+            let wire: String? = url.scheme == .flashair ? "http" : nil
+            let source = HTTPDownloadAttempt.source(url: url, engine: .shared, wireScheme: wire)
+            #expect(source.displayName == url.redacted, "\(text)")
+            #expect(!source.displayName.contains("secret"))
+        }
+    }
 }

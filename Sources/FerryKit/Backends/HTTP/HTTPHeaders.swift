@@ -39,9 +39,15 @@ struct HTTPHeaders: Sendable, Hashable {
 
     /// The first value of a header.
     subscript(_ name: String) -> String? {
-        if let found = firstValueRange(named: name) { return found.map(text) }
-        let key = name.lowercased()
-        return fields.first { $0.name == key }?.value
+        switch firstValueRange(named: name) {
+        case .some(.some(let range)):
+            return text(range)
+        case .some(.none):
+            return nil
+        case .none:
+            let key = name.lowercased()
+            return fields.first { $0.name == key }?.value
+        }
     }
 
     /// Where the value of the first field called `name` lies in `bytes` (nil
@@ -171,7 +177,7 @@ struct HTTPHeaders: Sendable, Hashable {
     }
 
     private func text(_ range: Range<Int>) -> String {
-        String(decoding: bytes[range], as: UTF8.self)
+        bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
     }
 
     /// `range` without the spaces and tabs at either end.

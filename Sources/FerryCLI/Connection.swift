@@ -57,6 +57,7 @@ struct FileSystemOpener {
     /// What `Credentials.resolve` gave for a server and the user and password in
     /// the URL (all it reads of a URL is its host, user and password).
     private var credentials: [Server: Credentials] = [:]
+    private var last: (server: Server, credentials: Credentials)?
 
     private struct Server: Hashable {
         var scheme: RemoteURL.Scheme
@@ -70,17 +71,28 @@ struct FileSystemOpener {
 
     /// The file system `url` names, as `openFileSystem` opens it.
     mutating func open(_ url: RemoteURL) throws -> any RemoteFileSystem {
-        var options = try self.options ?? connectionSettings(args)
-        self.options = options
+        var options: ConnectionOptions
+        if let built = self.options {
+            options = built
+        } else {
+            options = try connectionSettings(args)
+            self.options = options
+        }
         warnIfHostKeyUnchecked(url, options)
         if options.credentials == nil && options.resolveCredentials {
             let server = Server(
                 scheme: url.scheme, host: url.host, port: url.port, user: url.user, password: url.password)
             // Nil from the resolution (anonymous) is kept as `.anonymous`, which
             // `ConnectionOptions` and the SFTP login treat the same way.
-            let found = credentials[server] ?? Credentials.resolve(for: url) ?? .anonymous
-            credentials[server] = found
-            options.credentials = found
+            // Most commands name one server: compared first, without hashing.
+            if let last, last.server == server {
+                options.credentials = last.credentials
+            } else {
+                let found = credentials[server] ?? Credentials.resolve(for: url) ?? .anonymous
+                credentials[server] = found
+                options.credentials = found
+                last = (server, found)
+            }
         }
         return try Ferry.fileSystem(for: url, options: options)
     }

@@ -114,5 +114,23 @@ func localJoin(_ base: String, _ name: String) -> String {
 
 /// The last component of a local path.
 func localName(_ path: String) -> String {
-    path.split(separator: "/").last.map(String.init) ?? path
+    // ASCII paths by their bytes (this runs per file); others by Characters, as
+    // before (a Character may span a `/` there).
+    guard path.utf8.allSatisfy({ $0 < 0x80 }) else {
+        return path.split(separator: "/").last.map(String.init) ?? path
+    }
+    let u = path.utf8
+    let slash = UInt8(ascii: "/")
+    var end = u.endIndex
+    while end > u.startIndex && u[u.index(before: end)] == slash { end = u.index(before: end) }
+    guard end > u.startIndex else { return path }
+    var start = end
+    while start > u.startIndex && u[u.index(before: start)] != slash { start = u.index(before: start) }
+    return String(path[start..<end])
+}
+
+/// Whether a destination starts with `~` (expanded by the download, so its parent
+/// is not the one the planner made).
+func destinationStartsWithTilde(_ path: String) -> Bool {
+    path.utf8.first == UInt8(ascii: "~")
 }

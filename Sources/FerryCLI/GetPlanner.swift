@@ -36,9 +36,17 @@ struct GetPlanner {
         multi = urls.count > 1
         var failed = 0
         var plain: [(url: RemoteURL, fs: any RemoteFileSystem)] = []
+        plain.reserveCapacity(urls.count)
+        files.reserveCapacity(urls.count)
+        seen.reserveCapacity(urls.count)
         var opener = FileSystemOpener(args)
         for url in urls {
             let fs = try opener.open(url)
+            // A URL without a pattern is not handed to the (async) expansion at all.
+            guard Glob.hasPattern(url) else {
+                plain.append((url, fs))
+                continue
+            }
             let matched: [RemoteEntry]?
             do {
                 matched = try await Glob.expand(url, in: fs, includeHidden: includeHidden)
@@ -64,15 +72,17 @@ struct GetPlanner {
         // Of many web URLs, one whose file is not here yet needs no HEAD: its download
         // tells what a HEAD would (size, Last-Modified), and a HEAD each doubled
         // the requests of `get URL1 ... URL1000`.
+        let names = plain.map { GetPlanner.fileName($0.url) }
         let answers = await GetPlanner.askAbout(
-            plain.map { url, fs in
+            zip(plain, names).map { plain, name in
+                let (url, fs) = plain
                 let web = url.scheme == .http || url.scheme == .https
                 let skip =
                     web && urls.count > 1 && !recursive && !url.isFolderPath
-                    && !FileManager.default.fileExists(atPath: localJoin(base, GetPlanner.fileName(url)))
+                    && !FileManager.default.fileExists(atPath: localJoin(base, name))
                 return (url, skip ? nil : fs)
             })
-        for ((url, fs), answer) in zip(plain, answers) {
+        for (((url, fs), answer), name) in zip(zip(plain, answers), names) {
             let entry: RemoteEntry?
             switch answer {
             case .success(let e): entry = e
@@ -85,7 +95,8 @@ struct GetPlanner {
             if isFolder && !recursive {
                 throw UsageError(message: "\(GetPlanner.folderName(url)) is a folder; use -r to download it")
             }
-            try await add(url, entry: entry, fs: fs, base: base, intoFolder: intoFolder, single: urls.count == 1)
+            try await add(
+                url, entry: entry, fs: fs, base: base, intoFolder: intoFolder, single: urls.count == 1, name: name)
         }
         return failed
     }
@@ -101,10 +112,17 @@ struct GetPlanner {
     static func askAbout(_ urls: [(url: RemoteURL, fs: (any RemoteFileSystem)?)]) async
         -> [Result<RemoteEntry?, FerryError>]
     {
-        await urls.concurrentMap(width: questionsAtOnce) { url, fs in
+        // Only the URLs with a question get a task: `get URL1 ... URL1000` of
+        // files not here yet asks nothing.
+        let asked = urls.indices.filter { i in
+            let (url, fs) = urls[i]
+            return fs != nil && !((url.scheme == .http || url.scheme == .https) && url.query != nil)
+        }
+        var answers = [Result<RemoteEntry?, FerryError>](repeating: .success(nil), count: urls.count)
+        guard !asked.isEmpty else { return answers }
+        let found = await asked.concurrentMap(width: questionsAtOnce) { i -> Result<RemoteEntry?, FerryError> in
+            let (url, fs) = urls[i]
             guard let fs else { return .success(nil) }
-            let web = url.scheme == .http || url.scheme == .https
-            if web && url.query != nil { return .success(nil) }
             do throws(FerryError) {
                 return .success(try await fs.stat(url.path))
             } catch let e where [.notFound, .connectionFailed, .authenticationFailed].contains(e.code) {
@@ -113,11 +131,13 @@ struct GetPlanner {
                 return .success(nil)
             }
         }
+        for (i, answer) in zip(asked, found) { answers[i] = answer }
+        return answers
     }
 
     private mutating func add(
         _ url: RemoteURL, entry: RemoteEntry?, fs: any RemoteFileSystem, base: String, intoFolder: Bool,
-        single: Bool = false
+        single: Bool = false, name: String? = nil
     ) async throws {
         if let entry, entry.isDirectory {
             guard recursive else {
@@ -146,20 +166,27 @@ struct GetPlanner {
             }
             return
         }
-        let name = GetPlanner.fileName(url)
+        let name = name ?? GetPlanner.fileName(url)
         let destination = intoFolder ? localJoin(base, name) : base
-        try addFile(url, entry: entry, fs: fs, destination: output == nil ? name : destination)
+        // Into a folder the planner made (or `.`): no parent to create per file.
+        try addFile(
+            url, entry: entry, fs: fs, destination: output == nil ? name : destination,
+            parentExists: (intoFolder || output == nil)
+                && !destinationStartsWithTilde(output == nil ? name : destination))
     }
 
     private mutating func addFile(
-        _ url: RemoteURL, entry: RemoteEntry?, fs: any RemoteFileSystem, destination: String
+        _ url: RemoteURL, entry: RemoteEntry?, fs: any RemoteFileSystem, destination: String,
+        parentExists: Bool = false
     ) throws {
         guard seen.insert(destination).inserted else {
             throw UsageError(
                 message: "two files would both be saved as \(destination); download them separately with -o")
         }
         let leave = entry.flatMap { LeftFile.why(ExistingFile.download($0, to: destination), options.overwrite) }
-        let opts = options
+        var planned = options
+        if parentExists { planned.createParents = false }
+        let opts = planned
         files.append(
             PlannedFile(
                 label: localName(destination), source: url.redacted, destination: destination, size: entry?.size,

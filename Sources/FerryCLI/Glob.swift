@@ -8,8 +8,22 @@ import Foundation
 /// Shell-style patterns (`*`, `?`, `[...]`) in the last component of a remote
 /// URL: matched against the folder's listing, never sent to the server.
 enum Glob {
+    /// Whether the last component of the URL's path holds a pattern, as `expand`
+    /// decides; without waiting (a plain URL needs no async call per URL).
+    static func hasPattern(_ url: RemoteURL) -> Bool {
+        let path = url.path
+        guard mayHoldPattern(path), !path.hasSuffix("/"), let slash = path.lastIndex(of: "/") else { return false }
+        return isPattern(String(path[path.index(after: slash)...]))
+    }
+
+    /// Whether `text` holds a `*`, `?` or `[` byte at all (one scan of its bytes).
+    private static func mayHoldPattern(_ text: String) -> Bool {
+        text.utf8.contains { $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "[") }
+    }
+
     /// Whether `name` holds a pattern character.
     static func isPattern(_ name: String) -> Bool {
+        guard mayHoldPattern(name) else { return false }
         if name.contains(where: { $0 == "*" || $0 == "?" }) { return true }
         // A bracket is a pattern only when closed: `[2J` alone is part of a name.
         guard let open = name.firstIndex(of: "[") else { return false }

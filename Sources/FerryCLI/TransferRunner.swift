@@ -33,7 +33,8 @@ enum TransferRunner {
         defer { interrupt.remove() }
         var summary = RunSummary(verb: verb)
         summary.failed = failedBefore
-        let moving = files.filter { $0.leave == nil }
+        // Usually every file moves: no copy of the list then.
+        let moving = files.contains { $0.leave != nil } ? files.filter { $0.leave == nil } : files
         if multi {
             let sizes = moving.map(\.size)
             output.report(

@@ -120,6 +120,15 @@ struct FTPUnitTests {
         #expect(map(550, "Not enough privileges.").code == .permissionDenied)
         #expect(map(550, "Directory not empty.").code == .directoryNotEmpty)
         #expect(map(550, "File exists").code == .destinationExists)
+        // The phrases are found whatever the case, at the very end, and next to non-ASCII text.
+        #expect(map(550, "PERMISSION DENIED").code == .permissionDenied)
+        #expect(map(553, "Écriture refusée: read-only").code == .permissionDenied)
+        #expect(map(550, "Datei: ALREADY EXISTS").code == .destinationExists)
+        #expect(map(550, "Not empt").code == .notFound)
+        #expect(map(530, "Non-anonymous sessions must use encryption.").code == .tls)
+        #expect(map(421, "Please reconnect using TLS security mechanisms.").code == .tls)
+        #expect(map(550, "SSL/TLS required on the control channel").code == .tls)
+        #expect(map(530, "Login incorrect: TLS").code == .authenticationFailed)
         for transient in [421, 425, 426, 450, 451] { #expect(map(transient, "x").isTransient) }
         #expect(!map(550, "x").isTransient)
         let e = map(550, "No such file or directory")

@@ -174,3 +174,28 @@ struct SSHHostKeyUnitTests {
         #expect(!SSHClientConfig.hashKnownHosts(host: "other", files: [user, system]))
     }
 }
+
+/// Where the default policy looks: `$HOME/.ssh`, with `HOME` read by name.
+struct HostKeyPolicyFileTests {
+    @Test func theDefaultPolicyReadsHomeByName() {
+        let given = ["HOME": "/home/ann", "PATH": "/bin"]
+        #expect(HostKeyPolicy.openSSH.file(environment: given) == "/home/ann/.ssh/known_hosts")
+        #expect(HostKeyPolicy.openSSH.identity(environment: given) == "strict|/home/ann/.ssh/known_hosts")
+        #expect(HostKeyPolicy.openSSHAcceptNew.identity(environment: given) == "accept-new|/home/ann/.ssh/known_hosts")
+        #expect(
+            HostKeyPolicy.openSSH.configFiles(environment: given) == [
+                "/home/ann/.ssh/config", SSHClientConfig.systemFile,
+            ])
+        // Without HOME: the account's home, as before.
+        #expect(HostKeyPolicy.openSSH.file(environment: [:]) == NSHomeDirectory() + "/.ssh/known_hosts")
+        // Nil: this process's HOME.
+        let home = getenv("HOME").map { String(cString: $0) } ?? NSHomeDirectory()
+        #expect(HostKeyPolicy.openSSH.file() == home + "/.ssh/known_hosts")
+        #expect(HostKeyPolicy.openSSH.configFiles().first == home + "/.ssh/config")
+        // A named file or no check ignore the environment.
+        #expect(HostKeyPolicy.knownHosts("/k", acceptNew: true).file(environment: given) == "/k")
+        #expect(HostKeyPolicy.knownHosts("/k").configFiles(environment: given) == [SSHClientConfig.systemFile])
+        #expect(HostKeyPolicy.insecure.file(environment: given) == nil)
+        #expect(HostKeyPolicy.insecure.identity(environment: given) == "insecure")
+    }
+}

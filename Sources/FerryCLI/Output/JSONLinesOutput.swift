@@ -31,7 +31,7 @@ final class JSONLinesOutput: CommandOutput {
         case .finished(let transfer, let label, let result, let item):
             _ = running.withLock { $0.removeValue(forKey: transfer.id) }
             guard let item else {
-                console.json(JSONResult(transfer: transfer, result: result))
+                console.out(JSONResult(transfer: transfer, result: result).jsonLine)
                 return
             }
             switch result {
@@ -41,19 +41,19 @@ final class JSONLinesOutput: CommandOutput {
                 j.resumedFrom = r.resumedFrom
                 j.seconds = r.duration / .seconds(1)
                 j.size = r.size
-                console.json(j)
+                console.out(j.jsonLine)
             case .failure(let error):
-                console.json(JSONItem(failed: error, item: item, shown: label))
+                console.out(JSONItem(failed: error, item: item, shown: label).jsonLine)
             }
         case .left(let file):
-            console.json(JSONResult(left: file))
+            console.out(JSONResult(left: file).jsonLine)
         case .did(let action, let target):
             console.json(["type": "done", "action": action, "target": target])
         case .failed(let error, let item, let shown):
             if let item {
-                console.json(JSONItem(failed: error, item: item, shown: shown ?? item.destination))
+                console.out(JSONItem(failed: error, item: item, shown: shown ?? item.destination).jsonLine)
             } else {
-                console.json(JSONResult(failed: error))
+                console.out(JSONResult(failed: error).jsonLine)
             }
         case .notice(_, let json):
             if !json.isEmpty { console.json(json) }
@@ -61,13 +61,13 @@ final class JSONLinesOutput: CommandOutput {
             console.json(JSONRunSummary(s))
         case .syncFile(let kind, let item, let shown):
             switch kind {
-            case .planned: console.json(JSONItem(type: "planned", item: item, shown: shown))
-            case .recorded: console.json(JSONItem(type: "recorded", item: item, shown: shown))
-            case .deletedFromSource: console.json(JSONItem(type: "deleted", item: item, shown: shown))
+            case .planned: console.out(JSONItem(type: "planned", item: item, shown: shown).jsonLine)
+            case .recorded: console.out(JSONItem(type: "recorded", item: item, shown: shown).jsonLine)
+            case .deletedFromSource: console.out(JSONItem(type: "deleted", item: item, shown: shown).jsonLine)
             case .keptOnSource(let reason):
                 var j = JSONItem(type: "kept", item: item, shown: shown)
                 j.reason = reason
-                console.json(j)
+                console.out(j.jsonLine)
             }
         case .passStarted(let pass, let source, let key):
             console.json(JSONPassStart(pass: pass, source: source, sourceKey: key))
@@ -86,7 +86,7 @@ final class JSONLinesOutput: CommandOutput {
     private func emitProgress() {
         let transfers = running.withLock { Array($0.values) }.sorted { $0.id < $1.id }
         for t in transfers where t.state == .running {
-            console.json(JSONProgress(transfer: t, progress: t.currentProgress))
+            console.out(JSONProgress(transfer: t, progress: t.currentProgress).jsonLine)
         }
     }
 }

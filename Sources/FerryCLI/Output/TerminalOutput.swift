@@ -51,7 +51,8 @@ final class TerminalOutput: CommandOutput {
         case .begin(let files, let bytes):
             table.begin(files: files, bytes: bytes)
         case .started(let transfer, let label):
-            table.add(transfer, label: Format.printable(label))
+            // Rows are drawn only with bars; without, the table counts files alone.
+            if bars { table.add(transfer, label: Format.printable(label)) }
         case .finished(let transfer, let label, let result, _):
             table.finish(transfer, bytes: (try? result.get())?.size ?? 0)
             switch result {

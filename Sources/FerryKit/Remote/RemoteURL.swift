@@ -68,6 +68,14 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     ///   percent-escape, missing host), `FerryError.unsupportedScheme` for a scheme
     ///   Ferry does not speak.
     public init(parsing text: String) throws(FerryError) {
+        // Most URLs (`http://host:port/path`) are read in one pass over their bytes;
+        // the rest, and every error, by the full reading below.
+        if let common = RemoteURL.commonParts(text) {
+            try self.init(
+                scheme: common.scheme, host: common.host, port: common.port, user: nil, password: nil,
+                rawPath: common.rawPath, query: common.query, text: text)
+            return
+        }
         func invalid(_ why: String) -> FerryError {
             FerryError(.invalidURL, target: RemoteURL.redact(text), detail: why)
         }
@@ -175,21 +183,39 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             }
             port = p
         }
+        try self.init(
+            scheme: scheme, host: String(host), port: port, user: user, password: password, rawPath: rawPath,
+            query: query, text: text)
+    }
+
+    /// The end of parsing, shared by both readings: the path decoded and checked.
+    private init(
+        scheme: Scheme, host: String, port: Int?, user: String?, password: String?, rawPath: Substring,
+        query: String?, text: String
+    ) throws(FerryError) {
+        func invalid(_ why: String) -> FerryError {
+            FerryError(.invalidURL, target: RemoteURL.redact(text), detail: why)
+        }
         let web = scheme == .http || scheme == .https
-        guard let bytes = RemoteURL.percentDecodeBytes(rawPath.isEmpty ? "/" : rawPath) else {
-            throw invalid("bad percent-escape in path")
+        let path: String
+        if !RemoteURL.contains(UInt8(ascii: "%"), in: rawPath) {
+            // Nothing to decode: the bytes are the text's own, UTF-8 already.
+            path = rawPath.isEmpty ? "/" : String(rawPath)
+        } else {
+            guard let bytes = RemoteURL.percentDecodeBytes(rawPath) else {
+                throw invalid("bad percent-escape in path")
+            }
+            var decoded = String(validating: bytes, as: UTF8.self)
+            if decoded == nil && web {
+                // A name in another encoding (Latin-1 on an old server): shown with
+                // replacement characters, sent exactly as written.
+                decoded = String(decoding: bytes, as: UTF8.self)
+            }
+            guard let decoded else { throw invalid("bad percent-escape in path") }
+            path = decoded
         }
-        var path = String(validating: bytes, as: UTF8.self)
-        if path == nil && web {
-            // A name in another encoding (Latin-1 on an old server): shown with
-            // replacement characters, sent exactly as written.
-            path = String(decoding: bytes, as: UTF8.self)
-        }
-        guard let path else { throw invalid("bad percent-escape in path") }
-        guard !path.utf8.contains(0) else { throw invalid("NUL in path") }
-        self.init(
-            scheme: scheme, host: String(host), port: port, user: user, password: password,
-            path: path, query: query)
+        guard !RemoteURL.contains(0, in: path[...]) else { throw invalid("NUL in path") }
+        self.init(scheme: scheme, host: host, port: port, user: user, password: password, path: path, query: query)
         if web, let escaped = RemoteURL.escapedForm(rawPath) {
             escapedPath = escaped
         }
@@ -200,7 +226,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// keeping those; nil when the decoded path says it all.
     private static func escapedForm(_ rawPath: Substring) -> String? {
         // Without an escape decoding loses nothing (the common case, once per URL).
-        guard rawPath.utf8.contains(UInt8(ascii: "%")) else { return nil }
+        guard contains(UInt8(ascii: "%"), in: rawPath) else { return nil }
         let pieces = splitAtEscapedSlash(rawPath)
         let decoded = pieces.map { percentDecodeBytes($0) ?? [] }
         guard pieces.count > 1 || decoded.contains(where: { String(validating: $0, as: UTF8.self) == nil })
@@ -243,6 +269,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             return RemoteURL.splitAtEscapedSlash(last).map { RemoteURL.percentDecode($0) ?? String($0) }
                 .joined(separator: "%2F")
         }
+        if let ascii = RemoteURL.lastASCIIComponent(path) { return ascii }
         return path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? ""
     }
 
@@ -270,7 +297,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
 
     /// `host:port` (or host alone), used to group connections per server.
     public var hostKey: String {
-        "\(scheme.rawValue)://\(host.lowercased()):\(port ?? defaultPort)"
+        RemoteURL.composeHostKey(scheme: scheme.rawValue, host: host, port: port ?? defaultPort)
     }
 
     /// The well-known port of the scheme.
@@ -288,27 +315,16 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The URL text with percent-encoded path, for a protocol library. `overrideScheme`
     /// replaces the scheme (flashair -> http). No user info: credentials go separately.
     func wireURL(scheme overrideScheme: String? = nil) -> String {
-        var s = (overrideScheme ?? scheme.rawValue) + "://"
-        s += host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
-        if let port { s += ":\(port)" }
-        s += escapedPath ?? RemoteURL.percentEncodePath(path)
-        if let query { s += "?" + query }
-        return s
+        RemoteURL.compose(
+            scheme: overrideScheme ?? scheme.rawValue, user: nil, shown: nil, host: host, port: port, path: path,
+            escapedPath: escapedPath, query: query)
     }
 
     private func render(password shown: String?) -> String {
         if scheme == .file { return path }
-        var s = scheme.rawValue + "://"
-        if let user {
-            s += RemoteURL.percentEncode(user, allowed: RemoteURL.unreserved)
-            if let shown { s += ":" + shown }
-            s += "@"
-        }
-        s += host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
-        if let port { s += ":\(port)" }
-        s += escapedPath ?? RemoteURL.percentEncodePath(path)
-        if let query { s += "?" + query }
-        return s
+        return RemoteURL.compose(
+            scheme: scheme.rawValue, user: user, shown: user == nil ? nil : shown, host: host, port: port, path: path,
+            escapedPath: escapedPath, query: query)
     }
 
     /// The range of the first `://` (plain scanning, no Foundation: runs per URL).

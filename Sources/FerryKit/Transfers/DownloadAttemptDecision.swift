@@ -21,8 +21,12 @@ protocol AttemptDecision: Sendable {
 
 extension AttemptDecision {
     /// Whether the head has been seen (the adapter feeds it once, before the
-    /// first byte or at the end of an empty body).
-    var needsHead: Bool { state == .awaitingHead }
+    /// first byte or at the end of an empty body). Asked on every body chunk: a
+    /// pattern, not `==`, which copies both phases with their payloads.
+    var needsHead: Bool {
+        if case .awaitingHead = state { return true }
+        return false
+    }
 
     /// The attempt's outcome; only once it is `done`.
     var outcome: AttemptOutcome { state.outcome }
@@ -66,20 +70,30 @@ enum AttemptPhase: Sendable, Hashable {
     /// The transitions every protocol shares: bytes while streaming, a write
     /// failure, the end after a stop; nothing may arrive once done. Nil for the
     /// events the protocol decides itself.
+    ///
+    /// This runs for every body chunk: it switches on the phase and then on the
+    /// event instead of on the pair, which copied both (the head's headers
+    /// included) for each chunk.
     mutating func shared<Head, Ending>(_ event: AttemptEvent<Head, Ending>) -> AttemptAction? {
-        switch (self, event) {
-        case (.streaming, .body):
-            return .write
-        case (.streaming, .localFailure(let error)):
-            self = .stopped(.failed(error))
-            return .stop
-        case (.stopped(let decided), .end):
+        switch self {
+        case .awaitingHead:
+            return nil
+        case .streaming:
+            switch event {
+            case .body:
+                return .write
+            case .localFailure(let error):
+                self = .stopped(.failed(error))
+                return .stop
+            case .head, .end:
+                return nil
+            }
+        case .stopped(let decided):
+            guard case .end = event else { preconditionFailure("\(event) cannot arrive while \(self)") }
             self = .done(decided)
             return .finish
-        case (.done, _), (.stopped, _):
+        case .done:
             preconditionFailure("\(event) cannot arrive while \(self)")
-        default:
-            return nil
         }
     }
 }

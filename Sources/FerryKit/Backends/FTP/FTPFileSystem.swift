@@ -134,7 +134,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         guard completion.code != .ok, !completion.interrupted, !job.tooLarge, let failure = job.log.failure,
             failure.code == 550, failure.verb == "LIST" || failure.verb == "MLSD"
         else { return false }
-        return FerryError.classify550(failure.text.lowercased()) == .notFound
+        return FerryError.classify550(LowercaseASCII(failure.text)) == .notFound
     }
 
     /// Runs one listing request (`command` nil: LIST).

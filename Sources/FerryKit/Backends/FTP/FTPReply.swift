@@ -193,7 +193,7 @@ extension FerryError {
     /// code and text.
     static func ftp(_ reply: FTPReply, operation: String, target: String) -> FerryError {
         let text = reply.text
-        let lower = text.lowercased()
+        let lower = LowercaseASCII(text)
         var code: Code = .serverError
         var transient = false
         var detail: String?
@@ -232,7 +232,7 @@ extension FerryError {
     }
 
     /// Whether a refusal says the server talks only over TLS.
-    static func wantsTLS(_ lower: String) -> Bool {
+    static func wantsTLS(_ lower: LowercaseASCII) -> Bool {
         let phrases = [
             "must use encryption", "ssl/tls required", "tls required", "ssl required", "cleartext sessions",
             "requires tls", "requires ssl", "use auth tls", "policy requires ssl", "encryption required",
@@ -242,7 +242,7 @@ extension FerryError {
     }
 
     /// A 550 ("requested action not taken") means many things; the text tells which.
-    static func classify550(_ lower: String) -> Code {
+    static func classify550(_ lower: LowercaseASCII) -> Code {
         let denied = [
             "denied", "permission", "not allowed", "privilege", "forbidden", "refused", "read-only",
             "read only", "not permitted",
@@ -285,5 +285,36 @@ extension CurlJob {
         if log.replies[before...].contains(where: { $0.code == 227 || $0.code == 229 }) { performAgain = true }
         if log.outOfStep { easy.set(CURLOPT_FORBID_REUSE, 1) }
         if log.refusedAtLogin { refusedForTooManyConnections = true }
+    }
+}
+
+/// A reply's text with ASCII letters lower-cased, searched for ASCII phrases byte by
+/// byte. Foundation's `String.contains(_:)` cost about 8K instructions a call, and a
+/// refused reply is checked against some 20 phrases: a `put` of 1,000 small files
+/// to pyftpdlib spent 26% of its instructions here (bench/RESULTS-19-cli.md).
+struct LowercaseASCII {
+    private let bytes: [UInt8]
+
+    init(_ text: String) {
+        bytes = text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+    }
+
+    /// Whether `phrase` (lower-case ASCII) occurs in the text.
+    func contains(_ phrase: String) -> Bool {
+        let needle = Array(phrase.utf8)
+        guard !needle.isEmpty else { return true }
+        guard needle.count <= bytes.count else { return false }
+        let first = needle[0]
+        var i = 0
+        let last = bytes.count - needle.count
+        while i <= last {
+            if bytes[i] == first {
+                var j = 1
+                while j < needle.count && bytes[i + j] == needle[j] { j += 1 }
+                if j == needle.count { return true }
+            }
+            i += 1
+        }
+        return false
     }
 }

@@ -24,17 +24,22 @@ enum HTTPDate {
         return nil
     }
 
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-    private static let weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    /// Three letters each, in order: compared as bytes, with no `String` or
+    /// array made per date (a download's `Last-Modified` is read once per file).
+    private static let months = Array("JanFebMarAprMayJunJulAugSepOctNovDec".utf8)
+    private static let weekdays = Array("MonTueWedThuFriSatSun".utf8)
 
     /// `Www, DD Mon YYYY HH:MM:SS GMT`, exactly; nil for anything else.
     static func fixdate(_ text: String) -> Date? {
-        let u = Array(text.utf8)
+        var copy = text
+        return copy.withUTF8 { fixdate(bytes: $0) }
+    }
+
+    private static func fixdate(bytes u: UnsafeBufferPointer<UInt8>) -> Date? {
         guard u.count == 29, u[3] == UInt8(ascii: ","), u[4] == 0x20, u[7] == 0x20, u[11] == 0x20, u[16] == 0x20,
             u[19] == UInt8(ascii: ":"), u[22] == UInt8(ascii: ":"), u[25] == 0x20,
-            String(decoding: u[26..<29], as: UTF8.self) == "GMT",
-            weekdays.contains(String(decoding: u[0..<3], as: UTF8.self)),
-            let month = months.firstIndex(of: String(decoding: u[8..<11], as: UTF8.self))
+            u[26] == UInt8(ascii: "G"), u[27] == UInt8(ascii: "M"), u[28] == UInt8(ascii: "T"),
+            name(in: weekdays, at: 0, of: u) != nil, let month = name(in: months, at: 8, of: u)
         else { return nil }
         func number(_ range: Range<Int>) -> Int? {
             var n = 0
@@ -51,6 +56,16 @@ enum HTTPDate {
         else { return nil }
         let days = daysSince1970(year: year, month: month + 1, day: day)
         return Date(timeIntervalSince1970: Double(((days * 24 + hour) * 60 + minute) * 60 + second))
+    }
+
+    /// The index of the three letters at `at` among `names`, nil when none.
+    private static func name(in names: [UInt8], at: Int, of u: UnsafeBufferPointer<UInt8>) -> Int? {
+        var k = 0
+        while k < names.count {
+            if names[k] == u[at] && names[k + 1] == u[at + 1] && names[k + 2] == u[at + 2] { return k / 3 }
+            k += 3
+        }
+        return nil
     }
 
     /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil).

@@ -16,32 +16,54 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         url: RemoteURL, engine: CurlEngine, wireScheme: String? = nil, settings: HTTPRequestSettings? = nil,
         gaveUp: @escaping @Sendable (FerryError, Int) -> FerryError = DownloadSource.gaveUpAfter
     ) -> DownloadSource {
-        let base = settings ?? HTTPRequestSettings(url: url, options: .init())
+        // What every attempt of the file sends, rendered once per file. Without a
+        // user name and another scheme on the wire, the URL shown is the wire URL.
+        let wireURL = url.wireURL(scheme: wireScheme)
+        let sameText =
+            url.user == nil && url.scheme != .file && (wireScheme ?? url.scheme.rawValue) == url.scheme.rawValue
+        let request = Request(
+            wireURL: wireURL, hostKey: url.hostKey, display: sameText ? wireURL : url.redacted,
+            settings: settings ?? HTTPRequestSettings(url: url, options: .init()))
         return DownloadSource(
-            displayName: url.redacted, engine: engine,
+            displayName: request.display, engine: engine,
             makeAttempt: { offset, part, transfer, options in
-                var settings = base
-                settings.verifyTLS = settings.verifyTLS && options.verifyTLS
-                return HTTPDownloadAttempt(
-                    url: url, scheme: wireScheme, offset: offset, part: part, transfer: transfer, options: options,
-                    settings: settings)
+                HTTPDownloadAttempt(request, offset: offset, part: part, transfer: transfer, options: options)
             }, gaveUp: gaveUp)
     }
 
-    init(
-        url: RemoteURL, scheme: String?, offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions,
-        settings: HTTPRequestSettings
-    ) {
-        decision = HTTPDownloadDecision(offset: offset, journal: part.journal, display: url.redacted)
-        super.init(hostKey: url.hostKey, part: part, transfer: transfer, offset: offset)
-        HTTPFileSystem.configure(easy, url: url, scheme: scheme, settings: settings)
+    /// One file's request as its attempts send it.
+    struct Request: Sendable {
+        /// The URL as libcurl gets it (`RemoteURL.wireURL`).
+        var wireURL: String
+        var hostKey: String
+        /// The URL as people see it (`RemoteURL.redacted`).
+        var display: String
+        var settings: HTTPRequestSettings
+        /// `settings.headerLines`.
+        var headerLines: [String]
+
+        init(wireURL: String, hostKey: String, display: String, settings: HTTPRequestSettings) {
+            self.wireURL = wireURL
+            self.hostKey = hostKey
+            self.display = display
+            self.settings = settings
+            headerLines = settings.headerLines
+        }
+    }
+
+    init(_ request: Request, offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions) {
+        decision = HTTPDownloadDecision(offset: offset, journal: part.journal, display: request.display)
+        super.init(hostKey: request.hostKey, part: part, transfer: transfer, offset: offset)
+        var settings = request.settings
+        settings.verifyTLS = settings.verifyTLS && options.verifyTLS
+        HTTPFileSystem.configure(easy, wireURL: request.wireURL, settings: settings, headerLines: request.headerLines)
         easy.setTimeouts(connect: options.connectTimeout, stall: options.stallTimeout)
-        var extra = settings.headerLines
         if offset > 0 {
             easy.set(CURLOPT_RANGE, "\(offset)-")
-            if let validator = part.journal.ifRangeValidator { extra.append("If-Range: \(validator)") }
+            if let validator = part.journal.ifRangeValidator {
+                easy.set(CURLOPT_HTTPHEADER, list: request.headerLines + ["If-Range: \(validator)"])
+            }
         }
-        if !extra.isEmpty { easy.set(CURLOPT_HTTPHEADER, list: extra) }
     }
 
     override var outcome: AttemptOutcome { decision.outcome }

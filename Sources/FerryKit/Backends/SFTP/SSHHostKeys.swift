@@ -50,7 +50,11 @@ public struct HostKeyPolicy: Sendable, Hashable {
     /// What tells connections made under this policy apart from those made
     /// under another (`SFTPEndpoint.connectionCache`): the file as resolved now,
     /// and whether unknown hosts are recorded.
-    func identity(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    ///
+    /// `environment`: the variables to read (tests); nil: this process's, each
+    /// read by name (`EnvironmentLookup`). Every SFTP URL opened and every
+    /// handle configured asks, so the whole environment is never copied here.
+    func identity(environment: [String: String]? = nil) -> String {
         guard let file = file(environment: environment) else { return "insecure" }
         return (acceptNew ? "accept-new|" : "strict|") + file
     }
@@ -58,22 +62,27 @@ public struct HostKeyPolicy: Sendable, Hashable {
     /// The OpenSSH client configuration files that decide `hashRecordedHosts`
     /// when it is nil: the user's only with the default policy (the library
     /// reads `~/.ssh` only then).
-    func configFiles(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+    func configFiles(environment: [String: String]? = nil) -> [String] {
         switch source {
         case .userKnownHosts:
-            [(environment["HOME"] ?? NSHomeDirectory()) + "/.ssh/config", SSHClientConfig.systemFile]
+            [Self.home(environment) + "/.ssh/config", SSHClientConfig.systemFile]
         case .file: [SSHClientConfig.systemFile]
         case .none: []
         }
     }
 
     /// The known_hosts file, nil for no check.
-    func file(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    func file(environment: [String: String]? = nil) -> String? {
         switch source {
-        case .userKnownHosts: (environment["HOME"] ?? NSHomeDirectory()) + "/.ssh/known_hosts"
+        case .userKnownHosts: Self.home(environment) + "/.ssh/known_hosts"
         case .file(let path): path
         case .none: nil
         }
+    }
+
+    /// `HOME` (from `environment`, else read by name), else the account's home.
+    private static func home(_ environment: [String: String]?) -> String {
+        EnvironmentLookup(environment)["HOME"] ?? NSHomeDirectory()
     }
 }
 

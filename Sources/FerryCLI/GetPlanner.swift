@@ -196,12 +196,11 @@ struct GetPlanner {
                         ?? fs.download(url.path, to: destination, options: opts)
                 },
                 completed: { result in
-                    guard !result.skipped else { return }
-                    if let entry {
-                        ExistingFile.stampModificationTime(destination, from: entry)
-                    } else if let time = result.sourceModified {
-                        ExistingFile.stampModificationTime(destination, to: time)
-                    }
+                    // A listing's time is stamped; without one the file already carries
+                    // the time the server sent with the bytes (`sourceModified`, set on
+                    // the open file before its flush).
+                    guard !result.skipped, let entry else { return }
+                    ExistingFile.stampModificationTime(destination, from: entry)
                 }))
     }
 

@@ -181,16 +181,21 @@ enum LocalFile {
 
     /// Sets a file's modification time.
     static func setModificationTime(_ path: String, _ date: Date) {
-        let t = date.timeIntervalSince1970
-        let seconds = t.rounded(.down)
-        _ = OS.setModificationTime(path, seconds: Int64(seconds), nanoseconds: Int64((t - seconds) * 1e9))
+        let (seconds, nanoseconds) = timespec(date)
+        _ = OS.setModificationTime(path, seconds: seconds, nanoseconds: nanoseconds)
     }
 
     /// Sets an open file's modification time (no path lookup).
     static func setModificationTime(_ fd: Int32, _ date: Date) {
+        let (seconds, nanoseconds) = timespec(date)
+        _ = OS.setModificationTime(fd, seconds: seconds, nanoseconds: nanoseconds)
+    }
+
+    /// `date` as whole seconds since 1970 (rounded down) and the nanoseconds past them.
+    private static func timespec(_ date: Date) -> (seconds: Int64, nanoseconds: Int64) {
         let t = date.timeIntervalSince1970
         let seconds = t.rounded(.down)
-        _ = OS.setModificationTime(fd, seconds: Int64(seconds), nanoseconds: Int64((t - seconds) * 1e9))
+        return (Int64(seconds), Int64((t - seconds) * 1e9))
     }
 }
 

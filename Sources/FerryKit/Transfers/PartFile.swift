@@ -308,16 +308,22 @@ final class PartFile: @unchecked Sendable {
         let validator = journal.lastModified
         Durability.shared.enqueue(
             fd: fd, size: length,
-            prepare: {
-                let modified = validator.flatMap(DownloadDriver.parseValidatorTime)
-                if let modified { LocalFile.setModificationTime(fd, modified) }
-                return modified
-            },
+            prepare: { PartFile.stampSourceTime(validator, on: fd) },
             then: { error, modified in
                 self.earlySync.withLock { $0 = (error, modified) }
                 then()
             })
         return true
+    }
+
+    /// Sets the source's time (the journal's `Last-Modified` or `MDTM` text) on the
+    /// open file; the time set, nil when the source gave none. The one place a
+    /// download's file gets its time, early (`syncEarly`, on the flusher thread)
+    /// or in `finish`.
+    private static func stampSourceTime(_ validator: String?, on fd: Int32) -> Date? {
+        let modified = validator.flatMap(DownloadDriver.parseValidatorTime)
+        if let modified { LocalFile.setModificationTime(fd, modified) }
+        return modified
     }
 
     /// Verifies the size, makes the data durable, and gives the file its final
@@ -350,8 +356,7 @@ final class PartFile: @unchecked Sendable {
                     .verificationFailed, operation: "download", target: destination,
                     detail: "got \(length) bytes, expected \(expectedSize)", isTransient: true)
             }
-            sourceModified = journal.lastModified.flatMap(DownloadDriver.parseValidatorTime)
-            if let sourceModified { LocalFile.setModificationTime(fd, sourceModified) }
+            sourceModified = PartFile.stampSourceTime(journal.lastModified, on: fd)
             try await Durability.shared.sync(fd: fd, size: length, path: isNamed ? partPath : destination)
         }
         if !isNamed && overwrite != .overwrite {

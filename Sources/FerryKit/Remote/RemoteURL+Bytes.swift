@@ -108,9 +108,7 @@ extension RemoteURL {
         guard range.count == other.count else { return false }
         var i = range.lowerBound
         for o in other {
-            var x = b[i]
-            if x >= UInt8(ascii: "A") && x <= UInt8(ascii: "Z") { x += 32 }
-            if x != o { return false }
+            if b[i].asciiLowercased != o { return false }
             i += 1
         }
         return true
@@ -193,7 +191,7 @@ extension RemoteURL {
             w.append(StaticString("://"))
             if ascii {
                 for b in lower.utf8 {
-                    w.append(b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z") ? b + 32 : b)
+                    w.append(b.asciiLowercased)
                 }
             } else {
                 w.append(lower)

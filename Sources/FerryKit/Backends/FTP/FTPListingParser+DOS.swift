@@ -107,8 +107,8 @@ extension FTPListingParser {
     static func clockTimeWithMeridiem(_ t: Bytes) -> (hour: Int, minute: Int, second: Int, meridiem: Bool?)? {
         var clock = t
         var meridiem: Bool?
-        if t.count > 2, lower(t[t.endIndex - 1]) == UInt8(ascii: "m") {
-            switch lower(t[t.endIndex - 2]) {
+        if t.count > 2, t[t.endIndex - 1].asciiLowercased == UInt8(ascii: "m") {
+            switch t[t.endIndex - 2].asciiLowercased {
             case UInt8(ascii: "a"): meridiem = false
             case UInt8(ascii: "p"): meridiem = true
             default: return nil

@@ -172,7 +172,7 @@ extension FTPListingParser {
         } else if equalsLowercased(name, "perm") {
             facts.perm.present = true
             facts.perm.canWrite = false
-            for c in value where lower(c) == UInt8(ascii: "w") || lower(c) == UInt8(ascii: "a") {
+            for c in value where c.asciiLowercased == UInt8(ascii: "w") || c.asciiLowercased == UInt8(ascii: "a") {
                 facts.perm.canWrite = true
             }
         }

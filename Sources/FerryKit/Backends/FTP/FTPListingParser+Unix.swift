@@ -165,7 +165,9 @@ extension FTPListingParser {
         guard n == 3 || n == 4 else { return nil }
         if n == 4 { return equalsLowercased(s, "sept") ? 9 : nil }
         let lo = s.startIndex
-        let key = UInt32(lower(s[lo])) << 16 | UInt32(lower(s[lo + 1])) << 8 | UInt32(lower(s[lo + 2]))
+        let key =
+            UInt32(s[lo].asciiLowercased) << 16 | UInt32(s[lo + 1].asciiLowercased) << 8
+            | UInt32(s[lo + 2].asciiLowercased)
         switch key {
         case 0x6A_61_6E: return 1  // jan
         case 0x66_65_62: return 2  // feb

@@ -199,9 +199,6 @@ extension FTPListingParser {
 
     @inline(__always) static func isBlank(_ c: UInt8) -> Bool { c == space || c == tab }
     @inline(__always) static func isDigit(_ c: UInt8) -> Bool { c &- 48 < 10 }
-    @inline(__always) static func lower(_ c: UInt8) -> UInt8 {
-        c >= 65 && c <= 90 ? c | 0x20 : c
-    }
 }
 
 extension FTPListingParser {
@@ -287,7 +284,7 @@ extension FTPListingParser {
         let p = raw(s)
         var i = s.startIndex
         for c in literal.utf8 {
-            if lower(p[i]) != c { return false }
+            if p[i].asciiLowercased != c { return false }
             i += 1
         }
         return true

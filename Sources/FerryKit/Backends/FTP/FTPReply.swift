@@ -296,7 +296,7 @@ struct LowercaseASCII {
     private let bytes: [UInt8]
 
     init(_ text: String) {
-        bytes = text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        bytes = text.utf8.map(\.asciiLowercased)
     }
 
     /// Whether `phrase` (lower-case ASCII) occurs in the text.

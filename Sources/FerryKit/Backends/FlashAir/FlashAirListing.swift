@@ -220,11 +220,7 @@ public enum FlashAirListing {
         _ bytes: Substring.UTF8View, with prefix: String.UTF8View
     ) -> Bool {
         guard bytes.count >= prefix.count else { return false }
-        return zip(bytes, prefix).allSatisfy { asciiLower($0) == asciiLower($1) }
-    }
-
-    private static func asciiLower(_ b: UInt8) -> UInt8 {
-        (0x41...0x5A).contains(b) ? b | 0x20 : b
+        return zip(bytes, prefix).allSatisfy { $0.asciiLowercased == $1.asciiLowercased }
     }
 
     /// A field of ASCII digits (surrounding spaces allowed); nil when it is anything else.

@@ -69,7 +69,7 @@ struct HTTPHeaders: Sendable, Hashable {
                     var i = 0
                     while i < k.count {
                         let c = k[i]
-                        guard b[span.nameStart + i] == (c >= 0x41 && c <= 0x5A ? c + 32 : c) else { break }
+                        guard b[span.nameStart + i] == c.asciiLowercased else { break }
                         i += 1
                     }
                     if i == k.count { return span.valueStart..<span.valueEnd }
@@ -116,7 +116,7 @@ struct HTTPHeaders: Sendable, Hashable {
             nameStart: start + name.lowerBound, nameEnd: start + name.upperBound, valueStart: start + value.lowerBound,
             valueEnd: start + value.upperBound)
         bytes.withUnsafeMutableBufferPointer { b in
-            for i in span.nameStart..<span.nameEnd where b[i] >= 0x41 && b[i] <= 0x5A { b[i] += 32 }
+            for i in span.nameStart..<span.nameEnd { b[i] = b[i].asciiLowercased }
         }
         spans.append(span)
     }

@@ -10,10 +10,14 @@ import Foundation
 enum Glob {
     /// Whether the last component of the URL's path holds a pattern, as `expand`
     /// decides; without waiting (a plain URL needs no async call per URL).
-    static func hasPattern(_ url: RemoteURL) -> Bool {
-        let path = url.path
-        guard mayHoldPattern(path), !path.hasSuffix("/"), let slash = path.lastIndex(of: "/") else { return false }
-        return isPattern(String(path[path.index(after: slash)...]))
+    static func hasPattern(_ url: RemoteURL) -> Bool { pattern(of: url.path) != nil }
+
+    /// The last component of `path` when it is a pattern; nil otherwise (no
+    /// pattern byte anywhere is decided by one scan).
+    private static func pattern(of path: String) -> String? {
+        guard mayHoldPattern(path), !path.hasSuffix("/"), let slash = path.lastIndex(of: "/") else { return nil }
+        let last = String(path[path.index(after: slash)...])
+        return isPattern(last) ? last : nil
     }
 
     /// Whether `text` holds a `*`, `?` or `[` byte at all (one scan of its bytes).
@@ -41,9 +45,7 @@ enum Glob {
         -> [RemoteEntry]?
     {
         let path = url.path
-        guard !path.hasSuffix("/"), let slash = path.lastIndex(of: "/") else { return nil }
-        let pattern = String(path[path.index(after: slash)...])
-        guard isPattern(pattern) else { return nil }
+        guard let pattern = pattern(of: path) else { return nil }
         let folder = remoteParent(path)
         guard !isPattern(folder) else {
             throw UsageError(message: "patterns work in the last part of a path only, not in \(folder)")

@@ -86,12 +86,17 @@ enum RemoveDirectoryCommand: Command {
     }
 }
 
-/// `ferry mv URL NEWNAME`
+/// `ferry mv URL NEWNAME [--overwrite]`
 enum MoveCommand: Command {
+    static let overwrite = Flag("overwrite", help: "replace a file that already has the new name")
     static let spec = CommandSpec(
-        name: "mv", summary: "rename or move a remote file or folder", usage: "ferry mv URL NEWNAME",
-        options: connectionOptions, minPositionals: 2, maxPositionals: 2,
-        details: "NEWNAME is a name in the same folder, or an absolute path on the same server.")
+        name: "mv", summary: "rename or move a remote file or folder", usage: "ferry mv URL NEWNAME [--overwrite]",
+        options: [overwrite] + connectionOptions, minPositionals: 2, maxPositionals: 2,
+        details: """
+            NEWNAME is a name in the same folder, or an absolute path on the same server.
+            A file that already has the new name is never replaced unless --overwrite is
+            given (on FTP, whose RNTO would replace it, Ferry looks first).
+            """)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
         let url = try remoteURL(args.positionals[0], for: "mv")
@@ -104,7 +109,7 @@ enum MoveCommand: Command {
             newName = target.path
         }
         let destination = newName.hasPrefix("/") ? newName : remoteJoin(remoteParent(url.path), newName)
-        try await openFileSystem(url, args).rename(url.path, to: destination)
+        try await openFileSystem(url, args).rename(url.path, to: destination, replacing: args.has(overwrite))
         let out = Output.make(
             json: false, quiet: args.has(CommonOptions.quiet), console: console, verb: "", command: "mv")
         out.report(.did(action: "renamed", target: "\(url.redacted) to \(url.with(path: destination).redacted)"))

@@ -119,5 +119,20 @@ struct ExistingFileTests {
         let mv = try TestProcess.run(ferry, ["mv", server.url("/pub/one.bin"), "three.bin"], cwd: work.path)
         #expect(mv.status == 0, "\(mv.stderr)")
         #expect(mv.stderr.contains("renamed ") && mv.stderr.contains("/pub/three.bin"), "\(mv.stderr)")
+        // mv onto a taken name refuses (RNTO would replace it), names the way out, and
+        // replaces only with --overwrite.
+        let onto = try TestProcess.run(ferry, ["mv", server.url("/pub/three.bin"), "two.bin"], cwd: work.path)
+        #expect(onto.status == 1, "\(onto.stderr)")
+        #expect(onto.stderr.contains("two.bin") && onto.stderr.contains("--overwrite"), "\(onto.stderr)")
+        #expect(fileSize(server.local("/pub/two.bin")) == 20_000)
+        #expect(fileSize(server.local("/pub/three.bin")) == 30_000)
+        let replace = try TestProcess.run(
+            ferry, ["mv", server.url("/pub/three.bin"), "two.bin", "--overwrite"], cwd: work.path)
+        #expect(replace.status == 0, "\(replace.stderr)")
+        #expect(fileSize(server.local("/pub/two.bin")) == 30_000)
+    }
+
+    func fileSize(_ path: String) -> Int? {
+        (try? fm.attributesOfItem(atPath: path))?[.size] as? Int
     }
 }

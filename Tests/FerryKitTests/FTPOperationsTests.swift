@@ -176,6 +176,33 @@ extension FTPServerTests {
             #expect(missing.operation == "rename")
         }
 
+        /// RNTO replaces on servers built on rename(2): a rename onto a taken name
+        /// must refuse before anything is sent, and replace only when asked
+        /// (docs/RELIABILITY.md, issue 25 item 2).
+        @Test(arguments: FTPServerKind.allCases)
+        func renameNeverReplacesAnExistingFileUnlessAsked(kind: FTPServerKind) async throws {
+            let (server, fs) = try await FTPTest.open(kind)
+            try server.write(Data("first photo".utf8), at: "/pub/IMG_0001.JPG")
+            try server.write(Data("second photo".utf8), at: "/pub/IMG_0002.JPG")
+            try server.makeFolder("/pub/folder")
+            let refused = try #require(
+                await FTPTest.error { try await fs.rename("/pub/IMG_0001.JPG", to: "IMG_0002.JPG") })
+            #expect(refused.code == .destinationExists)
+            #expect(refused.recovery == .replace)
+            #expect(refused.operation == "rename")
+            #expect(FTPTest.bytes(server.local("/pub/IMG_0001.JPG")) == Data("first photo".utf8))
+            #expect(FTPTest.bytes(server.local("/pub/IMG_0002.JPG")) == Data("second photo".utf8))
+            // Onto a folder's name too.
+            let onFolder = try #require(
+                await FTPTest.error { try await fs.rename("/pub/IMG_0001.JPG", to: "/pub/folder") })
+            #expect(onFolder.code == .destinationExists)
+            #expect(LocalFile.isDirectory(server.local("/pub/folder")))
+            // Asked to replace: the old IMG_0002.JPG goes.
+            try await fs.rename("/pub/IMG_0001.JPG", to: "IMG_0002.JPG", replacing: true)
+            #expect(FTPTest.bytes(server.local("/pub/IMG_0002.JPG")) == Data("first photo".utf8))
+            #expect(!FileManager.default.fileExists(atPath: server.local("/pub/IMG_0001.JPG")))
+        }
+
         @Test(arguments: FTPServerKind.allCases)
         func wrongPasswordIsALoginFailureWithTheServersText(kind: FTPServerKind) async throws {
             let server = try await FTPTestServer(kind)

@@ -47,6 +47,13 @@ import Testing
         let full = await #expect(throws: FerryError.self) { try await fs.removeDirectory(dir.file("x/y/z")) }
         #expect(full?.code == .directoryNotEmpty)
         try await fs.rename(dir.file("x/y/z/f"), to: dir.file("x/g"))
+        // A taken name is refused unless replacing is asked for.
+        try TestData.file(dir.file("x/h"), size: 7)
+        let taken = await #expect(throws: FerryError.self) { try await fs.rename(dir.file("x/g"), to: dir.file("x/h")) }
+        #expect(taken?.code == .destinationExists && taken?.recovery == .replace)
+        #expect(LocalFile.size(atPath: dir.file("x/h")) == 7)
+        try await fs.rename(dir.file("x/h"), to: dir.file("x/g"), replacing: true)
+        #expect(LocalFile.size(atPath: dir.file("x/g")) == 7)
         try await fs.removeDirectory(dir.file("x/y/z"))
         try await fs.delete(dir.file("x/g"))
         let (folders, files) = try await fs.walk(dir.file("x"))

@@ -110,6 +110,18 @@ struct SFTPOpenSSHTests {
         #expect(FileManager.default.fileExists(atPath: server.local("renamed \"q\".txt")))
         try await fs.rename(path("renamed \"q\".txt"), to: path("p/moved.txt"))
         #expect(FileManager.default.fileExists(atPath: server.local("p/moved.txt")))
+        // A taken name is refused (nothing changes) unless replacing is asked for.
+        try Data("other".utf8).write(to: URL(fileURLWithPath: server.local("p/other.txt")))
+        do {
+            try await fs.rename(path("p/moved.txt"), to: "other.txt")
+            Issue.record("rename onto an existing file succeeded")
+        } catch let e {
+            #expect(e.code == .destinationExists && e.recovery == .replace, "\(e)")
+        }
+        #expect(FileManager.default.contents(atPath: server.local("p/other.txt")) == Data("other".utf8))
+        try await fs.rename(path("p/moved.txt"), to: "other.txt", replacing: true)
+        #expect(FileManager.default.contents(atPath: server.local("p/other.txt")) != Data("other".utf8))
+        try await fs.rename(path("p/other.txt"), to: "moved.txt")
         try await fs.delete(path("p/moved.txt"))
         try await fs.delete(path(names[2]))
         #expect(!FileManager.default.fileExists(atPath: server.local(names[2])))

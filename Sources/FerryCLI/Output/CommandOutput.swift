@@ -127,6 +127,7 @@ enum Hints {
     static func text(_ recovery: FerryError.Recovery) -> String {
         switch recovery {
         case .replaceOrKeep: "--overwrite replaces it, --skip-existing keeps it"
+        case .replace: "--overwrite replaces it; nothing was renamed"
         case .trustCertificateOrSkipVerification:
             "trust its certificate authority with --cacert FILE, SSL_CERT_FILE or CURL_CA_BUNDLE; "
                 + "--insecure only for a server you know"

@@ -153,6 +153,9 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
     public enum Recovery: String, Sendable, Hashable, CustomStringConvertible {
         /// The destination exists: replace it, or keep it and go on.
         case replaceOrKeep
+        /// The new name of a rename is taken: replace what is there (nothing
+        /// was changed).
+        case replace
         /// The server's certificate did not verify: trust the CA that issued it,
         /// or skip verification (only for a server you know).
         case trustCertificateOrSkipVerification
@@ -164,6 +167,7 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         public var description: String {
             switch self {
             case .replaceOrKeep: "replace it or keep it"
+            case .replace: "replace it, or choose another name"
             case .trustCertificateOrSkipVerification:
                 "trust the CA that issued it, or skip verification only for a server you know"
             case .acceptNewHostKey: "if that is the server's key, accept it to record it"

@@ -50,7 +50,12 @@ public protocol RemoteFileSystem: Sendable {
     func removeDirectory(_ path: String) async throws(FerryError)
 
     /// Renames or moves a file or folder.
-    func rename(_ path: String, to newPath: String) async throws(FerryError)
+    ///
+    /// An existing `newPath` is replaced only when `replacing` is true; otherwise
+    /// the rename fails with `destinationExists` (recovery ``FerryError/Recovery/replace``)
+    /// and nothing changes. Where the protocol itself would replace (FTP's `RNTO`
+    /// on servers that use rename(2)), the backend looks first.
+    func rename(_ path: String, to newPath: String, replacing: Bool) async throws(FerryError)
 
     // MARK: Bytes in memory (RemoteFileSystem+Data.swift)
 
@@ -172,8 +177,14 @@ extension RemoteFileSystem {
     /// Throws `unsupportedOperation`: this backend cannot remove folders.
     public func removeDirectory(_ path: String) async throws(FerryError) { throw unsupported("rmdir", path) }
 
-    /// Throws `unsupportedOperation`: this backend cannot rename.
+    /// Renames or moves a file or folder, never replacing an existing `newPath`
+    /// (`rename(_:to:replacing:)` with `replacing: false`).
     public func rename(_ path: String, to newPath: String) async throws(FerryError) {
+        try await rename(path, to: newPath, replacing: false)
+    }
+
+    /// Throws `unsupportedOperation`: this backend cannot rename.
+    public func rename(_ path: String, to newPath: String, replacing: Bool) async throws(FerryError) {
         throw unsupported("rename", path)
     }
 }

@@ -364,12 +364,42 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Renames or moves a file or folder (`RNFR` + `RNTO`). A `newPath` without a
     /// `/` is a new name in the same folder.
-    public func rename(_ path: String, to newPath: String) async throws(FerryError) {
+    ///
+    /// `RNTO` replaces an existing file on servers built on rename(2) (vsftpd,
+    /// proftpd, pyftpdlib) and refuses on others, so without `replacing` the new
+    /// name is looked up first and a taken one fails with `destinationExists`
+    /// before anything is sent. (A file created between the look and the rename
+    /// can still be replaced: FTP has no rename that refuses.)
+    public func rename(_ path: String, to newPath: String, replacing: Bool) async throws(FerryError) {
         let from = FTPEndpoint.normalize(path)
         let to =
             newPath.contains("/")
             ? FTPEndpoint.normalize(newPath)
             : FTPEndpoint.normalize(FTPEndpoint.parent(of: from) + "/" + newPath)
+        if !replacing && to != from {
+            try FTPEndpoint.validate(to, operation: "rename", display: endpoint.display(to))
+            let existing: RemoteEntry?
+            do {
+                existing = try await entry(to)
+            } catch  where error.code == .notFound {
+                existing = nil
+            } catch {
+                var e = error
+                e.operation = "rename"
+                e.detail = [
+                    e.detail, "could not tell whether \(FTPEndpoint.name(of: to)) exists, so nothing was renamed",
+                ]
+                .compactMap { $0 }.joined(separator: "; ")
+                throw e
+            }
+            if let existing {
+                throw FerryError(
+                    .destinationExists, operation: "rename", target: endpoint.display(to),
+                    detail:
+                        "\(existing.kind == .directory ? "a folder" : "a file") named \(existing.name) is there already",
+                    recovery: .replace)
+            }
+        }
         try await rename(from, to, operation: "rename")
     }
 

@@ -311,7 +311,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     }
 
     /// Cards cannot rename or move: always throws `unsupportedOperation`.
-    public func rename(_ path: String, to newPath: String) async throws(FerryError) {
+    public func rename(_ path: String, to newPath: String, replacing: Bool) async throws(FerryError) {
         throw FerryError(
             .unsupportedOperation, operation: "rename", target: shown(path),
             detail: "FlashAir cards cannot rename or move; download, upload under the new name, and delete")

@@ -117,15 +117,26 @@ public struct LocalFileSystem: RemoteFileSystem {
         }
     }
 
-    /// Renames or moves a file or folder.
-    public func rename(_ path: String, to newPath: String) async throws(FerryError) {
+    /// Renames or moves a file or folder; an existing `newPath` is replaced only
+    /// with `replacing` (rename(2)), else refused by the kernel (`RENAME_NOREPLACE`).
+    public func rename(_ path: String, to newPath: String, replacing: Bool) async throws(FerryError) {
         guard LocalFileSystem.entry(path) != nil else {
             throw LocalFileSystem.failure(ENOENT, operation: "rename", path: path)
         }
-        if LocalFile.exists(newPath) {
-            throw FerryError(.destinationExists, operation: "rename", target: newPath)
+        if replacing {
+            try LocalFile.rename(path, to: newPath)
+            return
         }
-        try LocalFile.renameNoReplace(path, to: newPath)
+        if LocalFile.exists(newPath) {
+            throw FerryError(.destinationExists, operation: "rename", target: newPath, recovery: .replace)
+        }
+        do {
+            try LocalFile.renameNoReplace(path, to: newPath)
+        } catch  where error.code == .destinationExists {
+            var e = error
+            e.recovery = .replace
+            throw e
+        }
     }
 
     /// The error for a failed system call on `path`, in the codes every source

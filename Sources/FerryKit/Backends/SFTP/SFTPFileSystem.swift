@@ -254,14 +254,15 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     }
 
     /// Renames or moves a file or folder (`rename`). A `newPath` without a `/` is
-    /// a new name in the same folder. An existing destination is not replaced.
-    public func rename(_ path: String, to newPath: String) async throws(FerryError) {
+    /// a new name in the same folder. An existing destination is replaced only
+    /// with `replacing` (SFTP version 3's rename itself refuses).
+    public func rename(_ path: String, to newPath: String, replacing: Bool) async throws(FerryError) {
         let from = FTPEndpoint.normalize(path)
         let to =
             newPath.contains("/")
             ? FTPEndpoint.normalize(newPath)
             : FTPEndpoint.normalize(FTPEndpoint.parent(of: from) + "/" + newPath)
-        try await rename(from, to, operation: "rename")
+        try await rename(from, to, operation: "rename", replacing: replacing)
     }
 
     func rename(_ from: String, _ to: String, operation: String, replacing: Bool = false) async throws(FerryError) {
@@ -276,6 +277,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
             if e.code == .serverError, (try? await entry(to)) != nil {
                 e.code = .destinationExists
                 e.detail = "\(FTPEndpoint.name(of: to)) exists; SFTP does not replace it"
+                e.recovery = .replace
             }
             throw e
         }

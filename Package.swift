@@ -51,6 +51,16 @@ let package = Package(
             pkgConfig: "libjpeg",
             providers: [.apt(["libjpeg62-turbo-dev"])]
         ),
+        // OpenSSL's libcrypto (libssl-dev): SHA-256 for the checksum each imported file
+        // gets while its bytes stream (sync's history: delete-after removes a photo from
+        // a card only when its local copy still has the checksum Ferry wrote) and for SSH
+        // host key fingerprints. With SHA extensions it hashes at GB/s, which no Swift
+        // loop in a debug build comes near; libcurl already loads it (libcurl4-openssl).
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // The HTTP server under `ferry card` (FlashAir emulator) and `ferry serve` (browser UI).
         .target(
             name: "FerryServer",
@@ -67,7 +77,7 @@ let package = Package(
         ),
         .target(
             name: "FerryKit",
-            dependencies: ["CCurl", "CFerryOS", "CSQLite"]
+            dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto"]
         ),
         // `ferry card`: a FlashAir card emulator on the HTTP server.
         .target(

@@ -43,12 +43,16 @@ enum SyncCommand: Command {
             otherwise scheme, host and folder), the remote path, size and time. A file
             imported once is not fetched again, even after you delete or move it; one
             that changed on the source is fetched again under a new name
-            (IMG_0001 (2).JPG). A file already in DIR with the same size is recorded,
-            not fetched. Nothing is ever overwritten. Interrupted downloads resume.
+            (IMG_0001 (2).JPG). A file already in DIR with the same size and time is
+            recorded, not fetched; one with the same size but another time comes
+            beside it under a new name. Nothing is ever overwritten. Interrupted
+            downloads resume.
 
-            --delete-after deletes a file from the source only after its local copy is
-            complete and its size verified; never read-only files, and on a card only
-            when uploads are enabled (op=118). Deleting on a card sets its
+            --delete-after deletes a file from the source only when Ferry wrote its
+            local copy and that copy still has the size and SHA-256 recorded when it
+            was written (checked again before the delete); never a file that was
+            already in DIR, never read-only files, and on a card only when uploads
+            are enabled (op=118). Deleting on a card sets its
             WRITEPROTECT, which keeps the camera from writing until the card restarts
             (it protects the card's FAT from two writers). A card always gets one
             connection.

@@ -76,6 +76,8 @@ extension SyncEngine {
         }
         var opts = options.download
         opts.overwrite = .fail
+        // The copy's SHA-256, hashed as the bytes stream: delete-after's proof.
+        opts.computeChecksum = true
         // As listed (walk gives files only): the backend need not ask the size again.
         let listed = RemoteEntry(
             name: (item.remotePath as NSString).lastPathComponent, path: item.remotePath, kind: .file,
@@ -109,9 +111,12 @@ extension SyncEngine {
         }
         do {
             try history.record([
+                // Keyed by what the listing said (a listing without sizes records
+                // none), so that the next run finds this very version again.
                 SyncHistory.Record(
-                    source: identity.key, path: item.remotePath, size: result.size, modified: item.modified,
-                    localPath: relative(item.destination), origin: .downloaded)
+                    source: identity.key, path: item.remotePath, size: item.size, modified: item.modified,
+                    localPath: relative(item.destination), origin: .downloaded, localSize: result.size,
+                    sha256: result.sha256)
             ])
         } catch {
             // The file is whole under its name, but without a record the next
@@ -160,8 +165,11 @@ extension SyncEngine {
 
     // MARK: Delete after
 
-    /// Deletes verified files from the source: never read-only ones, never one that
-    /// changed since it was listed, on a card only when uploads are enabled.
+    /// Deletes verified files from the source: only a file whose local copy Ferry
+    /// wrote from this source (its history record says downloaded) and that still
+    /// has the size and SHA-256 recorded when it was written; never a file found in
+    /// the folder, never read-only ones, never one that changed since it was
+    /// listed, on a card only when uploads are enabled.
     func deleteAfter(
         _ candidates: [SyncItem], identity: SyncSourceIdentity, history: SyncHistory,
         summary: inout SyncPassSummary, events: @escaping @Sendable (SyncEvent) -> Void
@@ -212,8 +220,18 @@ extension SyncEngine {
                     keep(item, "changed on the source since it was listed")
                     continue
                 }
-                guard let size = item.size, LocalFile.size(atPath: item.destination) == size else {
-                    keep(item, "the local copy is missing or has another size")
+                let record: SyncHistory.Record?
+                do {
+                    record = try history.transaction(write: false) { (tx) throws(FerryError) in
+                        try tx.record(
+                            source: identity.key, path: item.remotePath, size: item.size, modified: item.modified)
+                    }
+                } catch {
+                    keep(item, "could not read the import history: \(error)")
+                    continue
+                }
+                if let reason = SyncEngine.reasonToKeep(record, directory: directory) {
+                    keep(item, reason)
                     continue
                 }
                 do {
@@ -224,11 +242,30 @@ extension SyncEngine {
                 }
                 try? history.transaction(write: true) { (tx) throws(FerryError) in
                     try tx.markDeletedFromSource(
-                        source: identity.key, path: item.remotePath, size: item.size, modified: item.modified)
+                        source: identity.key, path: item.remotePath, size: record?.size, modified: record?.modified)
                 }
                 summary.deleted.append(item.remotePath)
                 events(.deletedFromSource(item))
             }
         }
+    }
+
+    /// Why a file must stay on the source, or nil when its local copy is proven:
+    /// Ferry downloaded it (not found in the folder), the history has the size and
+    /// SHA-256 of the copy it wrote, and the copy still has both. The copy is read
+    /// once more for this; a photo is deleted only on that proof.
+    static func reasonToKeep(_ record: SyncHistory.Record?, directory: String) -> String? {
+        guard let record else { return "not in the import history" }
+        guard record.origin == .downloaded else {
+            return "it was already in the folder, not copied by Ferry, so its copy is not proven"
+        }
+        guard let sha256 = record.sha256, let size = record.localSize else {
+            return "recorded by an older Ferry without a checksum of its copy"
+        }
+        let copy = directory + "/" + record.localPath
+        guard LocalFile.size(atPath: copy) == size else { return "the local copy is missing or has another size" }
+        guard let now = Digest.sha256(ofFileAt: copy) else { return "the local copy cannot be read" }
+        guard now == sha256 else { return "the local copy's bytes changed since Ferry wrote it (SHA-256 differs)" }
+        return nil
     }
 }

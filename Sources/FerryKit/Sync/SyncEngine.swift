@@ -109,8 +109,8 @@ public final class SyncEngine: Sendable {
     struct Plan: Sendable {
         var downloads: [PlannedDownload] = []
         var recorded: [SyncItem] = []
-        /// Files imported earlier whose local copies are still there with the right
-        /// size: `--delete-after` may delete them from the source.
+        /// Files imported earlier: `--delete-after` deletes them from the source if
+        /// Ferry wrote their copies and they still have the size and SHA-256 it recorded.
         var verifiedEarlier: [SyncItem] = []
         var alreadyImported = 0
         var deferred = 0
@@ -257,10 +257,9 @@ public final class SyncEngine: Sendable {
                 case .imported(let local):
                     plan.alreadyImported += 1
                     if self.options.deleteAfter {
+                        // Checked against the history's record of the copy (`deleteAfter`).
                         let copy = self.directory + "/" + local
-                        if let size = e.size, LocalFile.size(atPath: copy) == size {
-                            plan.verifiedEarlier.append(self.item(e, destination: copy, action: .recordExisting))
-                        }
+                        plan.verifiedEarlier.append(self.item(e, destination: copy, action: .recordExisting))
                     }
                     continue
                 case .new, .changed:
@@ -271,31 +270,42 @@ public final class SyncEngine: Sendable {
                     plan.deferred += 1
                     continue
                 }
-                if known == .new, let base, !plan.claimed.contains(base), LocalFile.exists(base),
-                    try self.isSameFile(e, at: base, claimed: tx?.isClaimed(localPath: self.relative(base)) ?? false)
-                {
-                    // First run over a folder that already has the file: record it.
-                    let item = self.item(e, destination: base, action: .recordExisting)
-                    plan.claimed.insert(base)
-                    plan.recorded.append(item)
-                    if !self.options.dryRun {
-                        try tx?.insert(
-                            SyncHistory.Record(
-                                source: identity.key, path: e.path, size: e.size, modified: e.modified,
-                                localPath: self.relative(base), origin: .foundLocally))
-                    }
-                    continue
-                }
                 let action: SyncItem.Action = known == .changed ? .downloadChanged : .download
                 if let base {
+                    // The names this version may already have: the base name, or a
+                    // numbered one an earlier run gave it and then lost the record of
+                    // (a crash between the rename and the history write, a power cut
+                    // losing the last WAL records). The first free name is its place.
                     let source = self.transferSource(e.path)
                     var n = 1
                     var name = base
-                    while plan.claimed.contains(name) || !SyncNaming.isFree(name, source: source) {
-                        n += 1
+                    var found = false
+                    while true {
                         name = SyncNaming.numbered(base, n)
+                        n += 1
+                        if plan.claimed.contains(name) { continue }
+                        if LocalFile.exists(name) {
+                            if self.isSameFile(e, at: name) {
+                                found = true
+                                break
+                            }
+                            continue
+                        }
+                        if SyncNaming.isFree(name, source: source) { break }
                     }
                     plan.claimed.insert(name)
+                    if found {
+                        // Recorded, not fetched; never a reason to delete from the source.
+                        let item = self.item(e, destination: name, action: .recordExisting)
+                        plan.recorded.append(item)
+                        if !self.options.dryRun {
+                            try tx?.insert(
+                                SyncHistory.Record(
+                                    source: identity.key, path: e.path, size: e.size, modified: e.modified,
+                                    localPath: self.relative(name), origin: .foundLocally))
+                        }
+                        continue
+                    }
                     plan.downloads.append(
                         PlannedDownload(
                             item: self.item(e, destination: name, action: action), target: name, staged: false))
@@ -317,15 +327,18 @@ public final class SyncEngine: Sendable {
         return try history.transaction(write: !options.dryRun) { (tx) throws(FerryError) -> Plan in try build(tx) }
     }
 
-    /// Whether the local file at `path` is the remote file `e` already: a regular
-    /// file of the same size. When another import already claimed that name (two
-    /// cameras' IMG_0001.JPG on the same day), its time must match too (sync gives
-    /// every download the remote time).
-    func isSameFile(_ e: RemoteEntry, at path: String, claimed: Bool) -> Bool {
+    /// Whether the local file at `path` is taken for the remote file `e` without
+    /// fetching it: a regular file of the same size and the same time (to FAT's
+    /// two seconds; sync gives every download the source's time). A size alone is
+    /// not enough: raw files have one size per camera and numbering starts again
+    /// after a format, so a same-size file may be another photo; a source that
+    /// lists no size or time (python's http.server) never matches, and its file
+    /// comes under a new name instead (`NAME (2).EXT`). A file taken this way is
+    /// recorded as found and never deleted from the source.
+    func isSameFile(_ e: RemoteEntry, at path: String) -> Bool {
         var st = stat()
         guard let size = e.size, lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int64(st.st_size) == size
         else { return false }
-        guard claimed else { return true }
         guard let m = e.modified else { return false }
         let local = OS.modificationDate(st).timeIntervalSince1970
         // FAT times have two-second steps.

@@ -7,9 +7,12 @@ import Synchronization
 ///
 /// A file recorded here is never fetched again from that source, even when its
 /// local copy is deleted or moved; a remote file whose size or time changed is a
-/// new file. The database is in WAL mode with `synchronous=NORMAL`: a commit
-/// costs no fsync, and a power cut can lose at most the last few records, whose
-/// files the next run then finds on disk and records again.
+/// new file. A file Ferry downloaded is recorded with the size and SHA-256 of the
+/// copy it wrote: `--delete-after` deletes a source's file only when that copy
+/// still has both. The database is in WAL mode with `synchronous=NORMAL`: a
+/// commit costs no fsync, and a power cut can lose at most the last few records,
+/// whose files the next run then finds on disk (under the name it gave them, a
+/// numbered one included) and records again as found, never as a reason to delete.
 public final class SyncHistory: Sendable {
     /// The database's name inside the destination folder.
     public static let fileName = ".ferry-sync.sqlite"
@@ -18,8 +21,10 @@ public final class SyncHistory: Sendable {
     public enum Origin: String, Sendable, Hashable, Codable {
         /// Ferry downloaded the file.
         case downloaded
-        /// The file was already in the folder with the same size (first run over an
-        /// existing folder): recorded, not fetched.
+        /// The file was already in the folder with the same size and time (a first
+        /// run over an existing folder, or a record a crash lost): recorded, not
+        /// fetched, and never deleted from the source by `--delete-after`, since
+        /// Ferry did not write that copy.
         case foundLocally = "found"
     }
 
@@ -41,12 +46,20 @@ public final class SyncHistory: Sendable {
         public var importedAt: Date
         /// Whether `--delete-after` deleted it from the source.
         public var deletedFromSource: Bool
+        /// The size of the copy Ferry wrote (``Origin/downloaded``); nil for a found file.
+        public var localSize: Int64?
+        /// The SHA-256 (lowercase hex) of the copy Ferry wrote, computed while its
+        /// bytes streamed; nil for a found file or a record of an older Ferry.
+        public var sha256: String?
 
         /// Creates a record.
         public init(
             source: String, path: String, size: Int64?, modified: RemoteTimestamp?, localPath: String,
-            origin: Origin, importedAt: Date = Date(), deletedFromSource: Bool = false
+            origin: Origin, importedAt: Date = Date(), deletedFromSource: Bool = false, localSize: Int64? = nil,
+            sha256: String? = nil
         ) {
+            self.localSize = localSize
+            self.sha256 = sha256
             self.source = source
             self.path = path
             self.size = size
@@ -72,11 +85,16 @@ public final class SyncHistory: Sendable {
     public let path: String
     private let db: Mutex<SQLiteDatabase>
 
-    /// Schema version in `PRAGMA user_version`.
-    static let schemaVersion = 1
+    /// Schema version in `PRAGMA user_version`: 2 added the copy's size and SHA-256.
+    static let schemaVersion = 2
 
-    private init(path: String, db: sending SQLiteDatabase) {
+    /// Whether the database has the copy's size and checksum columns (version 2;
+    /// a dry run reads a version 1 history without upgrading it).
+    private let hasChecksums: Bool
+
+    private init(path: String, db: sending SQLiteDatabase, hasChecksums: Bool) {
         self.path = path
+        self.hasChecksums = hasChecksums
         self.db = Mutex(db)
     }
 
@@ -110,18 +128,33 @@ public final class SyncHistory: Sendable {
                         origin TEXT NOT NULL,
                         imported_at REAL NOT NULL,
                         deleted_from_source INTEGER NOT NULL DEFAULT 0,
+                        local_size INTEGER,
+                        sha256 TEXT,
                         PRIMARY KEY(source, path, size, mtime)
                     ) WITHOUT ROWID;
                     CREATE INDEX IF NOT EXISTS imports_by_local ON imports(local);
                     PRAGMA user_version=\(schemaVersion);
                     """)
             }
+            return SyncHistory(path: file, db: database, hasChecksums: true)
+        } else if create && current == 1 {
+            // Version 1's rows keep no checksum: their files are never deleted from
+            // the source by delete-after (nothing can tell that the copy is Ferry's).
+            try database.transaction(immediate: true) { () throws(FerryError) in
+                try database.execute(
+                    """
+                    ALTER TABLE imports ADD COLUMN local_size INTEGER;
+                    ALTER TABLE imports ADD COLUMN sha256 TEXT;
+                    PRAGMA user_version=\(schemaVersion);
+                    """)
+            }
+            return SyncHistory(path: file, db: database, hasChecksums: true)
         } else if current > schemaVersion {
             throw FerryError(
                 .localIO, operation: "history", target: file,
                 detail: "written by a newer Ferry (history version \(current)); update Ferry")
         }
-        return SyncHistory(path: file, db: database)
+        return SyncHistory(path: file, db: database, hasChecksums: current >= 2)
     }
 
     // MARK: Reading and writing in one transaction
@@ -129,6 +162,7 @@ public final class SyncHistory: Sendable {
     /// The operations available inside ``transaction(_:)``.
     struct Transaction {
         fileprivate let db: SQLiteDatabase
+        fileprivate let hasChecksums: Bool
 
         /// What is known about `path` with this size and time from `source`.
         func known(source: String, path: String, size: Int64?, modified: RemoteTimestamp?) throws(FerryError)
@@ -136,12 +170,10 @@ public final class SyncHistory: Sendable {
         {
             let s = try db.statement("SELECT size, mtime, local FROM imports WHERE source=?1 AND path=?2")
             s.bind(.text(source), .text(path))
-            let wantSize = size ?? -1
-            let wantTime = modified?.iso8601 ?? ""
             var any = false
             while try s.step() {
                 any = true
-                if s.int64(0) == wantSize && s.text(1) == wantTime {
+                if SyncHistory.matches(size: s.int64(0), mtime: s.text(1), entrySize: size, entryModified: modified) {
                     let local = s.text(2) ?? ""
                     s.reset()
                     return .imported(localPath: local)
@@ -159,17 +191,43 @@ public final class SyncHistory: Sendable {
             return found
         }
 
+        /// The record of this listed version of `path` (by ``SyncHistory/matches``), if any.
+        func record(source: String, path: String, size: Int64?, modified: RemoteTimestamp?) throws(FerryError)
+            -> Record?
+        {
+            let s = try db.statement(
+                "SELECT size, mtime, origin, local, imported_at, deleted_from_source"
+                    + (hasChecksums ? ", local_size, sha256" : "")
+                    + " FROM imports WHERE source=?1 AND path=?2 ORDER BY imported_at DESC")
+            s.bind(.text(source), .text(path))
+            defer { s.reset() }
+            while try s.step() {
+                let recordedSize = s.int64(0)
+                let mtime = s.text(1)
+                guard SyncHistory.matches(size: recordedSize, mtime: mtime, entrySize: size, entryModified: modified)
+                else { continue }
+                return Record(
+                    source: source, path: path, size: recordedSize.flatMap { $0 < 0 ? nil : $0 },
+                    modified: mtime.flatMap { $0.isEmpty ? nil : RemoteTimestamp(iso8601: $0) },
+                    localPath: s.text(3) ?? "", origin: Origin(rawValue: s.text(2) ?? "") ?? .downloaded,
+                    importedAt: Date(timeIntervalSince1970: s.double(4) ?? 0), deletedFromSource: s.int64(5) == 1,
+                    localSize: hasChecksums ? s.int64(6) : nil, sha256: hasChecksums ? s.text(7) : nil)
+            }
+            return nil
+        }
+
         /// Adds (or replaces) a record.
         func insert(_ r: Record) throws(FerryError) {
             let s = try db.statement(
                 """
                 INSERT OR REPLACE INTO imports(source, path, size, mtime, local, origin, imported_at,
-                    deleted_from_source) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                    deleted_from_source, local_size, sha256) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                 """)
             s.bind(
                 .text(r.source), .text(r.path), .integer(r.size ?? -1), .text(r.modified?.iso8601 ?? ""),
                 .text(r.localPath), .text(r.origin.rawValue), .real(r.importedAt.timeIntervalSince1970),
-                .integer(r.deletedFromSource ? 1 : 0))
+                .integer(r.deletedFromSource ? 1 : 0), r.localSize.map { .integer($0) } ?? .null,
+                r.sha256.map { .text($0) } ?? .null)
             try s.run()
         }
 
@@ -191,7 +249,7 @@ public final class SyncHistory: Sendable {
         -> T
     {
         try db.withLock { (database: inout SQLiteDatabase) throws(FerryError) -> T in
-            let tx = Transaction(db: database)
+            let tx = Transaction(db: database, hasChecksums: hasChecksums)
             return try database.transaction(immediate: write) { () throws(FerryError) -> T in try body(tx) }
         }
     }
@@ -208,7 +266,8 @@ public final class SyncHistory: Sendable {
     public func records(source: String? = nil) throws(FerryError) -> [Record] {
         try db.withLock { (database: inout SQLiteDatabase) throws(FerryError) -> [Record] in
             let sql =
-                "SELECT source, path, size, mtime, local, origin, imported_at, deleted_from_source FROM imports"
+                "SELECT source, path, size, mtime, local, origin, imported_at, deleted_from_source"
+                + (hasChecksums ? ", local_size, sha256" : "") + " FROM imports"
                 + (source == nil ? "" : " WHERE source=?1") + " ORDER BY source, path, imported_at"
             let s = try database.statement(sql)
             if let source { s.bind(.text(source)) }
@@ -222,7 +281,55 @@ public final class SyncHistory: Sendable {
                         modified: mtime.isEmpty ? nil : RemoteTimestamp(iso8601: mtime), localPath: s.text(4) ?? "",
                         origin: Origin(rawValue: s.text(5) ?? "") ?? .downloaded,
                         importedAt: Date(timeIntervalSince1970: s.double(6) ?? 0),
-                        deletedFromSource: s.int64(7) == 1))
+                        deletedFromSource: s.int64(7) == 1, localSize: hasChecksums ? s.int64(8) : nil,
+                        sha256: hasChecksums ? s.text(9) : nil))
+            }
+            return out
+        }
+    }
+
+    // MARK: The one rule for "imported already"
+
+    /// Whether a record (its size and time as stored) is this listed version of a
+    /// file: the same size and the same time, each where the listing gives one.
+    /// The history stores what the listing said (-1 and "" for what it did not),
+    /// so the same file is the same on every run.
+    static func matches(size: Int64?, mtime: String?, entrySize: Int64?, entryModified: RemoteTimestamp?) -> Bool {
+        // What the listing does not say cannot show a change: python's http.server
+        // lists neither size nor time, and a history of an older Ferry kept the
+        // size the download found.
+        (entrySize == nil || size == entrySize) && (entryModified == nil || mtime == entryModified!.iso8601)
+    }
+
+    /// What the history holds for one source, in memory, answering "imported
+    /// already?" by the rule `ferry sync` plans by (the browser UI's badges and
+    /// counts).
+    public struct ImportedFiles: Sendable {
+        fileprivate var versions: [String: [(size: Int64, mtime: String)]] = [:]
+        /// How many records the source has.
+        public fileprivate(set) var count = 0
+
+        /// Nothing imported.
+        public init() {}
+
+        /// Whether this listed version of the file (its path, size and time) was imported.
+        public func contains(_ entry: RemoteEntry) -> Bool {
+            versions[entry.path]?.contains {
+                SyncHistory.matches(
+                    size: $0.size, mtime: $0.mtime, entrySize: entry.size, entryModified: entry.modified)
+            } ?? false
+        }
+    }
+
+    /// Every version of every file imported from `source`, for ``ImportedFiles/contains(_:)``.
+    public func imported(source: String) throws(FerryError) -> ImportedFiles {
+        try db.withLock { (database: inout SQLiteDatabase) throws(FerryError) -> ImportedFiles in
+            let s = try database.statement("SELECT path, size, mtime FROM imports WHERE source=?1")
+            s.bind(.text(source))
+            var out = ImportedFiles()
+            while try s.step() {
+                out.versions[s.text(0) ?? "", default: []].append((s.int64(1) ?? -1, s.text(2) ?? ""))
+                out.count += 1
             }
             return out
         }

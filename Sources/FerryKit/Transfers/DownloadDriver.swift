@@ -158,7 +158,12 @@ enum DownloadDriver {
     /// `time-val`, `RemoteTimestamp(timeVal:)`) or an HTTP date (`Last-Modified`,
     /// `HTTPDate`); nil for anything else.
     static func parseValidatorTime(_ text: String) -> Date? {
-        RemoteTimestamp(timeVal: text)?.date() ?? HTTPDate.parse(text)
+        guard let t = RemoteTimestamp(timeVal: text)?.date() else { return HTTPDate.parse(text) }
+        // MDTM's optional fraction (`20240105120000.123`; a local copy's nanoseconds).
+        if let dot = text.firstIndex(of: "."), let fraction = Double("0" + text[dot...]) {
+            return t.addingTimeInterval(fraction)
+        }
+        return t
     }
 
     /// Starts a download as a `Transfer`.
@@ -191,7 +196,8 @@ enum DownloadDriver {
                 break
             }
         }
-        let part = PartFile(destination: destination, source: source.displayName)
+        let part = PartFile(
+            destination: destination, source: source.displayName, checksum: options.computeChecksum)
         let resumedFrom = try part.open(resume: options.resume)
         do {
             return try await loop(
@@ -236,6 +242,7 @@ enum DownloadDriver {
                         restarts: decision.budget.restarts, retries: decision.budget.retries,
                         duration: .now - started)
                     result.sourceModified = part.sourceModified
+                    result.sha256 = part.sha256
                     return result
                 } catch {
                     action = decision.finishFailed(error)

@@ -72,7 +72,17 @@ final class PartFile: @unchecked Sendable {
     /// Make the journal's durable length catch up at least this often.
     private static let checkpointInterval: Duration = .seconds(2)
 
-    init(destination: String, source: String) {
+    /// The SHA-256 of the bytes, fed as they are taken when a checksum was asked for.
+    private let digest: Digest?
+    /// How many bytes from offset 0 `digest` has seen; -1 once a cut made it
+    /// describe bytes that are no longer there. Unless it equals `length` at the
+    /// end, `finish` hashes the file's bytes instead (a resume's kept bytes).
+    private var digested: Int64 = 0
+    /// The SHA-256 (hex) of the finished file, when asked for.
+    private(set) var sha256: String?
+
+    init(destination: String, source: String, checksum: Bool = false) {
+        digest = checksum ? Digest() : nil
         self.destination = destination
         partPath = destination + ".part"
         journalPath = DownloadJournal.path(forPart: destination + ".part")
@@ -159,6 +169,12 @@ final class PartFile: @unchecked Sendable {
             try LocalFile.truncate(fd, to: offset, path: partPath)
             length = offset
         }
+        if offset == 0 {
+            digest?.reset()
+            digested = 0
+        } else if offset < digested {
+            digested = -1
+        }
         let unverifiable: Bool? = verifiable ? nil : true
         let changed =
             journal.etag != etag || journal.lastModified != lastModified || journal.totalSize != totalSize
@@ -174,6 +190,10 @@ final class PartFile: @unchecked Sendable {
 
     /// Takes bytes; false (with `writeError` set) when the disk refused them.
     func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if let digest, digested == length {
+            digest.update(bytes)
+            digested += Int64(bytes.count)
+        }
         if buffer == nil { buffer = writeBufferPool.take() }
         var rest = bytes
         while !rest.isEmpty {
@@ -358,6 +378,9 @@ final class PartFile: @unchecked Sendable {
             }
             sourceModified = PartFile.stampSourceTime(journal.lastModified, on: fd)
             try await Durability.shared.sync(fd: fd, size: length, path: isNamed ? partPath : destination)
+        }
+        if let digest {
+            sha256 = digested == length ? Digest.hex(digest.finish()) : Digest.sha256(ofDescriptor: fd, length: length)
         }
         if !isNamed && overwrite != .overwrite {
             // One link, which fails rather than replace what appeared meanwhile.

@@ -22,6 +22,11 @@ public struct DownloadOptions: Sendable, Hashable {
     /// Create the destination's missing parent folders (a leading `~` is always
     /// expanded to the home folder).
     public var createParents: Bool = true
+    /// Compute the SHA-256 of the file's bytes as they stream
+    /// (``TransferResult/sha256``): no second read, except of the bytes a resume
+    /// kept from before. `ferry sync` records it in its history, and deletes a
+    /// source's file only when its local copy still has it.
+    public var computeChecksum: Bool = false
 
     /// Default options: refuse to overwrite, resume, five retries, create parents.
     public init() {}
@@ -81,6 +86,10 @@ public struct TransferResult: Sendable, Hashable {
     /// before the flush and the final name, so no stamp by path is needed after
     /// (a caller with a time of its own, a listing's, may still set that).
     public var sourceModified: Date?
+    /// The SHA-256 of the file's bytes (lowercase hex, as `sha256sum` prints it)
+    /// when ``DownloadOptions/computeChecksum`` asked for it; nil otherwise, or
+    /// when the bytes could not be read back.
+    public var sha256: String?
 
     /// Creates a result.
     public init(

@@ -22,7 +22,7 @@ extension WebAPI {
                 var entry = APIEntry(e, path: WebPath.join(web, e.name))
                 if source.isProtected(entry.path) { entry.system = true }
                 if entry.type == "file" {
-                    entry.imported = imported.map { $0[e.path].map { $0 == (e.size ?? -1) } ?? false }
+                    entry.imported = imported.map { $0.contains(e) }
                 }
                 return entry
             }
@@ -30,8 +30,8 @@ extension WebAPI {
         }
     }
 
-    /// What the import history holds for this source (backend path → size); nil when it cannot tell.
-    func importedFiles(_ source: WebSource) async -> [String: Int64]? {
+    /// What the import history holds for this source; nil when it cannot tell.
+    func importedFiles(_ source: WebSource) async -> SyncHistory.ImportedFiles? {
         guard let key = try? await source.historyKey.get(source.fs) else { return nil }
         return importJob.imported(key: key)
     }

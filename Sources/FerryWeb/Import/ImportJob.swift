@@ -77,22 +77,21 @@ final class ImportJob: Sendable {
     /// Whether an import runs.
     var isRunning: Bool { box.withLock { $0.status.state == .running } }
 
-    /// The files of `source` that the history knows as imported (backend path → size).
-    func imported(key: String) -> [String: Int64] {
+    /// The files of `source` that the history knows as imported, answered by the
+    /// rule `ferry sync` plans by (a rewritten file of the same size is new).
+    func imported(key: String) -> SyncHistory.ImportedFiles {
         guard let history = try? SyncHistory.open(directory: directory, create: false),
-            let records = try? history.records(source: key)
-        else { return [:] }
-        var out: [String: Int64] = [:]
-        for r in records { out[r.path] = r.size ?? -1 }
-        return out
+            let files = try? history.imported(source: key)
+        else { return SyncHistory.ImportedFiles() }
+        return files
     }
 
     /// The files of `source` the history does not hold (path and size), leaving out the
     /// import folder itself when it lies inside a local source (as `ferry sync` does).
-    func newFiles(in source: WebSource, known: [String: Int64]) async throws -> [RemoteEntry] {
+    func newFiles(in source: WebSource, known: SyncHistory.ImportedFiles) async throws -> [RemoteEntry] {
         let inside = directory + "/"
         return try await source.fs.walk(source.root.isEmpty ? "/" : source.root).files.filter { e in
-            known[e.path] != (e.size ?? -1) && !(source.isLocal && e.path.hasPrefix(inside))
+            !known.contains(e) && !(source.isLocal && e.path.hasPrefix(inside))
         }
     }
 

@@ -72,7 +72,9 @@ public struct LocalFileSystem: RemoteFileSystem {
     /// Copies a file through the same `.part`, journal and rename as a download.
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
         let destination = LocalDestination.prepare(destination, options)
-        return LocalCopy.start(from: path, to: destination, overwrite: options.overwrite, resume: options.resume)
+        return LocalCopy.start(
+            from: path, to: destination, overwrite: options.overwrite, resume: options.resume,
+            checksum: options.computeChecksum)
     }
 
     /// Copies a local file into this folder, creating parents when the options say so.
@@ -157,16 +159,19 @@ public struct LocalFileSystem: RemoteFileSystem {
 /// Copies one local file to another through a `PartFile`, with progress, pause,
 /// resume and cancel like a network transfer.
 enum LocalCopy {
-    static func start(from source: String, to destination: String, overwrite: OverwritePolicy, resume: Bool)
-        -> Transfer
-    {
+    static func start(
+        from source: String, to destination: String, overwrite: OverwritePolicy, resume: Bool, checksum: Bool = false
+    ) -> Transfer {
         Transfer.start(source: source, destination: destination) { transfer async throws(FerryError) in
-            try await run(from: source, to: destination, overwrite: overwrite, resume: resume, transfer: transfer)
+            try await run(
+                from: source, to: destination, overwrite: overwrite, resume: resume, checksum: checksum,
+                transfer: transfer)
         }
     }
 
     static func run(
-        from source: String, to destination: String, overwrite: OverwritePolicy, resume: Bool, transfer: Transfer
+        from source: String, to destination: String, overwrite: OverwritePolicy, resume: Bool, checksum: Bool,
+        transfer: Transfer
     ) async throws(FerryError) -> TransferResult {
         let started = ContinuousClock.now
         let input = try LocalFile.openForReading(source)
@@ -187,8 +192,12 @@ enum LocalCopy {
         var st = stat()
         fstat(input, &st)
         let mtime = OS.modificationTime(st)
-        let stamp = "\(mtime.seconds).\(mtime.nanoseconds)"
-        let part = PartFile(destination: destination, source: source)
+        // The source's time as an MDTM validator with its nanoseconds, which the
+        // part's finish parses and sets on the copy (as a download's Last-Modified).
+        let stamp =
+            RemoteTimestamp(utc: Date(timeIntervalSince1970: TimeInterval(mtime.seconds))).timeVal
+            + "." + String(String(mtime.nanoseconds + 1_000_000_000).dropFirst())
+        let part = PartFile(destination: destination, source: source, checksum: checksum)
         var offset = try part.open(resume: resume)
         if offset > 0 && (part.journal.lastModified != stamp || part.journal.totalSize != total) { offset = 0 }
         try part.begin(at: offset, etag: nil, lastModified: stamp, totalSize: total)
@@ -211,9 +220,12 @@ enum LocalCopy {
                 await Task.yield()
             }
             let size = try await part.finish(expectedSize: total, overwrite: overwrite)
-            return TransferResult(
+            var result = TransferResult(
                 source: source, destination: destination, size: size, bytesTransferred: size - resumedFrom,
                 resumedFrom: resumedFrom, duration: .now - started)
+            result.sourceModified = part.sourceModified
+            result.sha256 = part.sha256
+            return result
         } catch {
             part.settle()
             throw error

@@ -200,7 +200,7 @@ final class HostKeyCheck: @unchecked Sendable {
 
     /// OpenSSH's fingerprint: `SHA256:` and the unpadded base64 of the blob's digest.
     static func fingerprint(_ blob: [UInt8]) -> String {
-        var b64 = Data(SHA256.hash(blob)).base64EncodedString()
+        var b64 = Data(Digest.hash(blob)).base64EncodedString()
         while b64.hasSuffix("=") { b64.removeLast() }
         return "SHA256:" + b64
     }
@@ -249,7 +249,7 @@ enum KnownHostsFile {
     static func hashedName(_ host: String, salt: [UInt8]? = nil) -> String {
         var generator = SystemRandomNumberGenerator()
         let salt = salt ?? (0..<20).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let mac = SHA1.hmac(key: salt, Array(host.utf8))
+        let mac = Digest.hmacSHA1(key: salt, Array(host.utf8))
         return "|1|" + Data(salt).base64EncodedString() + "|" + Data(mac).base64EncodedString()
     }
 
@@ -260,7 +260,7 @@ enum KnownHostsFile {
             guard parts.count == 2, let salt = Data(base64Encoded: String(parts[0])),
                 let mac = Data(base64Encoded: String(parts[1]))
             else { return false }
-            return SHA1.hmac(key: [UInt8](salt), Array(host.utf8)) == [UInt8](mac)
+            return Digest.hmacSHA1(key: [UInt8](salt), Array(host.utf8)) == [UInt8](mac)
         }
         return field.split(separator: ",").contains { $0 == host }
     }

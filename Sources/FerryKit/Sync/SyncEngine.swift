@@ -236,7 +236,8 @@ public final class SyncEngine: Sendable {
         guard options.accepts(name: e.name) else { return false }
         if let paths = options.paths, !paths.contains(e.path) { return false }
         if let since = options.since {
-            guard let m = e.modified, m.date(floatingIn: options.timeZone) >= since else { return false }
+            // A time to the minute or the day passes when the last second it may be does.
+            guard let m = e.modified, m.latestDate(floatingIn: options.timeZone) >= since else { return false }
         }
         return true
     }

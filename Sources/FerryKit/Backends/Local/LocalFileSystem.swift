@@ -72,7 +72,7 @@ public struct LocalFileSystem: RemoteFileSystem {
     /// Copies a file through the same `.part`, journal and rename as a download.
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
         let destination = LocalDestination.prepare(destination, options)
-        return LocalCopy.start(from: path, to: destination, overwrite: options.overwrite, resume: options.resume)
+        return LocalCopy.start(from: path, to: destination, options: options)
     }
 
     /// Copies a local file into this folder, creating parents when the options say so.
@@ -81,7 +81,11 @@ public struct LocalFileSystem: RemoteFileSystem {
             try? FileManager.default.createDirectory(
                 atPath: remoteParent(path), withIntermediateDirectories: true)
         }
-        return LocalCopy.start(from: source, to: path, overwrite: options.overwrite, resume: options.resume)
+        var copy = DownloadOptions()
+        copy.overwrite = options.overwrite
+        copy.resume = options.resume
+        copy.createParents = false
+        return LocalCopy.start(from: source, to: path, options: copy)
     }
 
     /// Deletes a file.
@@ -146,22 +150,23 @@ public struct LocalFileSystem: RemoteFileSystem {
 /// Copies one local file to another through a `PartFile`, with progress, pause,
 /// resume and cancel like a network transfer.
 enum LocalCopy {
-    static func start(from source: String, to destination: String, overwrite: OverwritePolicy, resume: Bool)
-        -> Transfer
-    {
+    static func start(from source: String, to destination: String, options: DownloadOptions) -> Transfer {
         Transfer.start(source: source, destination: destination) { transfer async throws(FerryError) in
-            try await run(from: source, to: destination, overwrite: overwrite, resume: resume, transfer: transfer)
+            try await run(from: source, to: destination, options: options, transfer: transfer)
         }
     }
 
     static func run(
-        from source: String, to destination: String, overwrite: OverwritePolicy, resume: Bool, transfer: Transfer
+        from source: String, to destination: String, options: DownloadOptions, transfer: Transfer
     ) async throws(FerryError) -> TransferResult {
+        let overwrite = options.overwrite
+        let resume = options.resume
         let started = ContinuousClock.now
         let input = try LocalFile.openForReading(source)
         defer { close(input) }
         let total = LocalFile.size(input)
-        if LocalFile.exists(destination) {
+        try LocalDestination.makeReady(destination, options)
+        if options.outputDescriptor == nil && LocalFile.exists(destination) {
             switch overwrite {
             case .fail:
                 throw FerryError(
@@ -177,7 +182,7 @@ enum LocalCopy {
         fstat(input, &st)
         let mtime = OS.modificationTime(st)
         let stamp = "\(mtime.seconds).\(mtime.nanoseconds)"
-        let part = PartFile(destination: destination, source: source)
+        let part = PartFile.make(destination: destination, source: source, options: options)
         var offset = try part.open(resume: resume)
         if offset > 0 && (part.journal.lastModified != stamp || part.journal.totalSize != total) { offset = 0 }
         try part.begin(at: offset, etag: nil, lastModified: stamp, totalSize: total)

@@ -49,7 +49,7 @@ package enum LocalDestination {
                 break
             }
             let e = errno
-            guard e == ENOENT else { throw FerryError.posix(e, operation: operation, path: current) }
+            guard e == ENOENT || e == ENOTDIR else { throw FerryError.posix(e, operation: operation, path: current) }
             missing.append(current)
             let up = LocalPath.parent(current)
             if up == current { break }

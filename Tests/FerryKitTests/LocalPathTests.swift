@@ -75,6 +75,14 @@ struct LocalPathTests {
         }
         #expect(!FileManager.default.fileExists(atPath: top))
 
+        do {
+            try LocalDestination.makeReady(top + "/dir/x.jpg", DownloadOptions())
+            Issue.record("a folder under / was made")
+        } catch {
+            #expect(error.target == top + "/dir/x.jpg")
+            #expect(error.detail?.contains("no such folder \(top);") == true, "\(error)")
+        }
+
         // A file where a folder should be.
         try Data("x".utf8).write(to: URL(fileURLWithPath: base + "/file"))
         do {

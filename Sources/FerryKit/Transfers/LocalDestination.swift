@@ -30,13 +30,14 @@ package enum LocalDestination {
                 .localIO, operation: "download", target: "''", detail: "no file named: the destination is empty")
         }
         guard options.createParents else { return }
-        try makeFolders(LocalPath.parent(destination), operation: "download")
+        try makeFolders(LocalPath.parent(destination), operation: "download", for: destination)
     }
 
     /// Makes `folder` and the folders missing above it, by the rule: the missing
     /// ones must start inside an existing folder that is not `/`. The error names
-    /// the topmost missing folder, or the file that stands where a folder should.
-    package static func makeFolders(_ folder: String, operation: String) throws(FerryError) {
+    /// the topmost missing folder, or the file that stands where a folder should
+    /// (and, as its target, `file`, the file the folders are for, when given).
+    package static func makeFolders(_ folder: String, operation: String, for file: String? = nil) throws(FerryError) {
         var missing: [String] = []
         var current = folder
         while current.count > 1 && current.hasSuffix("/") { current.removeLast() }
@@ -44,7 +45,9 @@ package enum LocalDestination {
             var st = stat()
             if stat(current, &st) == 0 {
                 guard st.st_mode & S_IFMT == S_IFDIR else {
-                    throw FerryError(.localIO, operation: operation, target: current, detail: "is a file, not a folder")
+                    throw FerryError(
+                        .localIO, operation: operation, target: file ?? current,
+                        detail: file == nil ? "is a file, not a folder" : "\(current) is a file, not a folder")
                 }
                 break
             }
@@ -58,8 +61,9 @@ package enum LocalDestination {
         guard let top = missing.last else { return }
         if current == "/" {
             throw FerryError(
-                .notFound, operation: operation, target: top,
-                detail: "no such folder; Ferry creates missing folders only inside an existing folder other than /")
+                .notFound, operation: operation, target: file ?? top,
+                detail: (file == nil ? "no such folder" : "no such folder \(top)")
+                    + "; Ferry creates missing folders only inside an existing folder other than /")
         }
         for dir in missing.reversed() {
             if mkdir(dir, 0o777) != 0 && errno != EEXIST {

@@ -1,7 +1,7 @@
 import FerryKit
 import Foundation
 
-/// `ferry get URL... [-o DEST | DIR] [-r] [-j N] [--only EXTS] [--overwrite|--skip-existing] [--json]`
+/// `ferry get URL... [-o DEST | DIR | -] [-r] [-j N] [--only EXTS] [--overwrite|--skip-existing] [--json]`
 enum GetCommand: Command {
     enum Keys {
         static let output = ValueOption(
@@ -18,7 +18,7 @@ enum GetCommand: Command {
     static let spec = CommandSpec(
         name: "get",
         summary: "download files or folder trees (resumes by default)",
-        usage: "ferry get URL... [-o DEST | DIR] [-r] [--only EXTS] [-j N] [--overwrite|--skip-existing] [--json]",
+        usage: "ferry get URL... [-o DEST | DIR | -] [-r] [--only EXTS] [-j N] [--overwrite|--skip-existing] [--json]",
         options: [
             Keys.output, Keys.recursive, Keys.only, TransferKeys.jobs, Keys.overwrite, Keys.skipExisting,
             Keys.noResume, TransferKeys.retries, Keys.all, TransferKeys.json,

@@ -143,6 +143,57 @@ struct DestinationShapeTests {
             !(FileManager.default.subpaths(atPath: server.local("/pub")) ?? []).contains { $0.contains(".part") })
     }
 
+    @Test func oneCharacterDestinationAndStandardOutputOverSFTP() async throws {
+        let server = try await AsyncSSHTestServer()
+        let home = try TempDir(prefix: "shapes-home")
+        try FileManager.default.createDirectory(atPath: home.file(".ssh"), withIntermediateDirectories: true)
+        try (server.knownHostsLine() + "\n").write(
+            toFile: home.file(".ssh/known_hosts"), atomically: true, encoding: .utf8)
+        let data = TestData.bytes(1_500_000, seed: 5)
+        try server.write(data, at: "/big.bin")
+        let env = [
+            "HOME": home.path, "SSH_AUTH_SOCK": "", "NETRC": home.file("no-netrc"),
+            "FERRY_PASSWORD": AsyncSSHTestServer.password,
+        ]
+        let a = try TestProcess.run(
+            ferry, ["get", server.url("/big.bin"), "-o", "a"], cwd: work.path, environment: env)
+        #expect(a.status == 0, "\(a.status) \(a.stderr)")
+        #expect(contents(work.file("a")) == data)
+        try FileManager.default.removeItem(atPath: work.file("a"))
+        let out = try TempDir(prefix: "shapes-out")
+        let script = "\"$0\" cat \"$1\" | cat > \(out.file("sftp")); exit ${PIPESTATUS[0]}"
+        let cat = try TestProcess.run(
+            "/bin/bash", ["-c", script, ferry, server.url("/big.bin")], cwd: work.path, environment: env)
+        #expect(cat.status == 0, "\(cat.status) \(cat.stderr)")
+        #expect(contents(out.file("sftp")) == data)
+        #expect(leftInWork().isEmpty, "left on disk: \(leftInWork())")
+    }
+
+    /// A connection cut mid-file is continued from the bytes already written
+    /// (`Range`); a server that would send the file from its start again fails
+    /// the download, and standard output holds no byte twice.
+    @Test func aCutConnectionContinuesOnStandardOutputAndARestartFails() throws {
+        let nginx = try NginxServer(root: files.path)
+        defer { nginx.stop() }
+        let proxy = try FaultProxy(upstreamPort: nginx.port, faultyConnections: 1, cutAfter: 700_000...900_000)
+        defer { proxy.stop() }
+        let url = "http://127.0.0.1:\(proxy.port)"
+        let (bytes, out) = try piped(["get", url + "/big.bin", "-o", "-"], into: "cut", cwd: work.path)
+        #expect(out.status == 0, "\(out.status) \(out.stderr)")
+        #expect(bytes == big, "\(bytes.count) of \(big.count) bytes")
+        #expect(proxy.cutCount == 1, "the first connection was cut")
+
+        let again = try FaultProxy(upstreamPort: nginx.port, faultyConnections: 1, cutAfter: 700_000...900_000)
+        defer { again.stop() }
+        let (partial, failed) = try piped(
+            ["get", "http://127.0.0.1:\(again.port)/norange/big.bin", "-o", "-"], into: "norange", cwd: work.path)
+        #expect(failed.status == 1, "\(failed.status) \(failed.stderr)")
+        #expect(failed.stderr.contains("cannot be taken back"), "\(failed.stderr)")
+        #expect(partial.count > 0 && partial.count < big.count)
+        #expect(partial == big.prefix(partial.count), "standard output holds the file's first bytes, once")
+        #expect(leftInWork().isEmpty, "left on disk: \(leftInWork())")
+    }
+
     @Test func dashIsNoPlaceForJSONOrFolders() throws {
         let nginx = try NginxServer(root: files.path)
         defer { nginx.stop() }

@@ -7,7 +7,8 @@ public enum CLI {
     /// Commands in `ferry --help` order.
     static var commands: [any Command.Type] {
         [
-            ListCommand.self, GetCommand.self, PutCommand.self, RemoveCommand.self, MakeDirectoryCommand.self,
+            ListCommand.self, GetCommand.self, CatCommand.self, PutCommand.self, RemoveCommand.self,
+            MakeDirectoryCommand.self,
             RemoveDirectoryCommand.self, MoveCommand.self, InfoCommand.self, SyncCommand.self, CardCommand.self,
             ServeCommand.self, DemoCommand.self,
         ]

@@ -42,7 +42,7 @@ enum CardCommand: Command {
             """)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
-        let folder = (args.positionals[0] as NSString).standardizingPath
+        let folder = LocalPath.standardized(args.positionals[0])
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue else {
             throw FerryError(.localIO, operation: "card", target: folder, detail: "no such folder")

@@ -1,11 +1,11 @@
 import FerryKit
 import Foundation
 
-/// `ferry get URL... [-o DEST | DIR] [-r] [-j N] [--only EXTS] [--overwrite|--skip-existing] [--json]`
+/// `ferry get URL... [-o DEST | DIR | -] [-r] [-j N] [--only EXTS] [--overwrite|--skip-existing] [--json]`
 enum GetCommand: Command {
     enum Keys {
         static let output = ValueOption(
-            "output", short: "o", help: "file, or folder to download into", valueName: "DEST")
+            "output", short: "o", help: "file, or folder to download into; - for standard output", valueName: "DEST")
         static let recursive = Flag("recursive", short: "r", help: "download folders with everything in them")
         static let only = ValueOption(
             "only", help: "with -r, only these extensions, any case (jpg,cr2)", valueName: "EXTS")
@@ -18,7 +18,7 @@ enum GetCommand: Command {
     static let spec = CommandSpec(
         name: "get",
         summary: "download files or folder trees (resumes by default)",
-        usage: "ferry get URL... [-o DEST | DIR] [-r] [--only EXTS] [-j N] [--overwrite|--skip-existing] [--json]",
+        usage: "ferry get URL... [-o DEST | DIR | -] [-r] [--only EXTS] [-j N] [--overwrite|--skip-existing] [--json]",
         options: [
             Keys.output, Keys.recursive, Keys.only, TransferKeys.jobs, Keys.overwrite, Keys.skipExisting,
             Keys.noResume, TransferKeys.retries, Keys.all, TransferKeys.json,
@@ -35,7 +35,12 @@ enum GetCommand: Command {
             With -r, a folder URL is copied into DEST (default: a local folder of the
             same name). An existing local folder as the last argument saves into it,
             as cp does. A pattern (*, ?, [...]) in the last part of a URL, quoted for
-            the shell, is matched against the folder's listing.
+            the shell, is matched against the folder's listing. Missing folders above
+            DEST are created, but only inside an existing folder other than /
+            (-o /nonexistent/dir/FILE is refused, naming /nonexistent). -o - writes the
+            files to standard output one after another, as cat does (progress and
+            messages on stderr): no .part, no resume from an earlier run, nothing on disk;
+            ./- names a file called -.
             """)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
@@ -45,8 +50,18 @@ enum GetCommand: Command {
         let jobs = try args.int(TransferKeys.jobs, default: 4, in: 1...64)
         var positionals = args.positionals
         var output = args.value(Keys.output)
+        if output == "" {
+            throw UsageError(message: "-o '' names no file; name a file, a folder, or - for standard output")
+        }
+        let toStandardOutput = output == "-"
+        if toStandardOutput {
+            if args.has(Keys.recursive) { throw UsageError(message: "-r cannot write to standard output (-o -)") }
+            if args.has(TransferKeys.json) {
+                throw UsageError(message: "--json and -o - would both write to standard output")
+            }
+        }
         // `get URL DIR/`, `get URL .`: an existing local folder as the last argument, as cp takes it.
-        if positionals.count >= 2, let last = positionals.last, !last.contains(":") {
+        if !toStandardOutput, positionals.count >= 2, let last = positionals.last, !last.contains(":") {
             guard output == nil, isDirectory(last) else {
                 throw UsageError(
                     message: "\(last) is no URL and no existing folder; name where to save with -o \(last)")
@@ -76,16 +91,14 @@ enum GetCommand: Command {
         let failedEarly = try await planner.plan(urls)
         return await TransferRunner.run(
             planner.files, jobs: jobs, verb: "downloaded", multi: planner.multi, output: out, console: console,
-            command: "get", failedBefore: failedEarly)
+            command: "get", failedBefore: failedEarly, inOrder: toStandardOutput)
     }
 
+    /// Makes a local folder and the ones missing above it, by the rule every
+    /// download follows (``LocalDestination``: only inside an existing folder other than `/`).
     static func makeLocalFolder(_ path: String) throws {
         guard !isDirectory(path) else { return }
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw FerryError(.localIO, operation: "mkdir", target: path, detail: error.localizedDescription)
-        }
+        try LocalDestination.makeFolders(LocalPath.expandingTilde(path), operation: "mkdir")
     }
 
     static func isDirectory(_ path: String) -> Bool {

@@ -14,6 +14,8 @@ struct GetPlanner {
     /// More than one file may move: the run ends with a summary.
     private(set) var multi = false
     private var seen: Set<String> = []
+    /// `-o -`: every file goes to standard output, in order.
+    var toStandardOutput: Bool { output == "-" }
 
     init(
         output: String?, recursive: Bool, includeHidden: Bool, only: Set<String>?, options: DownloadOptions,
@@ -30,7 +32,9 @@ struct GetPlanner {
 
     /// Plans every URL; returns how many could not be planned (reported already).
     mutating func plan(_ urls: [RemoteURL]) async throws -> Int {
-        let intoFolder = output.map { $0.hasSuffix("/") || GetCommand.isDirectory($0) || urls.count > 1 } ?? true
+        let intoFolder =
+            !toStandardOutput
+            && (output.map { $0.hasSuffix("/") || GetCommand.isDirectory($0) || urls.count > 1 } ?? true)
         let base = output ?? "."
         if output != nil && intoFolder { try GetCommand.makeLocalFolder(base) }
         multi = urls.count > 1
@@ -61,9 +65,10 @@ struct GetPlanner {
             }
             multi = true
             // Every match goes into the folder -o names, as `cp *.jpg DIR` does.
-            if output != nil { try GetCommand.makeLocalFolder(base) }
+            if output != nil && !toStandardOutput { try GetCommand.makeLocalFolder(base) }
             for entry in matched {
-                try await add(url.with(path: entry.path), entry: entry, fs: fs, base: base, intoFolder: true)
+                try await add(
+                    url.with(path: entry.path), entry: entry, fs: fs, base: base, intoFolder: !toStandardOutput)
             }
         }
         // Every URL is asked about once (a web URL ending in `/` is a folder when its
@@ -179,6 +184,22 @@ struct GetPlanner {
         _ url: RemoteURL, entry: RemoteEntry?, fs: any RemoteFileSystem, destination: String,
         parentExists: Bool = false
     ) throws {
+        if toStandardOutput {
+            // Written as it arrives: nothing to compare, no .part, no time to set.
+            var opts = options
+            opts.outputDescriptor = STDOUT_FILENO
+            opts.resume = false
+            let shown = GetPlanner.standardOutput
+            files.append(
+                PlannedFile(
+                    label: GetPlanner.fileName(url), source: url.redacted, destination: shown, size: entry?.size,
+                    leave: nil,
+                    start: { [opts] in
+                        entry.map { fs.download($0, to: shown, options: opts) }
+                            ?? fs.download(url.path, to: shown, options: opts)
+                    }))
+            return
+        }
         guard seen.insert(destination).inserted else {
             throw UsageError(
                 message: "two files would both be saved as \(destination); download them separately with -o")
@@ -222,6 +243,9 @@ struct GetPlanner {
         for (i, size) in zip(unknown, sizes) { result[i].entry.size = size }
         return result
     }
+
+    /// How a download to `-o -` names its destination.
+    static let standardOutput = "standard output"
 
     /// The local name of a file URL; a URL ending in `/` names a web page: index.html.
     static func fileName(_ url: RemoteURL) -> String {

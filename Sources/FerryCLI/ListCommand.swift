@@ -20,7 +20,10 @@ enum ListCommand: Command {
             file; a pattern (*, ?, [...]) in the last part of the URL lists the matching
             entries. Without -l, each line is "TYPE SIZE DATE  NAME" with the size right-aligned
             in 12 columns, a stable format for scripts; -l aligns the columns to the widest
-            entry and -h shows sizes for people. --json prints one array.
+            entry and -h shows sizes for people, with the time as precisely as the source
+            knows it: seconds when it gives them, 20:16 when only the minute (web folder
+            pages, FTP LIST for this year), the date alone when only the day. --json
+            prints one array; "modifiedPrecision" is "second", "minute" or "day".
             """)
 
     struct JSONEntry: Encodable {
@@ -29,11 +32,15 @@ enum ListCommand: Command {
         var type: String
         var size: Int64?
         var modified: String?
+        /// How precisely `modified` is known: `second`, `minute` or `day`; null without a time.
+        var modifiedPrecision: String?
         var hidden: Bool
         var readOnly: Bool
         var target: String?
 
-        enum CodingKeys: String, CodingKey { case name, path, type, size, modified, hidden, readOnly, target }
+        enum CodingKeys: String, CodingKey {
+            case name, path, type, size, modified, modifiedPrecision, hidden, readOnly, target
+        }
 
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -43,6 +50,7 @@ enum ListCommand: Command {
             // size and modified are always present, null when unknown.
             try c.encode(size, forKey: .size)
             try c.encode(modified, forKey: .modified)
+            try c.encode(modifiedPrecision, forKey: .modifiedPrecision)
             try c.encode(hidden, forKey: .hidden)
             try c.encode(readOnly, forKey: .readOnly)
             try c.encodeIfPresent(target, forKey: .target)
@@ -68,7 +76,8 @@ enum ListCommand: Command {
             let rows = entries.map {
                 JSONEntry(
                     name: $0.name, path: $0.path, type: $0.kind.rawValue, size: $0.size, modified: $0.modified?.iso8601,
-                    hidden: $0.isHidden, readOnly: $0.isReadOnly, target: $0.symlinkTarget)
+                    modifiedPrecision: $0.modified?.precision.rawValue, hidden: $0.isHidden, readOnly: $0.isReadOnly,
+                    target: $0.symlinkTarget)
             }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
@@ -111,6 +120,18 @@ enum ListCommand: Command {
         } ?? "????-??-?? ??:??"
     }
 
+    /// `-l`: the time as precisely as the source knows it, padded to one width:
+    /// seconds when it gave them, `20:16` when only the minute, the date alone when only the day.
+    static func preciseDate(_ e: RemoteEntry) -> String {
+        guard let t = e.modified else { return "????-??-?? ??:??:??" }
+        let day = String(format: "%04d-%02d-%02d", t.year, t.month, t.day)
+        switch t.precision {
+        case .second: return day + String(format: " %02d:%02d:%02d", t.hour, t.minute, t.second)
+        case .minute: return day + String(format: " %02d:%02d   ", t.hour, t.minute)
+        case .day: return day + "         "
+        }
+    }
+
     static func name(_ e: RemoteEntry) -> String {
         var name = e.name + (e.isDirectory ? "/" : "")
         if let target = e.symlinkTarget { name += " -> " + target }
@@ -135,7 +156,7 @@ enum ListCommand: Command {
         let width = sizes.map(\.count).max() ?? 1
         var text = ""
         for (e, size) in zip(entries, sizes) {
-            text += "\(kind(e))  \(size.leftPadded(to: width))  \(date(e))  \(name(e))\n"
+            text += "\(kind(e))  \(size.leftPadded(to: width))  \(preciseDate(e))  \(name(e))\n"
         }
         return text
     }

@@ -33,7 +33,7 @@ enum PutCommand: Command {
         }
         let jobs = try args.int(TransferKeys.jobs, default: 4, in: 1...64)
         let target = try remoteURL(args.positionals.last!, for: "put")
-        let sources = args.positionals.dropLast().map { ($0 as NSString).standardizingPath }
+        let sources = args.positionals.dropLast().map { LocalPath.standardized($0) }
         for s in sources where !FileManager.default.fileExists(atPath: s) {
             throw FerryError(.localIO, operation: "upload", target: s, detail: "no such file")
         }
@@ -50,7 +50,7 @@ enum PutCommand: Command {
         pairs.reserveCapacity(sources.count)
         var multi = sources.count > 1
         for source in sources {
-            let name = (source as NSString).lastPathComponent
+            let name = LocalPath.lastComponent(source)
             let remote = intoFolder ? remoteJoin(target.path, name) : target.path
             if GetCommand.isDirectory(source) {
                 guard args.has(Keys.recursive) else {
@@ -62,7 +62,7 @@ enum PutCommand: Command {
                 let enumerator = FileManager.default.enumerator(atPath: source)
                 var files: [(local: String, remote: String, label: String?)] = []
                 while let rel = enumerator?.nextObject() as? String {
-                    let local = (source as NSString).appendingPathComponent(rel)
+                    let local = LocalPath.join(source, rel)
                     let remotePath = remoteJoin(remote, rel)
                     if GetCommand.isDirectory(local) {
                         do { try await fs.makeDirectory(remotePath, createParents: true) } catch {
@@ -91,7 +91,7 @@ enum PutCommand: Command {
             let leave = LeftFile.why(ExistingFile.upload(pair.local, to: existing), opts.overwrite)
             let shown = target.with(path: pair.remote).redacted
             return PlannedFile(
-                label: pair.label ?? (pair.local as NSString).lastPathComponent, source: pair.local,
+                label: pair.label ?? LocalPath.lastComponent(pair.local), source: pair.local,
                 destination: shown,
                 size: localSize(pair.local), leave: leave,
                 start: { fs.upload(pair.local, to: pair.remote, options: opts) })

@@ -15,7 +15,7 @@ let sshOptions: [any OptionKey] = [SSHKeys.identity, SSHKeys.acceptNewHostKey]
 
 /// Adds `--identity` and `--accept-new-host-key` to connection options.
 func applySSHOptions(_ options: inout ConnectionOptions, _ args: ParsedArguments) {
-    options.identityFile = args.value(SSHKeys.identity).map { ($0 as NSString).expandingTildeInPath }
+    options.identityFile = args.value(SSHKeys.identity).map { LocalPath.expandingTilde($0) }
     if args.has(SSHKeys.acceptNewHostKey) { options.hostKeys = .openSSHAcceptNew }
 }
 

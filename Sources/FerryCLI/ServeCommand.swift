@@ -45,12 +45,8 @@ enum ServeCommand: Command {
         if let text = args.positionals.first { configuration.source = try RemoteURL(parsing: text) }
         configuration.host = args.value(Keys.host) ?? "127.0.0.1"
         configuration.port = try args.int(Keys.port, default: 8000, in: 0...65535)
-        configuration.cacheDirectory = args.value(Keys.cache).map { ($0 as NSString).standardizingPath }
-        configuration.importDirectory = args.value(Keys.importTo).map {
-            let path = ($0 as NSString).expandingTildeInPath
-            return ((path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path) as NSString)
-                .standardizingPath
-        }
+        configuration.cacheDirectory = args.value(Keys.cache).map { LocalPath.standardized($0) }
+        configuration.importDirectory = args.value(Keys.importTo).map { LocalPath.absolute($0) }
         configuration.connectionOptions.verifyTLS = !args.has(Keys.insecure)
         configuration.connectionOptions.resolveCredentials = true
         configuration.connectionOptions.caCertificateFile = ConnectionOptions.caCertificateFile(

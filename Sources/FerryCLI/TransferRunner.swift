@@ -25,7 +25,7 @@ enum TransferRunner {
     /// 1 when one failed or differs, 130 after Ctrl-C.
     static func run(
         _ files: [PlannedFile], jobs: Int, verb: String, multi: Bool, output: any CommandOutput, console: Console,
-        command: String, failedBefore: Int = 0
+        command: String, failedBefore: Int = 0, inOrder: Bool = false
     ) async -> Int32 {
         let started = ContinuousClock.now
         let registry = TransferRegistry()
@@ -58,7 +58,8 @@ enum TransferRunner {
         // Finished files wait for their group commit (Durability) outside
         // that limit; a window of only a few would leave the connections
         // idle while a flush runs, so small files get a wide one.
-        await forEachConcurrently(moving, width: TransferRunner.window(jobs: jobs)) { file in
+        // Files written to one stream (standard output) go one after another, in order.
+        await forEachConcurrently(moving, width: inOrder ? 1 : TransferRunner.window(jobs: jobs)) { file in
             await runOne(file, output: output, registry: registry, interrupt: interrupt)
         } each: { outcome in
             switch outcome {

@@ -117,7 +117,7 @@ extension CardHandler {
     /// Moves (or writes) an uploaded part to `destination`, replacing a file there.
     /// The final name appears only when all bytes are in place.
     static func place(_ content: MultipartPart.Content, at destination: String) -> Bool {
-        let folder = (destination as NSString).deletingLastPathComponent
+        let folder = LocalPath.parent(destination)
         let temporary = folder + "/.ferry-card-upload-\(UUID().uuidString)"
         switch content {
         case .file(let path, _):

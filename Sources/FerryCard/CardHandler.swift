@@ -127,7 +127,7 @@ final class CardHandler: Sendable {
 
     /// The `Content-Type` for a plain download, from the name's extension.
     static func contentType(_ name: String) -> String {
-        switch (name as NSString).pathExtension.lowercased() {
+        switch LocalPath.pathExtension(name).lowercased() {
         case "jpg", "jpeg", "jpe": "image/jpeg"
         case "png": "image/png"
         case "gif": "image/gif"

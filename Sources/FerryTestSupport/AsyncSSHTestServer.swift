@@ -114,7 +114,7 @@ public final class AsyncSSHTestServer: Sendable {
     public func write(_ data: Data, at path: String) throws {
         let p = root + (path.hasPrefix("/") ? path : "/" + path)
         try FileManager.default.createDirectory(
-            atPath: (p as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            atPath: testParentFolder(p), withIntermediateDirectories: true)
         try data.write(to: URL(fileURLWithPath: p))
     }
 

@@ -195,7 +195,7 @@ public final class FTPTestServer: Sendable {
     public func write(_ data: Data, at path: String) throws -> Data {
         let p = local(path)
         try FileManager.default.createDirectory(
-            atPath: (p as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            atPath: testParentFolder(p), withIntermediateDirectories: true)
         try data.write(to: URL(fileURLWithPath: p))
         chmod(p, 0o666)
         return data

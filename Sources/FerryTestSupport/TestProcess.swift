@@ -61,13 +61,13 @@ public enum TestProcess {
     public static func ferryExecutable() -> String {
         var candidates: [String] = []
         if let exe = Bundle.main.executablePath {
-            candidates.append((exe as NSString).deletingLastPathComponent + "/ferry")
+            candidates.append(testParentFolder(exe) + "/ferry")
         }
         let arg0 = CommandLine.arguments.first ?? ""
-        var dir = (arg0 as NSString).deletingLastPathComponent
+        var dir = testParentFolder(arg0)
         for _ in 0..<4 {
             candidates.append(dir + "/ferry")
-            dir = (dir as NSString).deletingLastPathComponent
+            dir = testParentFolder(dir)
         }
         // Fall back to the package's own build folder.
         let root = packageRoot()
@@ -78,9 +78,9 @@ public enum TestProcess {
 
     /// The package's root folder (where Package.swift is).
     public static func packageRoot(file: String = #filePath) -> String {
-        var dir = (file as NSString).deletingLastPathComponent
+        var dir = testParentFolder(file)
         while dir != "/" && !FileManager.default.fileExists(atPath: dir + "/Package.swift") {
-            dir = (dir as NSString).deletingLastPathComponent
+            dir = testParentFolder(dir)
         }
         return dir
     }
@@ -255,4 +255,17 @@ extension Process {
     public func waitWithoutRunLoop() {
         while isRunning { usleep(2_000) }
     }
+}
+
+/// The folder holding `path`, as `dirname` says (`.` for a bare name, `/` for
+/// `/a`), without `NSString.deletingLastPathComponent`, which crashes this
+/// toolchain's Foundation for a one-character string. FerryKit's `LocalPath`
+/// does the same; this target depends on nothing.
+func testParentFolder(_ path: String) -> String {
+    var p = Substring(path)
+    while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
+    guard let slash = p.lastIndex(of: "/") else { return "." }
+    var head = p[..<slash]
+    while head.hasSuffix("/") { head = head.dropLast() }
+    return head.isEmpty ? "/" : String(head)
 }

@@ -17,6 +17,9 @@ struct HTTPIndexParserTests {
     ]
     static let page = try! RemoteURL(parsing: "http://127.0.0.1:8080/photos/")
     static let whenSaved = RemoteTimestamp(year: 2024, month: 3, day: 5, hour: 14, minute: 7, second: 9, zone: .utc)!
+    /// `05-Mar-2024 14:07` / `2024-03-05 14:07` as nginx's and Apache's pages show it.
+    static let toTheMinute = RemoteTimestamp(
+        year: 2024, month: 3, day: 5, hour: 14, minute: 7, zone: .floating, precision: .minute)!
 
     static func fixture(_ name: String) throws -> [UInt8] {
         let url = try #require(Bundle.module.url(forResource: "Resources/HTTPIndex/" + name, withExtension: nil))
@@ -49,13 +52,29 @@ struct HTTPIndexParserTests {
         #expect(entries.values.filter(\.isDirectory).count == 1)
     }
 
-    @Test func nginxHTMLHasExactSizesButMinuteTimes() throws {
-        let e = try Self.parse("nginx.html").entries
-        #expect(e["big.bin"]?.size == 2_100_000)
-        #expect(e["a b.txt"]?.size == 3)
-        #expect(e["My Photos"]?.size == nil)
-        // 05-Mar-2024 14:07 has no seconds: not a time to compare files by.
-        #expect(e.values.allSatisfy { $0.modified == nil })
+    @Test func nginxHTMLHasExactSizesAndTimesToTheMinute() throws {
+        for file in ["nginx.html", "nginx-localtime.html"] {
+            let e = try Self.parse(file).entries
+            #expect(e["a b.txt"]?.size == 3)
+            #expect(e["My Photos"]?.size == nil)
+            // 05-Mar-2024 14:07 is kept, with the precision it has (issue 29 item 3).
+            for name in Self.allNames {
+                #expect(e[name]?.modified == Self.toTheMinute, "\(file): \(name)")
+                #expect(e[name]?.modified?.precision == .minute, "\(file): \(name)")
+                #expect(e[name]?.modified?.zone == .floating, "\(file): \(name)")
+            }
+        }
+        #expect(try Self.parse("nginx.html").entries["big.bin"]?.size == 2_100_000)
+    }
+
+    @Test func apacheFancyAndTableTimesAreToTheMinute() throws {
+        for file in ["apache-fancy.html", "apache-table.html"] {
+            let e = try Self.parse(file).entries
+            for name in Self.allNames {
+                #expect(e[name]?.modified == Self.toTheMinute, "\(file): \(name)")
+                #expect(e[name]?.modified?.precision == .minute, "\(file): \(name)")
+            }
+        }
     }
 
     @Test func roundedSizesAreUnknown() throws {
@@ -68,7 +87,6 @@ struct HTTPIndexParserTests {
             #expect(a["big.bin"]?.size == nil, "2.0M is rounded")
             #expect(a["a b.txt"]?.size == 3, "Apache prints bytes below 1 KB")
             #expect(a["R&D.txt"]?.size == 2)
-            #expect(a.values.allSatisfy { $0.modified == nil }, "2024-03-05 14:07 has no seconds")
         }
         let plain = try Self.parse("apache-plain.html").entries
         #expect(plain.values.allSatisfy { $0.size == nil && $0.modified == nil })
@@ -83,6 +101,7 @@ struct HTTPIndexParserTests {
         floating.zone = .floating
         #expect(e["big.bin"]?.modified == floating)
         #expect(e["My Photos"]?.modified == floating)
+        #expect(e.values.allSatisfy { $0.modified?.precision == .second })
     }
 
     @Test func nginxJSONAndXMLAreExact() throws {

@@ -251,4 +251,27 @@ struct SyncSafetyTests {
         #expect(s.kept.first?.reason.contains("older Ferry") == true, "\(s.kept)")
         #expect(fm.fileExists(atPath: root.file("DCIM/100__TSB/IMG_0001.JPG")))
     }
+
+    /// A record that kept no time (nginx's and Apache's pages before times to the
+    /// minute; a listing without times) is still this file when the listing now
+    /// gives one: nothing is fetched again, and the record learns the time.
+    @Test func aRecordWithoutATimeMatchesAndLearnsIt() async throws {
+        try photo("DCIM/100__TSB/IMG_0001.JPG", size: 10_000, seed: 1, date: (2026, 11, 30, 10, 0, 0))
+        let fs = LocalFileSystem(url: try RemoteURL(parsing: root.file("DCIM")))
+        let key = "file://" + root.file("DCIM")
+        let history = try #require(try SyncHistory.open(directory: out.path))
+        try history.record([
+            .init(
+                source: key, path: root.file("DCIM/100__TSB/IMG_0001.JPG"), size: 10_000, modified: nil,
+                localPath: "100__TSB/IMG_0001.JPG", origin: .downloaded)
+        ])
+        let s = try await SyncEngine(fileSystem: fs, directory: out.path).runPass()
+        #expect(s.sourceKey == key && s.alreadyImported == 1 && s.imported == 0, "\(s)")
+        let records = try history.records()
+        #expect(records.count == 1 && records.first?.modified != nil, "\(records)")
+        // Now that it knows the time, a rewrite of the same size is new.
+        try photo("DCIM/100__TSB/IMG_0001.JPG", size: 10_000, seed: 2, date: (2026, 11, 30, 12, 0, 0))
+        let changed = try await SyncEngine(fileSystem: fs, directory: out.path).runPass()
+        #expect(changed.imported == 1 && changed.changed == 1, "\(changed)")
+    }
 }

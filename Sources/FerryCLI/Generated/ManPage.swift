@@ -168,6 +168,7 @@ enum ManPage {
         .nf
         ferry get https://example.org/big.iso
         ferry get \\-r ftp://host/pub/photos \\-o photos
+        ferry cat https://example.org/notes.txt | less
         ferry sync flashair://192.168.0.1/DCIM ~/Photos \\-\\-watch \\-\\-layout date
         ferry serve ~/Pictures
         .fi

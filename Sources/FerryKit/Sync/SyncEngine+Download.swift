@@ -65,7 +65,7 @@ extension SyncEngine {
             return .failed(item, e)
         }
         if Task.isCancelled { return .failed(item, FerryError(.cancelled, target: item.remotePath)) }
-        let folder = (d.target as NSString).deletingLastPathComponent
+        let folder = LocalPath.parent(d.target)
         if !LocalFile.isDirectory(folder) {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -80,7 +80,7 @@ extension SyncEngine {
         opts.computeChecksum = true
         // As listed (walk gives files only): the backend need not ask the size again.
         let listed = RemoteEntry(
-            name: (item.remotePath as NSString).lastPathComponent, path: item.remotePath, kind: .file,
+            name: LocalPath.lastComponent(item.remotePath), path: item.remotePath, kind: .file,
             size: item.size, modified: item.modified)
         let transfer = fs.download(listed, to: d.target, options: opts)
         events(.downloadStarted(item, transfer))
@@ -145,7 +145,7 @@ extension SyncEngine {
                 throw FerryError(.localIO, operation: "mkdir", target: folder, detail: error.localizedDescription)
             }
         }
-        let base = folder + "/" + (staged as NSString).lastPathComponent
+        let base = folder + "/" + LocalPath.lastComponent(staged)
         var n = 1
         while true {
             let name = SyncNaming.numbered(base, n)
@@ -157,7 +157,7 @@ extension SyncEngine {
                 continue
             }
             // The staging folder held only this file.
-            rmdir((staged as NSString).deletingLastPathComponent)
+            rmdir(LocalPath.parent(staged))
             rmdir(directory + "/" + SyncEngine.stagingFolder)
             return name
         }

@@ -64,7 +64,7 @@ public final class SyncEngine: Sendable {
         self.url = fileSystem.url
         self.options = options
         var d = directory.hasPrefix("/") ? directory : FileManager.default.currentDirectoryPath + "/" + directory
-        d = (d as NSString).standardizingPath
+        d = LocalPath.standardized(d)
         self.directory = d
     }
 
@@ -169,7 +169,7 @@ public final class SyncEngine: Sendable {
         // Importing a folder into a folder inside it must not import its own imports.
         if url.scheme == .file {
             let inside = directory + "/"
-            files.removeAll { ($0.path as NSString).standardizingPath.hasPrefix(inside) }
+            files.removeAll { LocalPath.standardized($0.path).hasPrefix(inside) }
         }
         summary.listed = files.count
         // In path order, so that names given out in one pass are the same in the next.
@@ -236,7 +236,8 @@ public final class SyncEngine: Sendable {
         guard options.accepts(name: e.name) else { return false }
         if let paths = options.paths, !paths.contains(e.path) { return false }
         if let since = options.since {
-            guard let m = e.modified, m.date(floatingIn: options.timeZone) >= since else { return false }
+            // A time to the minute or the day passes when the last second it may be does.
+            guard let m = e.modified, m.latestDate(floatingIn: options.timeZone) >= since else { return false }
         }
         return true
     }

@@ -163,6 +163,8 @@ public final class SyncHistory: Sendable {
     struct Transaction {
         fileprivate let db: SQLiteDatabase
         fileprivate let hasChecksums: Bool
+        /// Whether this is a write transaction (a dry run's is not).
+        fileprivate let write: Bool
 
         /// What is known about `path` with this size and time from `source`.
         func known(source: String, path: String, size: Int64?, modified: RemoteTimestamp?) throws(FerryError)
@@ -173,9 +175,25 @@ public final class SyncHistory: Sendable {
             var any = false
             while try s.step() {
                 any = true
-                if SyncHistory.matches(size: s.int64(0), mtime: s.text(1), entrySize: size, entryModified: modified) {
+                let recordedSize = s.int64(0)
+                let mtime = s.text(1)
+                if SyncHistory.matches(size: recordedSize, mtime: mtime, entrySize: size, entryModified: modified) {
                     let local = s.text(2) ?? ""
                     s.reset()
+                    // A record that did not know what the listing knows now takes it, so
+                    // that a later change of this file shows (a write transaction only).
+                    let learnsSize = (recordedSize ?? -1) < 0 && size != nil
+                    let learnsTime = (mtime ?? "").isEmpty && modified != nil
+                    if write && (learnsSize || learnsTime) {
+                        let u = try db.statement(
+                            "UPDATE OR IGNORE imports SET size=?5, mtime=?6 WHERE source=?1 AND path=?2 AND size=?3 AND mtime=?4"
+                        )
+                        u.bind(
+                            .text(source), .text(path), .integer(recordedSize ?? -1), .text(mtime ?? ""),
+                            .integer(learnsSize ? size! : recordedSize ?? -1),
+                            .text(learnsTime ? modified!.iso8601 : mtime ?? ""))
+                        try u.run()
+                    }
                     return .imported(localPath: local)
                 }
             }
@@ -249,7 +267,7 @@ public final class SyncHistory: Sendable {
         -> T
     {
         try db.withLock { (database: inout SQLiteDatabase) throws(FerryError) -> T in
-            let tx = Transaction(db: database, hasChecksums: hasChecksums)
+            let tx = Transaction(db: database, hasChecksums: hasChecksums, write: write)
             return try database.transaction(immediate: write) { () throws(FerryError) -> T in try body(tx) }
         }
     }
@@ -296,9 +314,11 @@ public final class SyncHistory: Sendable {
     /// so the same file is the same on every run.
     static func matches(size: Int64?, mtime: String?, entrySize: Int64?, entryModified: RemoteTimestamp?) -> Bool {
         // What the listing does not say cannot show a change: python's http.server
-        // lists neither size nor time, and a history of an older Ferry kept the
-        // size the download found.
-        (entrySize == nil || size == entrySize) && (entryModified == nil || mtime == entryModified!.iso8601)
+        // lists neither size nor time, a history of an older Ferry kept the size
+        // the download found, and one of before listing times to the minute kept
+        // no time for nginx's and Apache's pages (-1 and "" recorded: unknown).
+        (entrySize == nil || size == nil || size! < 0 || size == entrySize)
+            && (entryModified == nil || (mtime ?? "").isEmpty || mtime == entryModified!.iso8601)
     }
 
     /// What the history holds for one source, in memory, answering "imported

@@ -177,7 +177,8 @@ enum DownloadDriver {
         _ source: DownloadSource, to destination: String, options: DownloadOptions, transfer: Transfer
     ) async throws(FerryError) -> TransferResult {
         let started = ContinuousClock.now
-        let existing = LocalFile.kind(destination)
+        try LocalDestination.makeReady(destination, options)
+        let existing = options.outputDescriptor != nil ? .missing : LocalFile.kind(destination)
         if existing == .directory {
             throw FerryError(
                 .localIO, operation: "download", target: destination, detail: "is a folder; name a file")
@@ -196,8 +197,7 @@ enum DownloadDriver {
                 break
             }
         }
-        let part = PartFile(
-            destination: destination, source: source.displayName, checksum: options.computeChecksum)
+        let part = PartFile.make(destination: destination, source: source.displayName, options: options)
         let resumedFrom = try part.open(resume: options.resume)
         do {
             return try await loop(

@@ -10,7 +10,9 @@ import Foundation
 ///
 /// Two files are the same when their sizes are equal and, where the source
 /// gives a modification time, their times agree to the second (FAT's two
-/// seconds on a FlashAir card). Contents are not read.
+/// seconds on a FlashAir card), or to the minute or the day where the source
+/// knows no more (``RemoteTimestamp/precision``: a web server's folder page,
+/// FTP `LIST`). Contents are not read.
 public enum ExistingFile: Sendable, Hashable {
     /// Nothing is at the destination.
     case missing
@@ -34,7 +36,11 @@ public enum ExistingFile: Sendable, Hashable {
         }
         if let modified = source.modified {
             let remote = modified.date(floatingIn: timeZone)
-            if !sameSecond(remote, local.modified, tolerance: modified.zone == .floating ? 2 : 1) {
+            let same =
+                modified.precision == .second
+                ? sameSecond(remote, local.modified, tolerance: modified.zone == .floating ? 2 : 1)
+                : modified.contains(local.modified, floatingIn: timeZone)
+            if !same {
                 return .differs(reason: "modified \(stamp(local.modified)) here, \(modified.iso8601) at the source")
             }
         }
@@ -54,10 +60,11 @@ public enum ExistingFile: Sendable, Hashable {
             return .differs(reason: "\(local.size) B here, \(size) B on the server")
         }
         if let modified = destination.modified {
-            let remote = modified.date(floatingIn: timeZone)
-            // FTP LIST gives minutes for recent files: a minute of slack.
+            // A time to the minute or the day is as new as the last second it may be;
+            // a floating time at second 0 may be a minute from a source that did not say: a minute of slack.
             let slack: TimeInterval = modified.second == 0 && modified.zone == .floating ? 60 : 2
-            if remote.timeIntervalSince(local.modified) < -slack {
+            let latest = modified.latestDate(floatingIn: timeZone)
+            if latest.timeIntervalSince(local.modified) < -slack {
                 return .differs(reason: "modified \(stamp(local.modified)) here, \(modified.iso8601) on the server")
             }
         }
@@ -66,8 +73,16 @@ public enum ExistingFile: Sendable, Hashable {
 
     /// Sets a downloaded file's modification time to the source's, so that a
     /// later ``download(_:to:timeZone:)`` recognises it. Does nothing when the source gives no time.
+    /// A listing's time to the minute or the day is not set on a file whose own time
+    /// (the one the server sent with the bytes) already lies in that minute or day:
+    /// the exact time is kept.
     public static func stampModificationTime(_ path: String, from source: RemoteEntry, timeZone: TimeZone = .current) {
         guard let modified = source.modified else { return }
+        if modified.precision != .second, let local = LocalStat(path),
+            modified.contains(local.modified, floatingIn: timeZone)
+        {
+            return
+        }
         LocalFile.setModificationTime(path, modified.date(floatingIn: timeZone))
     }
 

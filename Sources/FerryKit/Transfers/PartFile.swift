@@ -38,6 +38,10 @@ final class PartFile: @unchecked Sendable {
     var writeError: FerryError?
     /// Whether the bytes are under `partPath` on disk (else in an unnamed file).
     private(set) var isNamed = false
+    /// The bytes go to a descriptor the caller owns (standard output, a pipe):
+    /// no file, no journal, no sync, no rename, never closed
+    /// (``DownloadOptions/outputDescriptor``).
+    let isStream: Bool
 
     private var buffer: UnsafeMutableRawBufferPointer?
     private var buffered = 0
@@ -87,6 +91,25 @@ final class PartFile: @unchecked Sendable {
         partPath = destination + ".part"
         journalPath = DownloadJournal.path(forPart: destination + ".part")
         journal = DownloadJournal(source: source, bootID: DownloadJournal.currentBootID)
+        isStream = false
+    }
+
+    /// Bytes written to `descriptor` as they come, `label` naming it in errors.
+    init(streamingTo descriptor: Int32, label: String, source: String) {
+        digest = nil
+        destination = label
+        partPath = label
+        journalPath = label
+        journal = DownloadJournal(source: source, bootID: DownloadJournal.currentBootID)
+        isStream = true
+        fd = descriptor
+        isNamed = true
+    }
+
+    /// The part a download with `options` writes to `destination`.
+    static func make(destination: String, source: String, options: DownloadOptions) -> PartFile {
+        if let fd = options.outputDescriptor { return PartFile(streamingTo: fd, label: destination, source: source) }
+        return PartFile(destination: destination, source: source, checksum: options.computeChecksum)
     }
 
     deinit {
@@ -101,6 +124,7 @@ final class PartFile: @unchecked Sendable {
     /// returns how many bytes are already there. Without a `.part` the bytes go to
     /// an unnamed file until they need a name.
     func open(resume: Bool) throws(FerryError) -> Int64 {
+        if isStream { return 0 }
         fd = OS.open(partPath, O_WRONLY | O_CLOEXEC)
         if fd < 0 {
             let e = errno
@@ -135,7 +159,7 @@ final class PartFile: @unchecked Sendable {
 
     /// Gives the unnamed file its `.part` name, once.
     private func ensureNamed() throws(FerryError) {
-        guard !isNamed, fd >= 0 else { return }
+        guard !isNamed, fd >= 0, !isStream else { return }
         // A journal left by an earlier download must not describe these bytes.
         if !journalOnDisk { LocalFile.remove(journalPath) }
         do {
@@ -161,6 +185,15 @@ final class PartFile: @unchecked Sendable {
         releaseError = nil
         try flush(naming: false)
         lastCheckpoint = .now
+        if isStream {
+            // Bytes written to a pipe cannot be taken back: only continuing is possible.
+            guard offset == length else {
+                throw FerryError(
+                    .localIO, operation: "download", target: destination,
+                    detail: "the server would send the file again from byte \(offset), but \(length) bytes "
+                        + "were written already and cannot be taken back")
+            }
+        }
         if offset == 0 && journalOnDisk {
             LocalFile.remove(journalPath)
             journalOnDisk = false
@@ -222,7 +255,7 @@ final class PartFile: @unchecked Sendable {
                 }
             }
         }
-        if !journalOnDisk && written >= PartFile.journalThreshold {
+        if !journalOnDisk && !isStream && written >= PartFile.journalThreshold {
             do throws(FerryError) {
                 try ensureNamed()
                 try journal.save(to: journalPath)
@@ -275,6 +308,7 @@ final class PartFile: @unchecked Sendable {
     /// Asks the kernel to start writing what has accumulated since the last
     /// call, once that is `writebackChunk`; never waits for it.
     private func kickWriteback() {
+        guard !isStream else { return }
         let done = written
         if done < writebackFrom { writebackFrom = done }
         guard done - writebackFrom >= PartFile.writebackChunk else { return }
@@ -296,6 +330,7 @@ final class PartFile: @unchecked Sendable {
         guard fd >= 0 else { return }
         do {
             try flush()
+            if isStream { return }
             guard length > 0 else { return }
             try ensureNamed()
             if length > journal.durableLength {
@@ -318,7 +353,8 @@ final class PartFile: @unchecked Sendable {
     /// driver's `finish` continues from its result. False, and `then` dropped,
     /// when `finish` is to do it all itself.
     func syncEarly(expectedSize: Int64?, then: @escaping @Sendable () -> Void) -> Bool {
-        guard fd >= 0, buffered == 0, releaseError == nil, expectedSize == nil || expectedSize == length else {
+        guard fd >= 0, !isStream, buffered == 0, releaseError == nil, expectedSize == nil || expectedSize == length
+        else {
             return false
         }
         // The time is parsed and set on the flusher thread: a metadata change can
@@ -376,6 +412,10 @@ final class PartFile: @unchecked Sendable {
                     .verificationFailed, operation: "download", target: destination,
                     detail: "got \(length) bytes, expected \(expectedSize)", isTransient: true)
             }
+            if isStream {
+                close()
+                return length
+            }
             sourceModified = PartFile.stampSourceTime(journal.lastModified, on: fd)
             try await Durability.shared.sync(fd: fd, size: length, path: isNamed ? partPath : destination)
         }
@@ -409,6 +449,11 @@ final class PartFile: @unchecked Sendable {
     /// journal; an empty file is just clutter.
     func settle() {
         guard fd >= 0 else { return }
+        if isStream {
+            try? flush(naming: false)
+            close()
+            return
+        }
         if length > 0 { checkpoint() }
         close()
         // An unnamed file vanishes with its descriptor.
@@ -421,7 +466,8 @@ final class PartFile: @unchecked Sendable {
     /// Closes the descriptor; the `.part` and journal stay for a later resume.
     func close() {
         if fd >= 0 {
-            OS.close(fd)
+            // A caller's descriptor stays open.
+            if !isStream { OS.close(fd) }
             fd = -1
         }
     }

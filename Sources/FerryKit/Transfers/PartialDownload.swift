@@ -14,7 +14,7 @@ extension Ferry {
     /// - Throws: `FerryError` (`.localIO`) when a file exists but cannot be removed.
     @discardableResult
     public static func discardPartialDownload(at destination: String) throws(FerryError) -> Bool {
-        let path = (destination as NSString).expandingTildeInPath
+        let path = LocalPath.expandingTilde(destination)
         let part = path + ".part"
         var removed = false
         for file in [part, DownloadJournal.path(forPart: part)] {

@@ -21,12 +21,22 @@ public struct DownloadOptions: Sendable, Hashable {
     public var verifyTLS: Bool = true
     /// Create the destination's missing parent folders (a leading `~` is always
     /// expanded to the home folder).
+    /// Missing folders are made only inside an existing folder other than `/`:
+    /// `/nonexistent/dir/FILE` fails as `notFound` naming `/nonexistent`.
     public var createParents: Bool = true
     /// Compute the SHA-256 of the file's bytes as they stream
     /// (``TransferResult/sha256``): no second read, except of the bytes a resume
     /// kept from before. `ferry sync` records it in its history, and deletes a
     /// source's file only when its local copy still has it.
     public var computeChecksum: Bool = false
+    /// Write the bytes to this open file descriptor (standard output, a pipe) as
+    /// they arrive instead of to a file: no `.part`, no journal, no resume from an
+    /// earlier run, no time set and no rename; the destination is only the name
+    /// shown. Retries continue from the bytes already written where the server
+    /// allows it; a server that would send the file from its start again fails
+    /// the download, as written bytes cannot be taken back. The descriptor is
+    /// never closed.
+    public var outputDescriptor: Int32?
 
     /// Default options: refuse to overwrite, resume, five retries, create parents.
     public init() {}

@@ -14,7 +14,7 @@ enum WebMessages {
         var out = text
         if let importDirectory, importDirectory.count > 1 {
             out = out.replacingOccurrences(
-                of: importDirectory, with: (importDirectory as NSString).lastPathComponent)
+                of: importDirectory, with: LocalPath.lastComponent(importDirectory))
         }
         if let source, source.isLocal, !source.root.isEmpty {
             out = out.replacingOccurrences(of: source.root + "/", with: "/")

@@ -69,7 +69,7 @@ final class ImportJob: Sendable {
 
     init(directory: String) {
         self.directory = directory
-        box = Mutex(Box(status: Status(destination: (directory as NSString).lastPathComponent)))
+        box = Mutex(Box(status: Status(destination: LocalPath.lastComponent(directory))))
     }
 
     var status: Status { box.withLock { $0.status } }

@@ -28,7 +28,7 @@ extension FTPListingParser {
         guard k < t.count,
             let modified = RemoteTimestamp(
                 year: year, month: month, day: day, hour: hour, minute: time.minute,
-                second: time.second, zone: .floating)
+                second: time.second, zone: .floating, precision: time.hasSeconds ? .second : .minute)
         else { return .invalid }
 
         let field = t[k]
@@ -104,7 +104,9 @@ extension FTPListingParser {
     }
 
     /// `09:12`, `09:12:30`, `09:12AM`, `9:12pm`. `meridiem` is true for PM, nil when absent.
-    static func clockTimeWithMeridiem(_ t: Bytes) -> (hour: Int, minute: Int, second: Int, meridiem: Bool?)? {
+    static func clockTimeWithMeridiem(_ t: Bytes) -> (
+        hour: Int, minute: Int, second: Int, meridiem: Bool?, hasSeconds: Bool
+    )? {
         var clock = t
         var meridiem: Bool?
         if t.count > 2, t[t.endIndex - 1].asciiLowercased == UInt8(ascii: "m") {
@@ -116,6 +118,6 @@ extension FTPListingParser {
             clock = t.dropLast(2)
         }
         guard let time = clockTime(clock) else { return nil }
-        return (time.hour, time.minute, time.second, meridiem)
+        return (time.hour, time.minute, time.second, meridiem, time.hasSeconds)
     }
 }

@@ -120,7 +120,7 @@ extension FTPListingParser {
             guard
                 let local = RemoteTimestamp(
                     year: y, month: m, day: d, hour: time.hour, minute: time.minute,
-                    second: time.second, zone: .floating)
+                    second: time.second, zone: .floating, precision: time.hasSeconds ? .second : .minute)
             else { return .invalid }
             // full-iso always prints the zone after a time with seconds; long-iso never does.
             if time.hasSeconds, i + 2 < n, let offset = zoneOffset(t[i + 2]) {
@@ -147,12 +147,12 @@ extension FTPListingParser {
             guard
                 let ts = inferYear(
                     month: month, day: day, hour: time.hour, minute: time.minute,
-                    second: time.second, context)
+                    second: time.second, precision: time.hasSeconds ? .second : .minute, context)
             else { return .invalid }
             return .date(ts, last: j)
         }
         if t[j].count == 4, let year = number(t[j], maxDigits: 4) {
-            guard let ts = RemoteTimestamp(year: year, month: month, day: day, zone: .floating)
+            guard let ts = RemoteTimestamp(year: year, month: month, day: day, zone: .floating, precision: .day)
             else { return .invalid }
             return .date(ts, last: j)
         }
@@ -214,20 +214,21 @@ extension FTPListingParser {
         let (y, m, d) = civilFromDays(days)
         return RemoteTimestamp(
             year: y, month: m, day: d, hour: rest / 60, minute: rest % 60, second: t.second,
-            zone: .utc)
+            zone: .utc, precision: t.precision)
     }
 
     /// A yearless `Mon DD HH:MM` date: this year unless that is more than a day ahead of
     /// now (the server shows recent files that way; a future date means last year).
     /// Feb 29 falls back to last year when this year has none.
     static func inferYear(
-        month: Int, day: Int, hour: Int, minute: Int, second: Int, _ context: ListContext
+        month: Int, day: Int, hour: Int, minute: Int, second: Int, precision: RemoteTimestamp.Precision = .second,
+        _ context: ListContext
     ) -> RemoteTimestamp? {
         for year in stride(from: context.nowYear, through: context.nowYear - 1, by: -1) {
             guard
                 let t = RemoteTimestamp(
                     year: year, month: month, day: day, hour: hour, minute: minute, second: second,
-                    zone: .floating)
+                    zone: .floating, precision: precision)
             else { continue }
             let minutes = daysFromCivil(year, month, day) * 1440 + hour * 60 + minute
             if year == context.nowYear, minutes - context.nowMinutes > 1440 { continue }

@@ -200,7 +200,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
         var remote = path
         if remote.hasSuffix("/") || remote.isEmpty {
-            remote = FlashAirListing.join(FlashAirListing.normalize(remote), (source as NSString).lastPathComponent)
+            remote = FlashAirListing.join(FlashAirListing.normalize(remote), LocalPath.lastComponent(source))
         }
         let job = FlashAirUpload(card: self, source: source, path: FlashAirListing.normalize(remote), options: options)
         return Transfer.start(source: source, destination: shown(job.path)) { transfer async throws(FerryError) in

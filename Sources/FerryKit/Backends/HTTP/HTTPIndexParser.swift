@@ -7,7 +7,7 @@ struct HTTPIndexEntry: Sendable, Hashable {
     var isDirectory: Bool
     /// Bytes, only when the page shows the exact number.
     var size: Int64?
-    /// Only when the page shows it to the second.
+    /// As precisely as the page shows it (nginx and Apache: to the minute).
     var modified: RemoteTimestamp?
 }
 
@@ -23,7 +23,9 @@ struct HTTPIndexEntry: Sendable, Hashable {
 /// parent links, sort links (`?C=N;O=D`), fragments, links to other hosts or
 /// other folders, `javascript:` and `mailto:`. Sizes are taken only where the page
 /// shows exact bytes (nginx, Caddy, JSON, XML, Apache and lighttpd below 1 KB are
-/// digits; `1.2M` is rounded, so nil), times only where they have seconds.
+/// digits; `1.2M` is rounded, so nil); times with the precision the page shows
+/// them (nginx `01-Dec-2026 20:16` and Apache `2026-12-01 20:16` to the minute,
+/// lighttpd and the JSON, XML and Caddy forms to the second).
 enum HTTPIndexParser {
     /// Which server's page it was.
     enum Format: String, Sendable {
@@ -171,7 +173,7 @@ enum HTTPIndexParser {
         return String(rest[slash...])
     }
 
-    /// Size and time from the rest of a row, where the page shows them exactly.
+    /// Size (where the page shows it exactly) and time (to the precision shown) from the rest of a row.
     static func details(_ row: String) -> (size: Int64?, modified: RemoteTimestamp?) {
         // Caddy: exact bytes and UTC seconds in attributes.
         let time = attribute("datetime", in: row).flatMap(isoTimestamp)
@@ -186,13 +188,11 @@ enum HTTPIndexParser {
             guard let date = dayMonthYear(word) else { continue }
             let clock = words[n + 1].split(separator: ":").compactMap { Int($0) }
             guard clock.count == 2 || clock.count == 3 else { continue }
-            var modified: RemoteTimestamp?
-            if clock.count == 3 {
-                // No zone on the page: the server's local time.
-                modified = RemoteTimestamp(
-                    year: date.year, month: date.month, day: date.day, hour: clock[0], minute: clock[1],
-                    second: clock[2], zone: .floating)
-            }
+            // No zone on the page: the server's local time; without seconds, to the minute.
+            let modified = RemoteTimestamp(
+                year: date.year, month: date.month, day: date.day, hour: clock[0], minute: clock[1],
+                second: clock.count == 3 ? clock[2] : 0, zone: .floating,
+                precision: clock.count == 3 ? .second : .minute)
             var size: Int64?
             if n + 2 < words.count, words[n + 2].allSatisfy(\.isASCII), words[n + 2].allSatisfy(\.isNumber) {
                 size = Int64(words[n + 2])

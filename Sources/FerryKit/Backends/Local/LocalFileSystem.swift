@@ -72,9 +72,7 @@ public struct LocalFileSystem: RemoteFileSystem {
     /// Copies a file through the same `.part`, journal and rename as a download.
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
         let destination = LocalDestination.prepare(destination, options)
-        return LocalCopy.start(
-            from: path, to: destination, overwrite: options.overwrite, resume: options.resume,
-            checksum: options.computeChecksum)
+        return LocalCopy.start(from: path, to: destination, options: options)
     }
 
     /// Copies a local file into this folder, creating parents when the options say so.
@@ -83,7 +81,11 @@ public struct LocalFileSystem: RemoteFileSystem {
             try? FileManager.default.createDirectory(
                 atPath: remoteParent(path), withIntermediateDirectories: true)
         }
-        return LocalCopy.start(from: source, to: path, overwrite: options.overwrite, resume: options.resume)
+        var copy = DownloadOptions()
+        copy.overwrite = options.overwrite
+        copy.resume = options.resume
+        copy.createParents = false
+        return LocalCopy.start(from: source, to: path, options: copy)
     }
 
     /// Deletes a file.
@@ -159,25 +161,23 @@ public struct LocalFileSystem: RemoteFileSystem {
 /// Copies one local file to another through a `PartFile`, with progress, pause,
 /// resume and cancel like a network transfer.
 enum LocalCopy {
-    static func start(
-        from source: String, to destination: String, overwrite: OverwritePolicy, resume: Bool, checksum: Bool = false
-    ) -> Transfer {
+    static func start(from source: String, to destination: String, options: DownloadOptions) -> Transfer {
         Transfer.start(source: source, destination: destination) { transfer async throws(FerryError) in
-            try await run(
-                from: source, to: destination, overwrite: overwrite, resume: resume, checksum: checksum,
-                transfer: transfer)
+            try await run(from: source, to: destination, options: options, transfer: transfer)
         }
     }
 
     static func run(
-        from source: String, to destination: String, overwrite: OverwritePolicy, resume: Bool, checksum: Bool,
-        transfer: Transfer
+        from source: String, to destination: String, options: DownloadOptions, transfer: Transfer
     ) async throws(FerryError) -> TransferResult {
+        let overwrite = options.overwrite
+        let resume = options.resume
         let started = ContinuousClock.now
         let input = try LocalFile.openForReading(source)
         defer { close(input) }
         let total = LocalFile.size(input)
-        if LocalFile.exists(destination) {
+        try LocalDestination.makeReady(destination, options)
+        if options.outputDescriptor == nil && LocalFile.exists(destination) {
             switch overwrite {
             case .fail:
                 throw FerryError(
@@ -197,7 +197,7 @@ enum LocalCopy {
         let stamp =
             RemoteTimestamp(utc: Date(timeIntervalSince1970: TimeInterval(mtime.seconds))).timeVal
             + "." + String(String(mtime.nanoseconds + 1_000_000_000).dropFirst())
-        let part = PartFile(destination: destination, source: source, checksum: checksum)
+        let part = PartFile.make(destination: destination, source: source, options: options)
         var offset = try part.open(resume: resume)
         if offset > 0 && (part.journal.lastModified != stamp || part.journal.totalSize != total) { offset = 0 }
         try part.begin(at: offset, etag: nil, lastModified: stamp, totalSize: total)

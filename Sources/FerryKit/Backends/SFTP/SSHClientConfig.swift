@@ -20,7 +20,7 @@ struct SSHClientConfig {
     static func hashKnownHosts(host: String, files: [String]) -> Bool {
         var reader = Reader(host: host)
         for file in files {
-            reader.read(file, base: file == systemFile ? "/etc/ssh" : (file as NSString).deletingLastPathComponent)
+            reader.read(file, base: file == systemFile ? "/etc/ssh" : LocalPath.parent(file))
             if let value = reader.hashKnownHosts { return value }
         }
         return false
@@ -51,7 +51,7 @@ struct SSHClientConfig {
                 case "include" where applies:
                     for pattern in args {
                         let full = pattern.hasPrefix("/") || pattern.hasPrefix("~") ? pattern : base + "/" + pattern
-                        for path in Self.glob((full as NSString).expandingTildeInPath) { read(path, base: base) }
+                        for path in Self.glob(LocalPath.expandingTilde(full)) { read(path, base: base) }
                     }
                 case "hashknownhosts" where applies:
                     switch args.first?.lowercased() {
@@ -123,8 +123,8 @@ struct SSHClientConfig {
 
         /// The files a glob names, sorted as `glob(3)` sorts them.
         static func glob(_ pattern: String) -> [String] {
-            let folder = (pattern as NSString).deletingLastPathComponent
-            let name = (pattern as NSString).lastPathComponent
+            let folder = LocalPath.parent(pattern)
+            let name = LocalPath.lastComponent(pattern)
             guard name.contains("*") || name.contains("?") else {
                 return FileManager.default.fileExists(atPath: pattern) ? [pattern] : []
             }

@@ -224,7 +224,7 @@ enum KnownHostsFile {
             }
             if known { return nil }
             let line = (hashed ? hashedName(host) : host) + " " + type + " " + blob
-            let folder = (file as NSString).deletingLastPathComponent
+            let folder = LocalPath.parent(file)
             if !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
                 do {
                     try FileManager.default.createDirectory(

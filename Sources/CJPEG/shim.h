@@ -223,6 +223,40 @@ static inline void ferry_jpeg_downscale(const unsigned char *src, int src_width,
     }
 }
 
+/// Turns RGB pixels upright for an Exif orientation (1...8; anything else copies).
+/// `dst` holds `src_width * src_height * 3` bytes; for orientations 5...8 it is
+/// `src_height` pixels wide and `src_width` high. Each displayed pixel (dx, dy)
+/// takes the stored pixel the Exif definition puts there:
+///   2 mirror: (W-1-dx, dy)      3 turn 180: (W-1-dx, H-1-dy)   4 flip: (dx, H-1-dy)
+///   5 transpose: (dy, dx)       6 turn 90 cw: (dy, H-1-dx)
+///   7 transverse: (W-1-dy, H-1-dx)   8 turn 90 ccw: (W-1-dy, dx)
+static inline void ferry_jpeg_orient(const unsigned char *src, int src_width, int src_height, int orientation,
+                                     unsigned char *dst) {
+    const int w = src_width, h = src_height;
+    const int swap = orientation >= 5 && orientation <= 8;
+    const int dw = swap ? h : w, dh = swap ? w : h;
+    for (int dy = 0; dy < dh; dy++) {
+        unsigned char *q = dst + (size_t)dy * dw * 3;
+        for (int dx = 0; dx < dw; dx++, q += 3) {
+            int sx, sy;
+            switch (orientation) {
+            case 2: sx = w - 1 - dx; sy = dy; break;
+            case 3: sx = w - 1 - dx; sy = h - 1 - dy; break;
+            case 4: sx = dx; sy = h - 1 - dy; break;
+            case 5: sx = dy; sy = dx; break;
+            case 6: sx = dy; sy = h - 1 - dx; break;
+            case 7: sx = w - 1 - dy; sy = h - 1 - dx; break;
+            case 8: sx = w - 1 - dy; sy = dx; break;
+            default: sx = dx; sy = dy; break;
+            }
+            const unsigned char *p = src + ((size_t)sy * w + sx) * 3;
+            q[0] = p[0];
+            q[1] = p[1];
+            q[2] = p[2];
+        }
+    }
+}
+
 /// Releases memory returned by ferry_jpeg_decode or ferry_jpeg_encode.
 static inline void ferry_jpeg_free(void *pointer) { free(pointer); }
 

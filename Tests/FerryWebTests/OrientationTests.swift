@@ -63,8 +63,8 @@ enum OrientedSamples {
     }
 
     /// Writes `IMG_000N.JPG` for N in 1...8 into `folder`, each with orientation N.
-    static func writeEight(into folder: String) throws {
-        let base = try photo()
+    static func writeEight(into folder: String, width: Int = 640, height: Int = 480) throws {
+        let base = try photo(width: width, height: height)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for n in 1...8 {
             let path = folder + "/IMG_000\(n).JPG"

@@ -25,6 +25,7 @@ let fuzzers: [(String, [Target.Dependency])] = [
     ("ContentRange", ["FerryKit"]),
     ("ContentDisposition", ["FerryKit"]),
     ("EXIFThumbnail", ["FerryKit"]),
+    ("CaptureDate", ["FerryKit"]),
     ("ServerQuery", ["FerryServer"]),
     ("ServerRange", ["FerryServer"]),
     ("ServerHeaderParameters", ["FerryServer"]),

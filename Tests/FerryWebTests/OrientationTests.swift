@@ -268,3 +268,34 @@ struct OrientationTests {
         }
     }
 }
+
+/// The info panel's "Taken": the capture date with its offset, from a JPEG and a raw file.
+struct PhotoInfoDateTests {
+    @Test func theInfoPanelShowsTheDateTaken() async throws {
+        let folder = try TempDir(prefix: "ferry-taken")
+        let exiftool = try #require(TestProcess.which("exiftool"), "exiftool is missing: run scripts/setup.sh")
+        let jpeg = folder.file("IMG_0001.JPG")
+        try Data(try await onThread { try OrientedSamples.photo() }).write(to: URL(fileURLWithPath: jpeg))
+        let raw = folder.file("IMG_0002.CR2")
+        let embedded = try await onThread { try JPEGCodec.encode(OrientedSamples.marked(width: 640, height: 480)) }
+        try Data(OrientedSamples.tiffRaw(embedding: embedded, orientation: 6)).write(to: URL(fileURLWithPath: raw))
+        for path in [jpeg, raw] {
+            let out = try TestProcess.run(
+                exiftool,
+                [
+                    "-q", "-overwrite_original", "-DateTimeOriginal=2024:06:01 23:45:12", "-OffsetTimeOriginal=+02:00",
+                    "-Model=Ferry Test", path,
+                ])
+            #expect(out.status == 0, "\(out.stderr)")
+        }
+        var configuration = WebConfiguration(source: try RemoteURL(parsing: folder.path))
+        configuration.cacheDirectory = folder.path + "/.cache"
+        let api = try WebAPI(configuration: configuration)
+        let photo = APITests.object(await api.handle(APITests.request("/api/info?path=/IMG_0001.JPG")))
+        #expect(photo["taken"] as? String == "2024-06-01 23:45:12 +02:00", "\(photo)")
+        let rawInfo = APITests.object(await api.handle(APITests.request("/api/info?path=/IMG_0002.CR2")))
+        #expect(rawInfo["taken"] as? String == "2024-06-01 23:45:12 +02:00", "\(rawInfo)")
+        #expect((rawInfo["camera"] as? String)?.hasSuffix("Ferry Test") == true, "\(rawInfo)")
+        #expect(rawInfo["orientation"] as? Int == 6)
+    }
+}

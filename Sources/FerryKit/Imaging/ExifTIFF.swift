@@ -115,8 +115,14 @@ struct ExifTIFF {
             // A truncated IFD keeps the entries that arrived.
             guard let tag = u16(e), let type = u16(e + 2), let n = u32(e + 4) else { break }
             guard entries[tag] == nil else { continue }
-            let unit = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4][type] ?? 0
-            guard unit > 0 else { continue }
+            let unit: Int
+            switch type {
+            case 1, 2, 6, 7: unit = 1  // BYTE, ASCII, SBYTE, UNDEFINED
+            case 3, 8: unit = 2  // SHORT, SSHORT
+            case 4, 9, 11, 13: unit = 4  // LONG, SLONG, FLOAT, IFD
+            case 5, 10, 12: unit = 8  // RATIONAL, SRATIONAL, DOUBLE
+            default: continue
+            }
             let size = unit.multipliedReportingOverflow(by: n)
             let valueOffset: Int?
             if size.overflow {

@@ -44,13 +44,14 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
         .systemLibrary(name: "CJPEG", path: "Sources/CJPEG"),
+        .systemLibrary(name: "CHeif", path: "Sources/CHeif"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .target(name: "CFerryOS", path: "Sources/CFerryOS"),
         .target(name: "FerryKit", dependencies: ["CCurl", "CFerryOS", "CSQLite"], path: "Sources/FerryKit"),
         .target(name: "FerryServer", dependencies: ["CMicroHTTPD"], path: "Sources/FerryServer"),
         .target(name: "FerryCard", dependencies: ["FerryKit", "FerryServer"], path: "Sources/FerryCard"),
         .target(
-            name: "FerryWeb", dependencies: ["FerryKit", "FerryServer", "CJPEG"], path: "Sources/FerryWeb",
+            name: "FerryWeb", dependencies: ["FerryKit", "FerryServer", "CJPEG", "CHeif"], path: "Sources/FerryWeb",
             resources: [.copy("Web")]),
         .target(name: "FuzzSupport", path: "Support"),
     ]

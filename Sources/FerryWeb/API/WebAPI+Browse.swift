@@ -81,7 +81,7 @@ extension WebAPI {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path"), in: source)
-            let raw = try MediaType.photoKind(web, making: "thumbnails")
+            let kind = try MediaType.photoKind(web, making: "thumbnails")
             var version = request.query("v") ?? ""
             if source.isLocal {
                 let entry = try await source.fs.stat(backend)
@@ -92,7 +92,7 @@ extension WebAPI {
             let bytes: [UInt8]
             if let cached = thumbnails.get(key) {
                 bytes = cached
-            } else if !raw, !source.isLocal, let embedded = try? await source.fs.thumbnail(backend),
+            } else if kind == .jpeg, !source.isLocal, let embedded = try? await source.fs.thumbnail(backend),
                 let upright = try? await workers.run({
                     try ThumbnailMaker.upright(jpeg: embedded.jpeg, orientation: embedded.orientation)
                 })
@@ -103,12 +103,12 @@ extension WebAPI {
                 // (one it cannot decode: made from the photo instead, below).
                 bytes = upright
                 thumbnails.put(key, bytes)
-            } else if raw, let embedded = await remoteRawJPEG(backend, source: source) {
+            } else if kind == .raw, let embedded = await remoteRawJPEG(backend, source: source) {
                 bytes = try await scaledJPEG(embedded, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
                 thumbnails.put(key, bytes)
             } else {
                 let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
-                bytes = try await scaledJPEG(local, raw: raw, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
+                bytes = try await scaledJPEG(local, kind: kind, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
                 thumbnails.put(key, bytes)
             }
             var response = HTTPResponse.data(Data(bytes), contentType: "image/jpeg")
@@ -127,7 +127,7 @@ extension WebAPI {
         }
     }
 
-    /// A reduced upright JPEG of a raw file's embedded one; see ``scaledJPEG(_:raw:side:quality:of:)``.
+    /// A reduced upright JPEG of a raw file's embedded one; see ``scaledJPEG(_:kind:side:quality:of:)``.
     func scaledJPEG(_ embedded: RawPreview.Embedded, side: Int, quality: Int, of web: String) async throws -> [UInt8] {
         try await scaled(of: web) {
             try ThumbnailMaker.scaled(
@@ -137,9 +137,11 @@ extension WebAPI {
 
     /// A reduced JPEG of a photo (or a raw file's embedded one), made off the cooperative pool;
     /// a file libjpeg cannot read is a 422 naming it.
-    func scaledJPEG(_ local: String, raw: Bool, side: Int, quality: Int, of web: String) async throws -> [UInt8] {
+    func scaledJPEG(_ local: String, kind: ThumbnailMaker.Kind, side: Int, quality: Int, of web: String) async throws
+        -> [UInt8]
+    {
         try await scaled(of: web) {
-            try ThumbnailMaker.scaled(ofFile: local, raw: raw, maxSide: side, quality: quality)
+            try ThumbnailMaker.scaled(ofFile: local, kind: kind, maxSide: side, quality: quality)
         }
     }
 

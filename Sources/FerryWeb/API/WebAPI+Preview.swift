@@ -14,12 +14,12 @@ extension WebAPI {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path"), in: source)
-            let raw = try MediaType.photoKind(web, making: "previews")
+            let kind = try MediaType.photoKind(web, making: "previews")
             let w = Int(request.query("w") ?? "") ?? 1280
             let h = Int(request.query("h") ?? "") ?? 800
             // Steps of 256 pixels: a resized window reuses a preview instead of making another.
             let side = (min(4096, max(256, max(w, h))) + 255) / 256 * 256
-            if raw, let embedded = await remoteRawJPEG(backend, source: source) {
+            if kind == .raw, let embedded = await remoteRawJPEG(backend, source: source) {
                 // A raw file on a card or server: only its IFDs and its embedded JPEG travel.
                 return try await previewResponse(
                     try await scaledJPEG(embedded, side: side, quality: 85, of: web),
@@ -35,11 +35,11 @@ extension WebAPI {
             if let cached = previews.get(key) {
                 bytes = cached
             } else {
-                bytes = try await scaledJPEG(local, raw: raw, side: side, quality: 85, of: web)
+                bytes = try await scaledJPEG(local, kind: kind, side: side, quality: 85, of: web)
                 previews.put(key, bytes)
             }
             let size =
-                raw
+                kind == .raw
                 ? RawPreview.jpeg(ofFile: local).map {
                     PhotoInfo.read(bytes: Array($0.jpeg.prefix(256 * 1024)), orientation: $0.orientation)
                 }

@@ -27,12 +27,24 @@ struct PhotoInfo: Encodable, Sendable, Equatable {
     /// Exif orientation, 1...8, when recorded.
     var orientation: Int?
 
-    /// Reads a file; fields it cannot find stay nil.
+    /// Reads a file (a JPEG, a TIFF-based raw file, a HEIF image); fields it cannot find stay nil.
     static func read(file path: String) -> PhotoInfo {
         guard let handle = FileHandle(forReadingAtPath: path) else { return PhotoInfo() }
         defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: 256 * 1024)) ?? Data()
-        return read(bytes: [UInt8](data))
+        let data = [UInt8]((try? handle.read(upToCount: 256 * 1024)) ?? Data())
+        if data.count >= 12, data[4..<8].elementsEqual("ftyp".utf8) { return readHEIF(file: path) }
+        return read(bytes: data)
+    }
+
+    /// A HEIF image: its Exif item through libheif, and the size as shown (after irot/imir).
+    /// The Exif `Orientation` is not applied: in HEIF it only mirrors the file's own transforms.
+    private static func readHEIF(file path: String) -> PhotoInfo {
+        guard let (tiff, width, height) = try? HEIFCodec.exif(file: path) else { return PhotoInfo() }
+        var info = tiff.map { read(bytes: $0, orientation: 1) } ?? PhotoInfo()
+        info.orientation = nil
+        info.width = width > 0 ? width : nil
+        info.height = height > 0 ? height : nil
+        return info
     }
 
     /// Reads JPEG bytes or a TIFF-based raw file's (a prefix is enough).

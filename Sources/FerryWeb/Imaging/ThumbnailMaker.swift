@@ -14,6 +14,16 @@ import Foundation
 /// an image whose sides are not multiples of the MCU (a 160 x 120 Exif
 /// thumbnail in 4:2:0 is 7.5 MCUs high) without trimming them.
 public enum ThumbnailMaker {
+    /// What a photo file is, for what to decode.
+    public enum Kind: Sendable {
+        /// A JPEG.
+        case jpeg
+        /// A raw file whose embedded JPEG is shown (``RawPreview``).
+        case raw
+        /// A HEIC/HEIF image (``HEIFCodec``): its thumbnail item when large enough, else the image.
+        case heif
+    }
+
     /// The longest side of a thumbnail unless asked otherwise.
     public static let defaultSide = 256
 
@@ -35,11 +45,22 @@ public enum ThumbnailMaker {
             quality: quality)
     }
 
-    /// Makes a reduced upright JPEG of a photo, or of the JPEG a raw file embeds (see ``RawPreview``).
+    /// Makes a reduced upright JPEG of a photo, of the JPEG a raw file embeds (see ``RawPreview``),
+    /// or of a HEIF image (from its thumbnail item when that has at least `maxSide` pixels).
     ///
-    /// - Throws: ``JPEGError``; `.corrupt` also for a raw file without an embedded preview.
-    public static func scaled(ofFile path: String, raw: Bool, maxSide: Int, quality: Int) throws(JPEGError) -> [UInt8] {
-        guard raw else { return try thumbnail(ofFile: path, maxSide: maxSide, quality: quality) }
+    /// - Throws: ``JPEGError``; `.corrupt` also for a raw file without an embedded preview,
+    ///   `.heif` for a HEIF file libheif refuses.
+    public static func scaled(ofFile path: String, kind: Kind, maxSide: Int, quality: Int) throws(JPEGError)
+        -> [UInt8]
+    {
+        switch kind {
+        case .jpeg: return try thumbnail(ofFile: path, maxSide: maxSide, quality: quality)
+        case .heif:
+            // Upright already: libheif applies irot/imir.
+            let decoded = try HEIFCodec.decode(file: path, minSide: maxSide)
+            return try JPEGCodec.encode(JPEGCodec.downscale(decoded.image, maxSide: maxSide), quality: quality)
+        case .raw: break
+        }
         guard let embedded = RawPreview.jpeg(ofFile: path) else {
             throw JPEGError(.corrupt, path: path, detail: "no embedded preview in this raw file")
         }

@@ -181,7 +181,13 @@ struct OrientationTests {
     /// `ferry card` sends each thumbnail's orientation as `X-exif-ORIENTATION`; the page gets it turned.
     @Test func cardThumbnailsStandUpright() async throws {
         let folder = try TempDir(prefix: "ferry-orient-card")
-        try await onThread { try OrientedSamples.writeEight(into: folder.path + "/card/DCIM/100FERRY") }
+        try await onThread {
+            try OrientedSamples.writeEight(into: folder.path + "/card/DCIM/100FERRY")
+            // A phone's portrait HEIC beside them: no thumbnail.cgi for it, downloaded and decoded here.
+            try HEIFCodec.encode(
+                OrientedSamples.marked(width: 640, height: 480), to: folder.path + "/card/DCIM/100FERRY/IMG_0009.HEIC",
+                orientation: 6, thumbnailSide: 320)
+        }
         let card = try ServerProcess(
             TestProcess.ferryExecutable(), ["card", folder.path + "/card", "--port", "0"],
             logPath: folder.path + "/card.log")
@@ -208,6 +214,12 @@ struct OrientationTests {
             #expect(max(image.width, image.height) == 160, "the card's Exif thumbnail, not one made here")
             try OrientedSamples.expectUpright([UInt8](t), n, "card thumbnail")
         }
+        let heic = await api.handle(APITests.request("/api/thumb?path=/DCIM/100FERRY/IMG_0009.HEIC&v=1"))
+        guard case .data(let h) = heic.body, heic.status == 200 else {
+            Issue.record("HEIC from the card: \(heic.status)")
+            return
+        }
+        try OrientedSamples.expectUpright([UInt8](h), 6, "HEIC from the card")
     }
 
     /// Elsewhere (an HTTP server here) the Exif thumbnail comes by a range read, its orientation from IFD0.

@@ -232,24 +232,27 @@ static inline void ferry_jpeg_downscale(const unsigned char *src, int src_width,
 ///   7 transverse: (W-1-dy, H-1-dx)   8 turn 90 ccw: (W-1-dy, dx)
 static inline void ferry_jpeg_orient(const unsigned char *src, int src_width, int src_height, int orientation,
                                      unsigned char *dst) {
-    const int w = src_width, h = src_height;
+    const long w = src_width, h = src_height;
     const int swap = orientation >= 5 && orientation <= 8;
-    const int dw = swap ? h : w, dh = swap ? w : h;
-    for (int dy = 0; dy < dh; dy++) {
-        unsigned char *q = dst + (size_t)dy * dw * 3;
-        for (int dx = 0; dx < dw; dx++, q += 3) {
-            int sx, sy;
-            switch (orientation) {
-            case 2: sx = w - 1 - dx; sy = dy; break;
-            case 3: sx = w - 1 - dx; sy = h - 1 - dy; break;
-            case 4: sx = dx; sy = h - 1 - dy; break;
-            case 5: sx = dy; sy = dx; break;
-            case 6: sx = dy; sy = h - 1 - dx; break;
-            case 7: sx = w - 1 - dy; sy = h - 1 - dx; break;
-            case 8: sx = w - 1 - dy; sy = dx; break;
-            default: sx = dx; sy = dy; break;
-            }
-            const unsigned char *p = src + ((size_t)sy * w + sx) * 3;
+    const long dw = swap ? h : w, dh = swap ? w : h;
+    // The stored pixel of displayed (dx, dy) is linear in dx and dy: a start and two steps (in pixels).
+    long sx0 = 0, sy0 = 0, sx_dx = 1, sy_dx = 0, sx_dy = 0, sy_dy = 1;
+    switch (orientation) {
+    case 2: sx0 = w - 1; sx_dx = -1; break;
+    case 3: sx0 = w - 1; sy0 = h - 1; sx_dx = -1; sy_dy = -1; break;
+    case 4: sy0 = h - 1; sy_dy = -1; break;
+    case 5: sx_dx = 0; sy_dx = 1; sx_dy = 1; sy_dy = 0; break;
+    case 6: sy0 = h - 1; sx_dx = 0; sy_dx = -1; sx_dy = 1; sy_dy = 0; break;
+    case 7: sx0 = w - 1; sy0 = h - 1; sx_dx = 0; sy_dx = -1; sx_dy = -1; sy_dy = 0; break;
+    case 8: sx0 = w - 1; sx_dx = 0; sy_dx = 1; sx_dy = -1; sy_dy = 0; break;
+    default: break;
+    }
+    const long step_x = (sx_dx + sy_dx * w) * 3, step_y = (sx_dy + sy_dy * w) * 3;
+    const unsigned char *row = src + (sy0 * w + sx0) * 3;
+    unsigned char *q = dst;
+    for (long dy = 0; dy < dh; dy++, row += step_y) {
+        const unsigned char *p = row;
+        for (long dx = 0; dx < dw; dx++, p += step_x, q += 3) {
             q[0] = p[0];
             q[1] = p[1];
             q[2] = p[2];

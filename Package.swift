@@ -61,6 +61,17 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // libheif (libheif-dev): HEIC/HEIF photos (every iPhone since 2017, many Android phones,
+        // Canon's HIF) in `ferry serve`: thumbnails from the file's own thumbnail item, previews,
+        // the Exif item, orientation (libheif applies irot/imir on decode). HEIF is an ISO-BMFF
+        // container around HEVC; decoding HEVC is far beyond what Ferry should write, and libheif
+        // is the library every Linux viewer uses (GIMP, darktable, ImageMagick, GNOME). Debian's
+        // package, like libjpeg-turbo: no package to fetch.
+        .systemLibrary(
+            name: "CHeif",
+            pkgConfig: "libheif",
+            providers: [.apt(["libheif-dev"])]
+        ),
         // The HTTP server under `ferry card` (FlashAir emulator) and `ferry serve` (browser UI).
         .target(
             name: "FerryServer",
@@ -72,7 +83,7 @@ let package = Package(
         // and its JSON API over FerryKit, thumbnails, and the demo's sample photos.
         .target(
             name: "FerryWeb",
-            dependencies: ["FerryKit", "FerryServer", "CJPEG"],
+            dependencies: ["FerryKit", "FerryServer", "CJPEG", "CHeif"],
             resources: [.copy("Web")]
         ),
         .target(

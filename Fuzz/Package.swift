@@ -25,6 +25,7 @@ let fuzzers: [(String, [Target.Dependency])] = [
     ("ContentRange", ["FerryKit"]),
     ("ContentDisposition", ["FerryKit"]),
     ("EXIFThumbnail", ["FerryKit"]),
+    ("CaptureDate", ["FerryKit"]),
     ("ServerQuery", ["FerryServer"]),
     ("ServerRange", ["FerryServer"]),
     ("ServerHeaderParameters", ["FerryServer"]),
@@ -43,13 +44,16 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
         .systemLibrary(name: "CJPEG", path: "Sources/CJPEG"),
+        .systemLibrary(name: "CHeif", path: "Sources/CHeif"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto"),
         .target(name: "CFerryOS", path: "Sources/CFerryOS"),
-        .target(name: "FerryKit", dependencies: ["CCurl", "CFerryOS", "CSQLite"], path: "Sources/FerryKit"),
+        .target(
+            name: "FerryKit", dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto"], path: "Sources/FerryKit"),
         .target(name: "FerryServer", dependencies: ["CMicroHTTPD"], path: "Sources/FerryServer"),
         .target(name: "FerryCard", dependencies: ["FerryKit", "FerryServer"], path: "Sources/FerryCard"),
         .target(
-            name: "FerryWeb", dependencies: ["FerryKit", "FerryServer", "CJPEG"], path: "Sources/FerryWeb",
+            name: "FerryWeb", dependencies: ["FerryKit", "FerryServer", "CJPEG", "CHeif"], path: "Sources/FerryWeb",
             resources: [.copy("Web")]),
         .target(name: "FuzzSupport", path: "Support"),
     ]

@@ -48,6 +48,32 @@ def jpeg_with_thumbnail(width=4000, height=3000, orientation=6, big_endian=False
     return out
 
 
+def exif_dated(date=b"2024:06:01 23:45:12", subsec=b"25", offset=b"+02:00", orientation=6, big_endian=False,
+               raw=False, loop=False):
+    """A JPEG (or, with raw, a TIFF-based raw file) whose Exif IFD holds DateTimeOriginal,
+    SubSecTimeOriginal and OffsetTimeOriginal; loop makes IFD0's next IFD IFD0 itself."""
+    e = ">" if big_endian else "<"
+    texts = [(0x9003, date + b"\x00"), (0x9291, subsec + b"\x00"), (0x9011, offset + b"\x00")]
+    ifd0 = 8
+    exif = ifd0 + 2 + 12 * 2 + 4
+    data = exif + 2 + 12 * len(texts) + 4
+    out = (b"MM" if big_endian else b"II") + struct.pack(e + "HI", 42, ifd0)
+    out += struct.pack(e + "H", 2) + struct.pack(e + "HHIHH", 0x0112, 3, 1, orientation, 0)
+    out += struct.pack(e + "HHII", 0x8769, 4, 1, exif) + struct.pack(e + "I", ifd0 if loop else 0)
+    out += struct.pack(e + "H", len(texts))
+    values = b""
+    for tag, value in texts:
+        if len(value) <= 4:
+            out += struct.pack(e + "HHI", tag, 2, len(value)) + value.ljust(4, b"\x00")
+        else:
+            out += struct.pack(e + "HHII", tag, 2, len(value), data + len(values))
+            values += value
+    out += struct.pack(e + "I", 0) + values
+    if raw:
+        return out
+    return b"\xff\xd8\xff\xe1" + struct.pack(">H", len(out) + 8) + b"Exif\x00\x00" + out + b"\xff\xd9"
+
+
 def multipart(parts, boundary=b"b0undary", preamble=b"", epilogue=b"", close=True):
     body = preamble
     for headers, content in parts:
@@ -118,6 +144,11 @@ SEEDS = {
     "EXIFThumbnail": [
         jpeg_with_thumbnail(), jpeg_with_thumbnail(big_endian=True, orientation=1),
         jpeg_with_thumbnail(sof=False), jpeg_with_thumbnail()[:200], b"\xff\xd8\xff\xd9",
+    ],
+    "CaptureDate": [
+        exif_dated(), exif_dated(big_endian=True, offset=b"-05:30"), exif_dated(raw=True, subsec=b"123456789123"),
+        exif_dated(raw=True, big_endian=True, loop=True), exif_dated(date=b"0000:00:00 00:00:00"),
+        exif_dated(date=b"2024:02:30 12:00:00", offset=b"+99:00"), exif_dated()[:60], jpeg_with_thumbnail(),
     ],
     "ServerQuery": [
         b"/command.cgi?op=100&DIR=/DCIM", b"/thumbnail.cgi?/DCIM/100__TSB/A.JPG", b"/a%20b/c+d?x=1+2&y=%ZZ&&z&=v",

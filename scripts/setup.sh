@@ -15,6 +15,9 @@ packages=(
   libsqlite3-dev         # sync history
   libjpeg62-turbo-dev    # thumbnails
   libssl-dev             # SHA-256 (libcrypto): checksums of imported files, SSH host key fingerprints
+  libheif-dev            # HEIC/HEIF thumbnails, previews and Exif (ferry serve)
+  libheif-examples       # heif-enc: the tests' HEIC samples
+  libimage-exiftool-perl # exiftool: the tests' photos in all eight orientations, with capture dates
   nginx-light            # HTTP test server (Range, limit_rate, max_ranges 0, autoindex)
   apache2                # HTTP folder pages: mod_autoindex (HTTPFolderTests)
   lighttpd               # HTTP folder pages: mod_dirlisting (HTTPFolderTests)

@@ -223,6 +223,43 @@ static inline void ferry_jpeg_downscale(const unsigned char *src, int src_width,
     }
 }
 
+/// Turns RGB pixels upright for an Exif orientation (1...8; anything else copies).
+/// `dst` holds `src_width * src_height * 3` bytes; for orientations 5...8 it is
+/// `src_height` pixels wide and `src_width` high. Each displayed pixel (dx, dy)
+/// takes the stored pixel the Exif definition puts there:
+///   2 mirror: (W-1-dx, dy)      3 turn 180: (W-1-dx, H-1-dy)   4 flip: (dx, H-1-dy)
+///   5 transpose: (dy, dx)       6 turn 90 cw: (dy, H-1-dx)
+///   7 transverse: (W-1-dy, H-1-dx)   8 turn 90 ccw: (W-1-dy, dx)
+static inline void ferry_jpeg_orient(const unsigned char *src, int src_width, int src_height, int orientation,
+                                     unsigned char *dst) {
+    const long w = src_width, h = src_height;
+    const int swap = orientation >= 5 && orientation <= 8;
+    const long dw = swap ? h : w, dh = swap ? w : h;
+    // The stored pixel of displayed (dx, dy) is linear in dx and dy: a start and two steps (in pixels).
+    long sx0 = 0, sy0 = 0, sx_dx = 1, sy_dx = 0, sx_dy = 0, sy_dy = 1;
+    switch (orientation) {
+    case 2: sx0 = w - 1; sx_dx = -1; break;
+    case 3: sx0 = w - 1; sy0 = h - 1; sx_dx = -1; sy_dy = -1; break;
+    case 4: sy0 = h - 1; sy_dy = -1; break;
+    case 5: sx_dx = 0; sy_dx = 1; sx_dy = 1; sy_dy = 0; break;
+    case 6: sy0 = h - 1; sx_dx = 0; sy_dx = -1; sx_dy = 1; sy_dy = 0; break;
+    case 7: sx0 = w - 1; sy0 = h - 1; sx_dx = 0; sy_dx = -1; sx_dy = -1; sy_dy = 0; break;
+    case 8: sx0 = w - 1; sx_dx = 0; sy_dx = 1; sx_dy = -1; sy_dy = 0; break;
+    default: break;
+    }
+    const long step_x = (sx_dx + sy_dx * w) * 3, step_y = (sx_dy + sy_dy * w) * 3;
+    const unsigned char *row = src + (sy0 * w + sx0) * 3;
+    unsigned char *q = dst;
+    for (long dy = 0; dy < dh; dy++, row += step_y) {
+        const unsigned char *p = row;
+        for (long dx = 0; dx < dw; dx++, p += step_x, q += 3) {
+            q[0] = p[0];
+            q[1] = p[1];
+            q[2] = p[2];
+        }
+    }
+}
+
 /// Releases memory returned by ferry_jpeg_decode or ferry_jpeg_encode.
 static inline void ferry_jpeg_free(void *pointer) { free(pointer); }
 

@@ -51,7 +51,7 @@ struct FuzzCorpusReplayTests {
     static let targets = [
         "FlashAirListing", "FlashAirReply", "FTPList", "FTPMLSD", "FTPReplies", "RemoteURL", "HTTPHeaderLines",
         "ContentRange",
-        "ContentDisposition", "EXIFThumbnail", "ServerQuery", "ServerRange", "ServerHeaderParameters",
+        "ContentDisposition", "EXIFThumbnail", "CaptureDate", "ServerQuery", "ServerRange", "ServerHeaderParameters",
         "ServerMultipart", "CardRequest", "WebPath", "WebAccess", "WebRequest", "JPEGDecode",
     ]
 
@@ -161,6 +161,27 @@ struct FuzzCorpusReplayTests {
             #expect(thumbnail.jpeg.starts(with: [0xFF, 0xD8]) && thumbnail.jpeg.count <= input.bytes.count, "\(input)")
             if let o = thumbnail.orientation { #expect((1...8).contains(o), "\(input)") }
         }
+    }
+
+    @Test func captureDatesAndOrientations() {
+        for input in Self.inputs {
+            if let o = ExifOrientation.read(from: input.bytes) { #expect((1...8).contains(o), "\(input)") }
+            guard let date = CaptureDate.read(from: input.bytes) else { continue }
+            #expect(date.local.zone == .floating && (0..<1_000_000_000).contains(date.nanoseconds), "\(input)")
+            if let offset = date.utcOffsetSeconds { #expect(abs(offset) <= 18 * 3600, "\(input)") }
+            _ = date.description
+        }
+        // The seeds' shapes: little- and big-endian JPEG, raw files, a loop, impossible dates.
+        let seeds = Dictionary(
+            uniqueKeysWithValues: Self.inputs.filter { $0.target == "CaptureDate" }.map { ($0.name, $0.bytes) })
+        #expect(seeds["seed-00"].flatMap(CaptureDate.read(from:))?.description == "2024-06-01T23:45:12.25+02:00")
+        #expect(seeds["seed-01"].flatMap(CaptureDate.read(from:))?.utcOffsetSeconds == -19_800)
+        #expect(seeds["seed-02"].flatMap(CaptureDate.read(from:))?.nanoseconds == 123_456_789)
+        #expect(seeds["seed-03"].flatMap(CaptureDate.read(from:)) != nil, "a looping IFD0 still has its Exif IFD")
+        #expect(seeds["seed-04"].flatMap(CaptureDate.read(from:)) == nil)
+        let impossible = seeds["seed-05"].flatMap(CaptureDate.read(from:))
+        #expect(impossible == nil)
+        #expect(seeds["seed-00"].flatMap(ExifOrientation.read(from:)) == 6)
     }
 
     @Test func serverRequestParsing() {

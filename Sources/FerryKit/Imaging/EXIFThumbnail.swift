@@ -14,15 +14,30 @@ import Foundation
 /// always moves forward, so hostile input gives nil, never a crash or a hang.
 public enum EXIFThumbnail {
     /// An embedded thumbnail and what the Exif data says about the main image.
+    ///
+    /// The bytes are the thumbnail as the camera stored it, **not turned
+    /// upright**: cameras store it in the main image's pixel layout, and the
+    /// thumbnail carries no Exif of its own, so a browser or decoder shows it
+    /// as stored. To show it upright, apply ``orientation`` to its decoded
+    /// pixels (see ``ExifOrientation`` for what each value means); the sizes
+    /// as shown are ``displayedWidth`` and ``displayedHeight``.
     public struct Thumbnail: Sendable, Hashable {
-        /// The thumbnail, a complete JPEG starting with `FF D8`.
+        /// The thumbnail, a complete JPEG starting with `FF D8`, as stored (not turned upright).
         public var jpeg: [UInt8]
-        /// Width of the main image in pixels (not of the thumbnail).
+        /// Width of the main image in pixels as stored (not of the thumbnail, not turned).
         public var width: Int?
-        /// Height of the main image in pixels (not of the thumbnail).
+        /// Height of the main image in pixels as stored (not of the thumbnail, not turned).
         public var height: Int?
-        /// Exif orientation of the main image, 1...8 (1 is upright), when recorded.
+        /// Exif orientation of the main image, 1...8 (1 is upright), when recorded:
+        /// the turn (or mirror) that shows the main image and this thumbnail upright.
+        /// From a card, its `X-exif-ORIENTATION` header; elsewhere IFD0's `Orientation`.
+        /// nil (older cards send no header) is shown as stored.
         public var orientation: Int?
+
+        /// The main image's width once shown upright (``height`` for orientations 5...8).
+        public var displayedWidth: Int? { ExifOrientation.swapsSides(orientation) ? height : width }
+        /// The main image's height once shown upright (``width`` for orientations 5...8).
+        public var displayedHeight: Int? { ExifOrientation.swapsSides(orientation) ? width : height }
 
         /// Creates a thumbnail description.
         public init(jpeg: [UInt8], width: Int? = nil, height: Int? = nil, orientation: Int? = nil) {

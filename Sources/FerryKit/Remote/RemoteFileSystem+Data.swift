@@ -30,6 +30,10 @@ extension RemoteFileSystem {
     }
 
     /// The Exif thumbnail from the file's first bytes (``EXIFThumbnail/fetch(reading:)``).
+    ///
+    /// The bytes are as the camera stored them, not turned upright: apply the
+    /// result's `orientation` to show them (``ExifOrientation``; `displayedWidth`
+    /// and `displayedHeight` give the main image's size as shown).
     public func thumbnail(_ path: String) async throws(FerryError) -> EXIFThumbnail.Thumbnail? {
         do {
             return try await EXIFThumbnail.fetch { range async throws(FerryError) in

@@ -91,6 +91,8 @@ public protocol RemoteFileSystem: Sendable {
     /// A FlashAir card makes it itself (`thumbnail.cgi`); elsewhere it is the
     /// Exif thumbnail from the file's first bytes (one range request of 64 KiB,
     /// grown only when the Exif block lies further, never past 256 KiB).
+    /// The JPEG is as stored, not turned upright: its `orientation` (the card's
+    /// `X-exif-ORIENTATION`, else IFD0's) says how to show it (``ExifOrientation``).
     ///
     /// - Parameter path: A JPEG file.
     /// - Returns: The thumbnail, or nil when the file has none (not a JPEG, no Exif thumbnail).

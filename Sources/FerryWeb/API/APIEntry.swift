@@ -32,7 +32,9 @@ struct APIEntry: Encodable, Sendable {
         size = entry.size
         modified = entry.modified?.iso8601
         let isFile = entry.kind == .file || entry.kind == .symlink
-        let raw = MediaType.rawWithPreview.contains(MediaType.fileExtension(entry.name))
+        let raw =
+            MediaType.rawWithPreview.contains(MediaType.fileExtension(entry.name))
+            || MediaType.heif.contains(MediaType.fileExtension(entry.name))
         image = isFile && (MediaType.isViewable(entry.name) || raw)
         thumbnail = isFile && (MediaType.thumbnailable.contains(MediaType.fileExtension(entry.name)) || raw)
         hidden = entry.isHidden

@@ -8,10 +8,13 @@ enum MediaType {
     static let viewable: Set<String> = ["jpg", "jpeg", "jpe", "png", "gif", "webp", "bmp"]
     /// Films the viewer plays with the browser's `<video>` (over `/api/file`, with `Range`).
     static let video: Set<String> = ["mp4", "mov", "m4v"]
-    /// Camera raw files and HEIC: shown as a file-type tile.
-    static let raw: Set<String> = ["cr2", "cr3", "nef", "arw", "dng", "raf", "orf", "rw2", "heic", "heif"]
+    /// Camera raw files and HEIC: not shown by the browser itself (the viewer shows the server's
+    /// preview, never the original); a file-type tile when the server cannot make a thumbnail.
+    static let raw: Set<String> = ["cr2", "cr3", "nef", "arw", "dng", "raf", "orf", "rw2", "heic", "heif", "hif"]
     /// Raw files whose embedded JPEG the server can find (TIFF-based ones and Fujifilm's RAF).
     static let rawWithPreview: Set<String> = ["cr2", "nef", "arw", "dng", "orf", "rw2", "pef", "raf"]
+    /// HEIC/HEIF photos (phones; Canon's HIF), decoded with libheif.
+    static let heif: Set<String> = ["heic", "heif", "hif"]
     /// Extensions the server can make thumbnails of.
     static let thumbnailable: Set<String> = ["jpg", "jpeg", "jpe"]
 
@@ -21,15 +24,16 @@ enum MediaType {
         return name[name.index(after: dot)...].lowercased()
     }
 
-    /// Whether the server can make reduced JPEGs (`what`: thumbnails, previews) of `name`: true
-    /// for a raw file (its embedded JPEG), false for a JPEG.
+    /// What the server makes reduced JPEGs (`what`: thumbnails, previews) of `name` from: a
+    /// JPEG, a raw file's embedded JPEG, or a HEIF image.
     ///
     /// - Throws: ``APIRefusal`` 415 for any other kind of file.
-    static func photoKind(_ name: String, making what: String) throws(APIRefusal) -> Bool {
+    static func photoKind(_ name: String, making what: String) throws(APIRefusal) -> ThumbnailMaker.Kind {
         let ext = fileExtension(name)
-        if rawWithPreview.contains(ext) { return true }
+        if rawWithPreview.contains(ext) { return .raw }
+        if heif.contains(ext) { return .heif }
         guard thumbnailable.contains(ext) else { throw APIRefusal(415, "no \(what) for this kind of file: \(name)") }
-        return false
+        return .jpeg
     }
 
     /// Whether the viewer can show the file.

@@ -81,27 +81,34 @@ extension WebAPI {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path"), in: source)
-            let raw = try MediaType.photoKind(web, making: "thumbnails")
+            let kind = try MediaType.photoKind(web, making: "thumbnails")
             var version = request.query("v") ?? ""
             if source.isLocal {
                 let entry = try await source.fs.stat(backend)
                 version = "\(entry.size ?? 0)-\(entry.modified?.iso8601 ?? "")"
             }
-            let key = "\(source.url.hostKey)\n\(backend)\n\(version)\n\(ThumbnailMaker.defaultSide)"
+            // "upright": thumbnails cached before they were turned by their orientation are not reused.
+            let key = "\(source.url.hostKey)\n\(backend)\n\(version)\n\(ThumbnailMaker.defaultSide)\nupright"
             let bytes: [UInt8]
             if let cached = thumbnails.get(key) {
                 bytes = cached
-            } else if !raw, !source.isLocal, let embedded = try? await source.fs.thumbnail(backend)?.jpeg {
+            } else if kind == .jpeg, !source.isLocal, let embedded = try? await source.fs.thumbnail(backend),
+                let upright = try? await workers.run({
+                    try ThumbnailMaker.upright(jpeg: embedded.jpeg, orientation: embedded.orientation)
+                })
+            {
                 // The photo's Exif thumbnail, a few KB, no full download: the card's
-                // thumbnail.cgi, or the first 64 KiB (at most 256) by a range read.
-                bytes = embedded
+                // thumbnail.cgi, or the first 64 KiB (at most 256) by a range read;
+                // turned upright here by the orientation the card's header or IFD0 gives
+                // (one it cannot decode: made from the photo instead, below).
+                bytes = upright
                 thumbnails.put(key, bytes)
-            } else if raw, let jpeg = await remoteRawJPEG(backend, source: source) {
-                bytes = try await scaledJPEG(data: jpeg, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
+            } else if kind == .raw, let embedded = await remoteRawJPEG(backend, source: source) {
+                bytes = try await scaledJPEG(embedded, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
                 thumbnails.put(key, bytes)
             } else {
                 let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
-                bytes = try await scaledJPEG(local, raw: raw, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
+                bytes = try await scaledJPEG(local, kind: kind, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
                 thumbnails.put(key, bytes)
             }
             var response = HTTPResponse.data(Data(bytes), contentType: "image/jpeg")
@@ -113,23 +120,28 @@ extension WebAPI {
     /// The embedded JPEG of a raw file on a remote source, read with `Range` (its IFDs,
     /// then the JPEG), or nil where the source cannot read ranges: the caller then
     /// copies the whole file.
-    func remoteRawJPEG(_ backend: String, source: WebSource) async -> [UInt8]? {
+    func remoteRawJPEG(_ backend: String, source: WebSource) async -> RawPreview.Embedded? {
         guard !source.isLocal, let size = try? await source.fs.stat(backend).size else { return nil }
         return try? await RawPreview.jpeg(fileSize: Int(size)) { range in
             try await source.fs.data(at: backend, range: range)
         }
     }
 
-    /// A reduced JPEG of JPEG bytes in memory; see ``scaledJPEG(_:raw:side:quality:of:)``.
-    func scaledJPEG(data jpeg: [UInt8], side: Int, quality: Int, of web: String) async throws -> [UInt8] {
-        try await scaled(of: web) { try ThumbnailMaker.scaled(jpeg: jpeg, maxSide: side, quality: quality) }
+    /// A reduced upright JPEG of a raw file's embedded one; see ``scaledJPEG(_:kind:side:quality:of:)``.
+    func scaledJPEG(_ embedded: RawPreview.Embedded, side: Int, quality: Int, of web: String) async throws -> [UInt8] {
+        try await scaled(of: web) {
+            try ThumbnailMaker.scaled(
+                jpeg: embedded.jpeg, maxSide: side, quality: quality, orientation: embedded.orientation)
+        }
     }
 
     /// A reduced JPEG of a photo (or a raw file's embedded one), made off the cooperative pool;
     /// a file libjpeg cannot read is a 422 naming it.
-    func scaledJPEG(_ local: String, raw: Bool, side: Int, quality: Int, of web: String) async throws -> [UInt8] {
+    func scaledJPEG(_ local: String, kind: ThumbnailMaker.Kind, side: Int, quality: Int, of web: String) async throws
+        -> [UInt8]
+    {
         try await scaled(of: web) {
-            try ThumbnailMaker.scaled(ofFile: local, raw: raw, maxSide: side, quality: quality)
+            try ThumbnailMaker.scaled(ofFile: local, kind: kind, maxSide: side, quality: quality)
         }
     }
 

@@ -5,39 +5,44 @@ import Foundation
 extension WebAPI {
     /// `GET /api/preview?path=&w=&h=[&v=]`: the photo fitted to a screen of
     /// `w` x `h` pixels, made with libjpeg-turbo's DCT-scaled decode (a 12 MP
-    /// photo decodes at 1/2 or 1/4 for a phone), cached like thumbnails. The
-    /// headers `X-Image-Width` and `X-Image-Height` give the original's size,
-    /// so the page asks for the original only when a zoom needs more pixels.
+    /// photo decodes at 1/2 or 1/4 for a phone), turned upright by its Exif
+    /// orientation, cached like thumbnails. The headers `X-Image-Width` and
+    /// `X-Image-Height` give the original's size as shown (turned: a portrait
+    /// shot is taller than wide), so the page asks for the original only when
+    /// a zoom needs more pixels.
     func preview(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path"), in: source)
-            let raw = try MediaType.photoKind(web, making: "previews")
+            let kind = try MediaType.photoKind(web, making: "previews")
             let w = Int(request.query("w") ?? "") ?? 1280
             let h = Int(request.query("h") ?? "") ?? 800
             // Steps of 256 pixels: a resized window reuses a preview instead of making another.
             let side = (min(4096, max(256, max(w, h))) + 255) / 256 * 256
-            if raw, let jpeg = await remoteRawJPEG(backend, source: source) {
+            if kind == .raw, let embedded = await remoteRawJPEG(backend, source: source) {
                 // A raw file on a card or server: only its IFDs and its embedded JPEG travel.
                 return try await previewResponse(
-                    try await scaledJPEG(data: jpeg, side: side, quality: 85, of: web),
-                    size: PhotoInfo.read(bytes: Array(jpeg.prefix(256 * 1024))))
+                    try await scaledJPEG(embedded, side: side, quality: 85, of: web),
+                    size: PhotoInfo.read(
+                        bytes: Array(embedded.jpeg.prefix(256 * 1024)), orientation: embedded.orientation))
             }
             let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
             let attributes = try? FileManager.default.attributesOfItem(atPath: local)
             let version =
                 "\(attributes?[.size] as? Int64 ?? 0)-\((attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)"
-            let key = "preview\n\(source.url.hostKey)\n\(backend)\n\(version)\n\(side)"
+            let key = "preview\n\(source.url.hostKey)\n\(backend)\n\(version)\n\(side)\nupright"
             let bytes: [UInt8]
             if let cached = previews.get(key) {
                 bytes = cached
             } else {
-                bytes = try await scaledJPEG(local, raw: raw, side: side, quality: 85, of: web)
+                bytes = try await scaledJPEG(local, kind: kind, side: side, quality: 85, of: web)
                 previews.put(key, bytes)
             }
             let size =
-                raw
-                ? RawPreview.jpeg(ofFile: local).map { PhotoInfo.read(bytes: Array($0.prefix(256 * 1024))) }
+                kind == .raw
+                ? RawPreview.jpeg(ofFile: local).map {
+                    PhotoInfo.read(bytes: Array($0.jpeg.prefix(256 * 1024)), orientation: $0.orientation)
+                }
                 : PhotoInfo.read(file: local)
             return try await previewResponse(bytes, size: size)
         }

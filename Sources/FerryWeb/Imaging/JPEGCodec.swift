@@ -1,4 +1,5 @@
 import CJPEG
+import FerryKit
 import Foundation
 
 /// JPEG decoding (with DCT scaling) and encoding on libjpeg-turbo.
@@ -104,6 +105,27 @@ public enum JPEGCodec {
                     Int32(height))
             }
         }
+        return RGBImage(width: width, height: height, pixels: pixels)
+    }
+
+    /// Turns an image upright for its Exif orientation (``ExifOrientation``): a
+    /// turn or mirror of the decoded pixels; 1, nil or an invalid value returns it unchanged.
+    ///
+    /// - Parameters:
+    ///   - image: The pixels as stored.
+    ///   - orientation: Exif orientation, 1...8.
+    /// - Returns: The pixels as shown (width and height swapped for 5...8).
+    public static func orient(_ image: RGBImage, orientation: Int?) -> RGBImage {
+        guard let orientation, (2...8).contains(orientation) else { return image }
+        var pixels = [UInt8](repeating: 0, count: image.pixels.count)
+        image.pixels.withUnsafeBufferPointer { src in
+            pixels.withUnsafeMutableBufferPointer { dst in
+                ferry_jpeg_orient(
+                    src.baseAddress, Int32(image.width), Int32(image.height), Int32(orientation), dst.baseAddress)
+            }
+        }
+        let (width, height) = ExifOrientation.displayedSize(
+            width: image.width, height: image.height, orientation: orientation)
         return RGBImage(width: width, height: height, pixels: pixels)
     }
 

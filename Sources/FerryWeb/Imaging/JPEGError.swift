@@ -7,6 +7,7 @@ public struct JPEGError: Error, Sendable, Hashable, CustomStringConvertible {
             case unreadable = "cannot open"
             case outOfMemory = "out of memory"
             case invalidArgument = "invalid image"
+            case heif = "not a readable HEIF image"
         }
         fileprivate let base: Base
         fileprivate init(_ base: Base) { self.base = base }
@@ -19,6 +20,8 @@ public struct JPEGError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let outOfMemory = Code(.outOfMemory)
         /// An empty buffer or a nonsensical size.
         public static let invalidArgument = Code(.invalidArgument)
+        /// libheif rejected a HEIC/HEIF file (truncated, not HEIF, an unsupported codec ...).
+        public static let heif = Code(.heif)
 
         public var description: String { base.rawValue }
     }

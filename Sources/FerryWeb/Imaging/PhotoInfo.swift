@@ -1,11 +1,15 @@
+import FerryKit
 import Foundation
 
 /// What the viewer's information panel shows, read from a JPEG's Exif block
-/// and its frame header: the first 256 KB of the file are enough.
+/// and its frame header (or a TIFF-based raw file's IFDs): the first 256 KB of
+/// the file are enough. The pixel size is the photo's as shown, turned by its
+/// Exif orientation (a portrait shot stored as 6000 x 4000 is 4000 x 6000).
 struct PhotoInfo: Encodable, Sendable, Equatable {
     var name: String?
     var size: Int64?
-    /// `YYYY-MM-DD HH:MM:SS`, the camera's local time (DateTimeOriginal, else DateTime).
+    /// `YYYY-MM-DD HH:MM:SS`, the camera's local time (``CaptureDate``, else DateTime),
+    /// followed by ` +02:00` when the photo records its offset from UTC.
     var taken: String?
     var camera: String?
     var lens: String?
@@ -16,20 +20,63 @@ struct PhotoInfo: Encodable, Sendable, Equatable {
     var iso: Int?
     /// `35 mm`.
     var focalLength: String?
+    /// Width as shown (after the orientation).
     var width: Int?
+    /// Height as shown (after the orientation).
     var height: Int?
+    /// Exif orientation, 1...8, when recorded.
+    var orientation: Int?
 
-    /// Reads a file; fields it cannot find stay nil.
+    /// Reads a file (a JPEG, a TIFF-based raw file, a HEIF image); fields it cannot find stay nil.
     static func read(file path: String) -> PhotoInfo {
         guard let handle = FileHandle(forReadingAtPath: path) else { return PhotoInfo() }
         defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: 256 * 1024)) ?? Data()
-        return read(bytes: [UInt8](data))
+        let data = [UInt8]((try? handle.read(upToCount: 256 * 1024)) ?? Data())
+        if data.count >= 12, data[4..<8].elementsEqual("ftyp".utf8) { return readHEIF(file: path) }
+        return read(bytes: data)
     }
 
-    /// Reads JPEG bytes (a prefix is enough).
-    static func read(bytes b: [UInt8]) -> PhotoInfo {
+    /// A HEIF image: its Exif item through libheif, and the size as shown (after irot/imir).
+    /// The Exif `Orientation` is not applied: in HEIF it only mirrors the file's own transforms.
+    private static func readHEIF(file path: String) -> PhotoInfo {
+        guard let (tiff, width, height) = try? HEIFCodec.exif(file: path) else { return PhotoInfo() }
+        var info = tiff.map { read(bytes: $0, orientation: 1) } ?? PhotoInfo()
+        info.orientation = nil
+        info.width = width > 0 ? width : nil
+        info.height = height > 0 ? height : nil
+        return info
+    }
+
+    /// Reads JPEG bytes or a TIFF-based raw file's (a prefix is enough).
+    ///
+    /// - Parameter orientation: The orientation to turn the size by, when known
+    ///   better than from these bytes (a raw file's own for its embedded JPEG).
+    static func read(bytes b: [UInt8], orientation: Int? = nil) -> PhotoInfo {
+        var info = readStored(bytes: b)
+        info.orientation = orientation ?? ExifOrientation.read(from: b)
+        if let date = CaptureDate.read(from: b) {
+            let l = date.local
+            info.taken = String(
+                format: "%04d-%02d-%02d %02d:%02d:%02d", l.year, l.month, l.day, l.hour, l.minute, l.second)
+            if let offset = date.utcOffsetSeconds {
+                let minutes = abs(offset) / 60
+                info.taken! += String(format: " %@%02d:%02d", offset < 0 ? "-" : "+", minutes / 60, minutes % 60)
+            }
+        }
+        if ExifOrientation.swapsSides(info.orientation) { swap(&info.width, &info.height) }
+        return info
+    }
+
+    /// The fields as stored: the size not turned.
+    private static func readStored(bytes b: [UInt8]) -> PhotoInfo {
         var info = PhotoInfo()
+        if b.count >= 8, b[0] == b[1], b[0] == 0x49 || b[0] == 0x4D {
+            // A TIFF-based raw file: its IFDs are the Exif data (its pixel size is not read here).
+            readTIFF(b, into: &info)
+            info.width = nil
+            info.height = nil
+            return info
+        }
         guard b.count > 4, b[0] == 0xFF, b[1] == 0xD8 else { return info }
         var i = 2
         while i + 4 <= b.count {

@@ -1,10 +1,29 @@
+import FerryKit
 import Foundation
 
 /// The JPEG a camera embeds in its raw file, for thumbnails and the viewer:
 /// for TIFF-based raw files (CR2, NEF, ARW, DNG, ORF, RW2, PEF) the largest
 /// baseline JPEG that any IFD (IFD chain, SubIFDs, Exif IFD) points at; for
 /// Fujifilm's RAF the JPEG its header points at.
+///
+/// The embedded JPEG is stored as the sensor sees the scene; the raw file's
+/// own IFD0 `Orientation` says how to turn it (the JPEG usually has no Exif
+/// of its own). RAF has no IFD0 of its own: its JPEG's Exif carries the orientation.
 enum RawPreview {
+    /// A raw file's embedded JPEG and how to turn it upright.
+    struct Embedded: Sendable {
+        var jpeg: [UInt8]
+        /// Exif orientation, 1...8: the raw file's IFD0, else the JPEG's own Exif; nil when neither says.
+        var orientation: Int?
+
+        init(jpeg: [UInt8], header: [UInt8]) {
+            self.jpeg = jpeg
+            orientation =
+                (header.starts(with: Array("FUJIFILM".utf8)) ? nil : ExifOrientation.read(from: header))
+                ?? ExifOrientation.read(from: jpeg.prefix(EXIFThumbnail.firstReadLength))
+        }
+    }
+
     /// Where the embedded JPEG lies in the file, or nil when there is none.
     ///
     /// - Parameter header: The file's first bytes (IFDs sit near the start; 1 MB is plenty).
@@ -65,7 +84,7 @@ enum RawPreview {
     }
 
     /// The embedded JPEG of a raw file on disk, or nil.
-    static func jpeg(ofFile path: String) -> [UInt8]? {
+    static func jpeg(ofFile path: String) -> Embedded? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         let size = Int((try? handle.seekToEnd()) ?? 0)
@@ -75,7 +94,7 @@ enum RawPreview {
         try? handle.seek(toOffset: UInt64(place.offset))
         let bytes = [UInt8]((try? handle.read(upToCount: place.length)) ?? Data())
         guard bytes.count == place.length, bytes.starts(with: [0xFF, 0xD8]) else { return nil }
-        return bytes
+        return Embedded(jpeg: bytes, header: header)
     }
 
     /// The embedded JPEG of a raw file read through `read` (byte ranges): its first
@@ -83,7 +102,7 @@ enum RawPreview {
     /// fetched, so a 30 MB raw file on a card costs about one megabyte and a preview.
     static func jpeg(
         fileSize: Int, read: (Range<Int64>) async throws -> Data
-    ) async throws -> [UInt8]? {
+    ) async throws -> Embedded? {
         let header = [UInt8](try await read(0..<Int64(min(fileSize, 1 << 20))))
         guard let place = locate(in: header, fileSize: fileSize) else { return nil }
         let bytes: [UInt8]
@@ -92,7 +111,8 @@ enum RawPreview {
         } else {
             bytes = [UInt8](try await read(Int64(place.offset)..<Int64(place.offset + place.length)))
         }
-        return bytes.count == place.length && bytes.starts(with: [0xFF, 0xD8]) ? bytes : nil
+        guard bytes.count == place.length, bytes.starts(with: [0xFF, 0xD8]) else { return nil }
+        return Embedded(jpeg: bytes, header: header)
     }
 
     private static func be32(_ b: [UInt8], _ at: Int) -> Int {

@@ -14,7 +14,7 @@ export const viewer = {
   abort: null,
   objectURL: null,
   pushed: false,       // whether opening pushed a history entry (closing then goes back)
-  width: 0, height: 0, // size of the original image (the zoom's 100%)
+  width: 0, height: 0, // size of the original image as shown, turned by its Exif orientation (the zoom's 100%)
   level: null,         // 'preview' or 'original': what the image element holds
   pixels: 0,           // width in pixels of what the image element holds
   originalLoading: false,
@@ -182,6 +182,9 @@ async function show(entry, token, blob, level, ow, oh) {
   if (viewer.objectURL) URL.revokeObjectURL(viewer.objectURL);
   viewer.objectURL = url;
   viewer.level = level;
+  // Upright widths all: the server's previews are turned, its X-Image-* sizes are as shown, and the
+  // browser turns the original by its Exif orientation (image-orientation: from-image) before
+  // reporting naturalWidth.
   viewer.pixels = probe.naturalWidth;
   const v = $('viewer');
   v.dataset.level = level;

@@ -1,0 +1,238 @@
+// libheif behind a few C functions for FerryWeb's HEIC/HEIF thumbnails, previews
+// and Exif (Sources/FerryWeb/Imaging/HEIFCodec.swift). libheif reports errors as
+// returned structs (no longjmp, no exit), so each function only has to release
+// what it allocated and copy the message. Prefix `ferry_heif_`.
+#ifndef FERRY_CHEIF_SHIM_H
+#define FERRY_CHEIF_SHIM_H
+
+#include <libheif/heif.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FERRY_HEIF_OK 0
+#define FERRY_HEIF_ERROR (-1)     // libheif refused the file; see the message
+#define FERRY_HEIF_MEMORY (-3)    // out of memory, or over the pixel bound
+#define FERRY_HEIF_ARGUMENT (-4)  // a bad pointer or size
+#define FERRY_HEIF_NONE (-5)      // no such item (no Exif block)
+
+// Whatever the file claims: neither side over 16384 pixels (libheif refuses
+// larger images while reading the header), and at most 50 MP decoded.
+#define FERRY_HEIF_MAX_SIDE 16384
+#define FERRY_HEIF_MAX_PIXELS 50000000ULL
+
+/// Pixels decoded by ferry_heif_decode: RGB, 3 bytes a pixel, rows packed, upright
+/// (libheif applies the file's irot/imir/clap transforms). `pixels` is malloc'd:
+/// release it with ferry_heif_free.
+typedef struct {
+    unsigned char *pixels;
+    int width;              // of what was decoded (the thumbnail item, or the image)
+    int height;
+    int image_width;        // of the primary image as shown (after its transforms)
+    int image_height;
+    int from_thumbnail;     // 1 when the pixels are the file's own thumbnail item
+} ferry_heif_image;
+
+static inline void ferry_heif_copy_message(struct heif_error error, char *message, size_t size) {
+    if (message && size > 0) {
+        strncpy(message, error.message ? error.message : "", size - 1);
+        message[size - 1] = 0;
+    }
+}
+
+/// Opens a file (`path`) or bytes (`data`, `size`; not copied: keep them alive) with the
+/// size limit set. On failure the message is copied out before the context goes (libheif's
+/// messages can live in the context).
+static inline int ferry_heif_open(const char *path, const void *data, size_t size, struct heif_context **out,
+                                  char *message, size_t message_size) {
+    struct heif_context *ctx = heif_context_alloc();
+    *out = NULL;
+    if (!ctx) return FERRY_HEIF_MEMORY;
+    heif_context_set_maximum_image_size_limit(ctx, FERRY_HEIF_MAX_SIDE);
+    struct heif_error error = path ? heif_context_read_from_file(ctx, path, NULL)
+                                   : heif_context_read_from_memory_without_copy(ctx, data, size, NULL);
+    if (error.code != heif_error_Ok) {
+        ferry_heif_copy_message(error, message, message_size);
+        heif_context_free(ctx);
+        return FERRY_HEIF_ERROR;
+    }
+    *out = ctx;
+    return FERRY_HEIF_OK;
+}
+
+/// Decodes the primary image of a HEIF file to upright RGB. When `min_side` > 0 and the
+/// file has a thumbnail item whose longer side is at least `min_side`, that (small) item is
+/// decoded instead of the whole image: an iPhone's 12 MP photo carries one of 320 x 240 or so.
+static inline int ferry_heif_decode(const char *path, const void *data, size_t size, int min_side,
+                                    ferry_heif_image *out, char *message, size_t message_size) {
+    if (!out || (!path && (!data || size == 0))) return FERRY_HEIF_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    if (message && message_size) message[0] = 0;
+    struct heif_context *ctx = NULL;
+    int opened = ferry_heif_open(path, data, size, &ctx, message, message_size);
+    if (opened != FERRY_HEIF_OK) return opened;
+    struct heif_image_handle *primary = NULL;
+    struct heif_error error = heif_context_get_primary_image_handle(ctx, &primary);
+    if (error.code != heif_error_Ok) {
+        ferry_heif_copy_message(error, message, message_size);
+        heif_context_free(ctx);
+        return FERRY_HEIF_ERROR;
+    }
+    out->image_width = heif_image_handle_get_width(primary);
+    out->image_height = heif_image_handle_get_height(primary);
+    struct heif_image_handle *chosen = primary;
+    struct heif_image_handle *thumbnail = NULL;
+    if (min_side > 0) {
+        heif_item_id ids[8];
+        int n = heif_image_handle_get_list_of_thumbnail_IDs(primary, ids, 8);
+        for (int i = 0; i < n; i++) {
+            struct heif_image_handle *t = NULL;
+            if (heif_image_handle_get_thumbnail(primary, ids[i], &t).code != heif_error_Ok) continue;
+            int w = heif_image_handle_get_width(t), h = heif_image_handle_get_height(t);
+            int longer = w > h ? w : h;
+            int best = 0;
+            if (thumbnail) {
+                int bw = heif_image_handle_get_width(thumbnail), bh = heif_image_handle_get_height(thumbnail);
+                best = bw > bh ? bw : bh;
+            }
+            // The smallest thumbnail that is large enough.
+            if (longer >= min_side && (!thumbnail || longer < best)) {
+                if (thumbnail) heif_image_handle_release(thumbnail);
+                thumbnail = t;
+            } else {
+                heif_image_handle_release(t);
+            }
+        }
+        if (thumbnail) chosen = thumbnail;
+    }
+    int cw = heif_image_handle_get_width(chosen), ch = heif_image_handle_get_height(chosen);
+    if (cw <= 0 || ch <= 0 || (unsigned long long)cw * (unsigned long long)ch > FERRY_HEIF_MAX_PIXELS) {
+        if (thumbnail) heif_image_handle_release(thumbnail);
+        heif_image_handle_release(primary);
+        heif_context_free(ctx);
+        return FERRY_HEIF_MEMORY;
+    }
+    struct heif_image *image = NULL;
+    error = heif_decode_image(chosen, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGB, NULL);
+    int status = FERRY_HEIF_OK;
+    if (error.code != heif_error_Ok) {
+        ferry_heif_copy_message(error, message, message_size);
+        status = FERRY_HEIF_ERROR;
+    } else {
+        int stride = 0;
+        const uint8_t *plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride);
+        int w = heif_image_get_width(image, heif_channel_interleaved);
+        int h = heif_image_get_height(image, heif_channel_interleaved);
+        unsigned char *pixels = (plane && w > 0 && h > 0 && stride >= w * 3)
+                                    ? (unsigned char *)malloc((size_t)w * h * 3)
+                                    : NULL;
+        if (!pixels) {
+            status = plane ? FERRY_HEIF_MEMORY : FERRY_HEIF_ERROR;
+        } else {
+            for (int y = 0; y < h; y++) memcpy(pixels + (size_t)y * w * 3, plane + (size_t)y * stride, (size_t)w * 3);
+            out->pixels = pixels;
+            out->width = w;
+            out->height = h;
+            out->from_thumbnail = thumbnail != NULL;
+        }
+        heif_image_release(image);
+    }
+    if (thumbnail) heif_image_handle_release(thumbnail);
+    heif_image_handle_release(primary);
+    heif_context_free(ctx);
+    return status;
+}
+
+/// The primary image's Exif block (from its TIFF header on: the block's leading offset
+/// is skipped), malloc'd into `*out`; FERRY_HEIF_NONE when the file has none.
+/// `*width` and `*height` get the image's size as shown.
+static inline int ferry_heif_exif(const char *path, unsigned char **out, size_t *out_size, int *width, int *height,
+                                  char *message, size_t message_size) {
+    if (!path || !out || !out_size) return FERRY_HEIF_ARGUMENT;
+    *out = NULL;
+    *out_size = 0;
+    struct heif_context *ctx = NULL;
+    int opened = ferry_heif_open(path, NULL, 0, &ctx, message, message_size);
+    if (opened != FERRY_HEIF_OK) return opened;
+    struct heif_image_handle *primary = NULL;
+    struct heif_error error = heif_context_get_primary_image_handle(ctx, &primary);
+    if (error.code != heif_error_Ok) {
+        ferry_heif_copy_message(error, message, message_size);
+        heif_context_free(ctx);
+        return FERRY_HEIF_ERROR;
+    }
+    if (width) *width = heif_image_handle_get_width(primary);
+    if (height) *height = heif_image_handle_get_height(primary);
+    int status = FERRY_HEIF_NONE;
+    heif_item_id id;
+    if (heif_image_handle_get_list_of_metadata_block_IDs(primary, "Exif", &id, 1) == 1) {
+        size_t size = heif_image_handle_get_metadata_size(primary, id);
+        unsigned char *block = size >= 4 && size <= (1u << 24) ? (unsigned char *)malloc(size) : NULL;
+        if (block && heif_image_handle_get_metadata(primary, id, block).code == heif_error_Ok) {
+            // ISO/IEC 23008-12 A.2.1: a 32-bit big-endian offset to the TIFF header, then the Exif data.
+            size_t skip = 4 + ((size_t)block[0] << 24 | (size_t)block[1] << 16 | (size_t)block[2] << 8 | block[3]);
+            if (skip < size) {
+                memmove(block, block + skip, size - skip);
+                *out = block;
+                *out_size = size - skip;
+                block = NULL;
+                status = FERRY_HEIF_OK;
+            }
+        }
+        free(block);
+    }
+    heif_image_handle_release(primary);
+    heif_context_free(ctx);
+    return status;
+}
+
+/// Encodes RGB pixels as a HEIC file at `path` (HEVC, `quality`), its orientation
+/// written as irot/imir boxes (1...8, Exif's meaning), with a thumbnail item of at
+/// most `thumbnail_side` pixels when > 0 and `exif` (TIFF data, from "II"/"MM") when
+/// given. For the tests' samples: phones write their photos this way.
+static inline int ferry_heif_encode(const unsigned char *pixels, int width, int height, int quality, int orientation,
+                                    int thumbnail_side, const unsigned char *exif, int exif_size, const char *path,
+                                    char *message, size_t message_size) {
+    if (!pixels || !path || width <= 0 || height <= 0) return FERRY_HEIF_ARGUMENT;
+    struct heif_context *ctx = heif_context_alloc();
+    struct heif_encoder *encoder = NULL;
+    struct heif_image *image = NULL;
+    struct heif_image_handle *handle = NULL;
+    struct heif_encoding_options *options = NULL;
+    struct heif_error error = heif_context_get_encoder_for_format(ctx, heif_compression_HEVC, &encoder);
+    if (error.code == heif_error_Ok) {
+        heif_encoder_set_lossy_quality(encoder, quality);
+        error = heif_image_create(width, height, heif_colorspace_RGB, heif_chroma_interleaved_RGB, &image);
+    }
+    if (error.code == heif_error_Ok) error = heif_image_add_plane(image, heif_channel_interleaved, width, height, 8);
+    if (error.code == heif_error_Ok) {
+        int stride = 0;
+        uint8_t *plane = heif_image_get_plane(image, heif_channel_interleaved, &stride);
+        for (int y = 0; y < height; y++) memcpy(plane + (size_t)y * stride, pixels + (size_t)y * width * 3, (size_t)width * 3);
+        options = heif_encoding_options_alloc();
+        options->image_orientation = (enum heif_orientation)(orientation >= 1 && orientation <= 8 ? orientation : 1);
+        error = heif_context_encode_image(ctx, image, encoder, options, &handle);
+    }
+    if (error.code == heif_error_Ok && thumbnail_side > 0) {
+        struct heif_image_handle *thumb = NULL;
+        error = heif_context_encode_thumbnail(ctx, image, handle, encoder, options, thumbnail_side, &thumb);
+        if (thumb) heif_image_handle_release(thumb);
+    }
+    if (error.code == heif_error_Ok && exif && exif_size > 0) {
+        error = heif_context_add_exif_metadata(ctx, handle, exif, exif_size);
+    }
+    if (error.code == heif_error_Ok) error = heif_context_write_to_file(ctx, path);
+    int status = error.code == heif_error_Ok ? FERRY_HEIF_OK : FERRY_HEIF_ERROR;
+    if (status != FERRY_HEIF_OK) ferry_heif_copy_message(error, message, message_size);
+    if (options) heif_encoding_options_free(options);
+    if (handle) heif_image_handle_release(handle);
+    if (image) heif_image_release(image);
+    if (encoder) heif_encoder_release(encoder);
+    heif_context_free(ctx);
+    return status;
+}
+
+/// Releases memory returned by ferry_heif_decode or ferry_heif_exif.
+static inline void ferry_heif_free(void *pointer) { free(pointer); }
+
+#endif

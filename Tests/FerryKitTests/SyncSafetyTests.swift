@@ -182,7 +182,7 @@ struct SyncSafetyTests {
     @Test func importedFilesAnswerBySyncsRule() throws {
         let history = try #require(try SyncHistory.open(directory: out.path))
         let t = try #require(RemoteTimestamp(year: 2026, month: 11, day: 30, hour: 10, zone: .floating))
-        let t2 = try #require(RemoteTimestamp(year: 2026, month: 11, day: 30, hour: 11, zone: .floating))
+        let t2 = try #require(RemoteTimestamp(year: 2026, month: 11, day: 30, hour: 10, minute: 7, zone: .floating))
         try history.record([
             .init(source: "s", path: "/a.jpg", size: 100, modified: t, localPath: "a.jpg", origin: .downloaded),
             .init(source: "s", path: "/b.jpg", size: -1, modified: nil, localPath: "b.jpg", origin: .downloaded),
@@ -194,6 +194,9 @@ struct SyncSafetyTests {
         #expect(known.count == 2)
         #expect(known.contains(entry("/a.jpg", 100, t)))
         #expect(!known.contains(entry("/a.jpg", 100, t2)))  // rewritten, same size
+        // The same file an hour off (a clock change of the card) counts as imported.
+        let t3 = try #require(RemoteTimestamp(year: 2026, month: 11, day: 30, hour: 11, zone: .floating))
+        #expect(known.contains(entry("/a.jpg", 100, t3)))
         #expect(!known.contains(entry("/a.jpg", 101, t)))
         #expect(known.contains(entry("/b.jpg", nil, nil)))
         #expect(!known.contains(entry("/c.jpg", 100, t)))

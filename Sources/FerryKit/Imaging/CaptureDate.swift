@@ -67,6 +67,13 @@ public struct CaptureDate: Sendable, Hashable, CustomStringConvertible {
         return s
     }
 
+    /// The extensions (lowercase) of the files ``read(from:)`` finds a date in:
+    /// JPEG and the TIFF-based raw formats. `ferry sync --layout date` files these
+    /// by the day they were taken, the rest by their time on the source.
+    public static let fileExtensions: Set<String> = [
+        "jpg", "jpeg", "jpe", "tif", "tiff", "dng", "cr2", "nef", "nrw", "arw", "srf", "sr2", "pef",
+    ]
+
     /// How many leading bytes of a photo to read for its date (256 KiB).
     public static let prefixLength = 256 * 1024
 

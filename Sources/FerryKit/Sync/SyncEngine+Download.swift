@@ -103,7 +103,9 @@ extension SyncEngine {
         }
         if d.staged {
             do {
-                item.destination = try moveIntoDateFolder(d.target, claimed: claimed)
+                item.destination = try moveIntoDateFolder(
+                    d.target, claimed: claimed, listed: item.modified, size: result.size, sha256: result.sha256
+                ).path
             } catch {
                 return fail(error)
             }
@@ -132,12 +134,30 @@ extension SyncEngine {
         return .imported(item, result, changed: changed)
     }
 
-    /// Moves a staged download to `DIR/YYYY-MM-DD/NAME` (its local time decides the
-    /// day), under a name that clobbers nothing and that no planned download uses.
-    func moveIntoDateFolder(_ staged: String, claimed: Set<String>) throws(FerryError) -> String {
-        let mtime =
-            (try? FileManager.default.attributesOfItem(atPath: staged)[.modificationDate] as? Date) ?? Date()
-        let folder = directory + "/" + SyncNaming.dayFolder(mtime, zone: options.timeZone)
+    /// The day a downloaded file belongs to: the date it was taken (its Exif
+    /// `DateTimeOriginal`, as the camera's clock showed it), else the listing's
+    /// time, else the file's own (a download takes its source's time).
+    func dayFolder(ofDownloaded path: String, listed: RemoteTimestamp?) -> String {
+        if LocalPath.pathExtension(path).isEmpty == false,
+            CaptureDate.fileExtensions.contains(LocalPath.pathExtension(path).lowercased()),
+            let taken = (try? CaptureDate.read(fileAt: path)) ?? nil
+        {
+            return SyncNaming.dayFolder(taken.local, zone: options.timeZone)
+        }
+        if let listed { return SyncNaming.dayFolder(listed, zone: options.timeZone) }
+        let mtime = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? Date()
+        return SyncNaming.dayFolder(mtime, zone: options.timeZone)
+    }
+
+    /// Moves a staged download to `DIR/YYYY-MM-DD/NAME` (``dayFolder(ofDownloaded:listed:)``
+    /// decides the day), under a name that clobbers nothing and that no planned
+    /// download uses. A name there that holds these very bytes (same size and
+    /// SHA-256: an earlier run's copy whose record was lost) is taken instead and
+    /// the staged copy dropped (`duplicate`).
+    func moveIntoDateFolder(
+        _ staged: String, claimed: Set<String>, listed: RemoteTimestamp?, size: Int64, sha256: String?
+    ) throws(FerryError) -> (path: String, duplicate: Bool) {
+        let folder = directory + "/" + dayFolder(ofDownloaded: staged, listed: listed)
         if !LocalFile.isDirectory(folder) {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -145,21 +165,36 @@ extension SyncEngine {
                 throw FerryError(.localIO, operation: "mkdir", target: folder, detail: error.localizedDescription)
             }
         }
+        func dropStaging() {
+            // The staging folder held only this file.
+            rmdir(LocalPath.parent(staged))
+            rmdir(directory + "/" + SyncEngine.stagingFolder)
+        }
+        func holdsTheseBytes(_ name: String) -> Bool {
+            guard let sha256, LocalFile.size(atPath: name) == size else { return false }
+            return Digest.sha256(ofFileAt: name) == sha256
+        }
         let base = folder + "/" + LocalPath.lastComponent(staged)
         var n = 1
         while true {
             let name = SyncNaming.numbered(base, n)
             n += 1
             if claimed.contains(name) || LocalFile.exists(name + ".part") { continue }
+            if LocalFile.exists(name) {
+                if holdsTheseBytes(name) {
+                    LocalFile.remove(staged)
+                    dropStaging()
+                    return (name, true)
+                }
+                continue
+            }
             do {
                 try LocalFile.renameNoReplace(staged, to: name)
             } catch  where error.code == .destinationExists {
                 continue
             }
-            // The staging folder held only this file.
-            rmdir(LocalPath.parent(staged))
-            rmdir(directory + "/" + SyncEngine.stagingFolder)
-            return name
+            dropStaging()
+            return (name, false)
         }
     }
 

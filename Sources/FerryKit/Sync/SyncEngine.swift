@@ -112,6 +112,9 @@ public final class SyncEngine: Sendable {
         /// Files imported earlier: `--delete-after` deletes them from the source if
         /// Ferry wrote their copies and they still have the size and SHA-256 it recorded.
         var verifiedEarlier: [SyncItem] = []
+        /// Files that match the history only through a clock shift: kept on the
+        /// source by delete-after, with the reason.
+        var shiftedOnly: [SyncItem] = []
         var alreadyImported = 0
         var deferred = 0
         /// Every local name the plan uses, so a staged file never takes one.
@@ -203,6 +206,11 @@ public final class SyncEngine: Sendable {
         let imported = await download(
             plan, identity: identity, history: history, summary: &summary, events: events)
         if options.deleteAfter && !summary.interrupted && !Task.isCancelled {
+            for item in plan.shiftedOnly {
+                let reason = "it matches the import history only with its time shifted (a clock or time-zone change)"
+                summary.kept.append(.init(remotePath: item.remotePath, reason: reason))
+                events(.keptOnSource(item, reason: reason))
+            }
             await deleteAfter(
                 plan.recorded + imported + plan.verifiedEarlier, identity: identity, history: history,
                 summary: &summary, events: events)
@@ -263,6 +271,14 @@ public final class SyncEngine: Sendable {
                         plan.verifiedEarlier.append(self.item(e, destination: copy, action: .recordExisting))
                     }
                     continue
+                case .importedShifted(let local):
+                    // The same file seen through a clock change: not fetched, never deleted.
+                    plan.alreadyImported += 1
+                    if self.options.deleteAfter {
+                        let copy = self.directory + "/" + local
+                        plan.shiftedOnly.append(self.item(e, destination: copy, action: .recordExisting))
+                    }
+                    continue
                 case .new, .changed:
                     break
                 }
@@ -272,29 +288,18 @@ public final class SyncEngine: Sendable {
                     continue
                 }
                 let action: SyncItem.Action = known == .changed ? .downloadChanged : .download
-                if let base {
+                // Where an earlier run may have put this very version: its place, or
+                // (photos filed by the date taken) the day its listing gives.
+                let lookIn = base ?? (self.datedByCapture(e) ? self.listingDayPlacement(of: e) : nil)
+                let source = self.transferSource(e.path)
+                if let lookIn {
                     // The names this version may already have: the base name, or a
                     // numbered one an earlier run gave it and then lost the record of
                     // (a crash between the rename and the history write, a power cut
                     // losing the last WAL records). The first free name is its place.
-                    let source = self.transferSource(e.path)
-                    var n = 1
-                    var name = base
-                    var found = false
-                    while true {
-                        name = SyncNaming.numbered(base, n)
-                        n += 1
-                        if plan.claimed.contains(name) { continue }
-                        if LocalFile.exists(name) {
-                            if self.isSameFile(e, at: name) {
-                                found = true
-                                break
-                            }
-                            continue
-                        }
-                        if SyncNaming.isFree(name, source: source) { break }
-                    }
-                    plan.claimed.insert(name)
+                    let (name, found) = self.existingOrFreeName(
+                        lookIn, claimed: plan.claimed, source: source, holds: { self.isSameFile(e, at: $0) })
+                    if found || base != nil { plan.claimed.insert(name) }
                     if found {
                         // Recorded, not fetched; never a reason to delete from the source.
                         let item = self.item(e, destination: name, action: .recordExisting)
@@ -307,20 +312,22 @@ public final class SyncEngine: Sendable {
                         }
                         continue
                     }
-                    plan.downloads.append(
-                        PlannedDownload(
-                            item: self.item(e, destination: name, action: action), target: name, staged: false))
-                } else {
-                    // Date layout without a remote date: the folder is known only once
-                    // the file is here. Stage it under a stable name so a rerun resumes.
-                    let key = identity.key + "\n" + e.path + "\n" + String(e.size ?? -1)
-                    let staging =
-                        self.directory + "/" + SyncEngine.stagingFolder + "/" + SyncNaming.stableHash(key)
-                        + "/" + e.name
-                    plan.downloads.append(
-                        PlannedDownload(
-                            item: self.item(e, destination: staging, action: action), target: staging, staged: true))
+                    if base != nil {
+                        plan.downloads.append(
+                            PlannedDownload(
+                                item: self.item(e, destination: name, action: action), target: name, staged: false))
+                        continue
+                    }
                 }
+                // The folder is known only once the file is here (date layout: the
+                // photo's own date taken, or no remote date at all). Stage it under a
+                // stable name so a rerun resumes.
+                let key = identity.key + "\n" + e.path + "\n" + String(e.size ?? -1)
+                let staging =
+                    self.directory + "/" + SyncEngine.stagingFolder + "/" + SyncNaming.stableHash(key) + "/" + e.name
+                plan.downloads.append(
+                    PlannedDownload(
+                        item: self.item(e, destination: staging, action: action), target: staging, staged: true))
             }
             return plan
         }
@@ -356,8 +363,40 @@ public final class SyncEngine: Sendable {
         case .tree:
             return directory + "/" + SyncNaming.relative(e.path, root: url.path)
         case .date:
-            guard let m = e.modified else { return nil }
-            return directory + "/" + SyncNaming.dayFolder(m, zone: options.timeZone) + "/" + e.name
+            // A photo goes to the day it was taken, read from its own bytes once here.
+            if datedByCapture(e) { return nil }
+            return listingDayPlacement(of: e)
+        }
+    }
+
+    /// `DIR/YYYY-MM-DD/NAME` by the listing's time; nil when it gives none.
+    func listingDayPlacement(of e: RemoteEntry) -> String? {
+        guard let m = e.modified else { return nil }
+        return directory + "/" + SyncNaming.dayFolder(m, zone: options.timeZone) + "/" + e.name
+    }
+
+    /// Whether the date layout files `e` by the date it was taken (its Exif
+    /// `DateTimeOriginal`), read from the downloaded file: no extra request.
+    func datedByCapture(_ e: RemoteEntry) -> Bool {
+        options.layout == .date && CaptureDate.fileExtensions.contains(LocalPath.pathExtension(e.name).lowercased())
+    }
+
+    /// The first of `base`, `base (2)`, `base (3)` ... that `holds` the file
+    /// (found: true) or, before any such, is free for a new download: not claimed
+    /// by this plan, not there, and no other download's `.part`.
+    func existingOrFreeName(
+        _ base: String, claimed: Set<String>, source: String, holds: (String) -> Bool
+    ) -> (name: String, found: Bool) {
+        var n = 1
+        while true {
+            let name = SyncNaming.numbered(base, n)
+            n += 1
+            if claimed.contains(name) { continue }
+            if LocalFile.exists(name) {
+                if holds(name) { return (name, true) }
+                continue
+            }
+            if SyncNaming.isFree(name, source: source) { return (name, false) }
         }
     }
 

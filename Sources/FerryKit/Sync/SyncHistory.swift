@@ -77,6 +77,10 @@ public final class SyncHistory: Sendable {
         case new
         /// Imported before with exactly this size and time; `localPath` is where it went.
         case imported(localPath: String)
+        /// Imported before with this size and a card time off by whole 15-minute
+        /// steps (a time-zone or daylight-saving change of the camera or the card):
+        /// not fetched again, but never deleted from the source on that match.
+        case importedShifted(localPath: String)
         /// Imported before, but with another size or time: the remote file changed.
         case changed
     }
@@ -173,6 +177,7 @@ public final class SyncHistory: Sendable {
             let s = try db.statement("SELECT size, mtime, local FROM imports WHERE source=?1 AND path=?2")
             s.bind(.text(source), .text(path))
             var any = false
+            var shifted: String?
             while try s.step() {
                 any = true
                 let recordedSize = s.int64(0)
@@ -196,7 +201,14 @@ public final class SyncHistory: Sendable {
                     }
                     return .imported(localPath: local)
                 }
+                if shifted == nil,
+                    SyncHistory.matchesShifted(
+                        size: recordedSize, mtime: mtime, entrySize: size, entryModified: modified)
+                {
+                    shifted = s.text(2) ?? ""
+                }
             }
+            if let shifted { return .importedShifted(localPath: shifted) }
             return any ? .changed : .new
         }
 
@@ -321,6 +333,24 @@ public final class SyncHistory: Sendable {
             && (entryModified == nil || (mtime ?? "").isEmpty || mtime == entryModified!.iso8601)
     }
 
+    /// Whether a record is this listed file seen through a clock shift: the same
+    /// size, both times floating (a card's FAT local time, a camera's clock) and
+    /// apart by whole 15-minute steps, at most 24 hours. After travel or a
+    /// daylight-saving change the same file shows up an hour (or 30 or 15 minutes)
+    /// off; Rapid Photo Downloader accepts it the same way. A file really changed
+    /// within a whole number of quarter hours and with the same size is rare; it
+    /// is missed, never overwritten, and such a match never deletes from the source.
+    static func matchesShifted(size: Int64?, mtime: String?, entrySize: Int64?, entryModified: RemoteTimestamp?)
+        -> Bool
+    {
+        guard let entrySize, let size, size == entrySize, let entryModified, entryModified.zone == .floating,
+            let mtime, let recorded = RemoteTimestamp(iso8601: mtime), recorded.zone == .floating
+        else { return false }
+        let utc = TimeZone(identifier: "UTC")!
+        let apart = Int(entryModified.date(floatingIn: utc).timeIntervalSince(recorded.date(floatingIn: utc)))
+        return apart != 0 && apart % 900 == 0 && abs(apart) <= 86_400
+    }
+
     /// What the history holds for one source, in memory, answering "imported
     /// already?" by the rule `ferry sync` plans by (the browser UI's badges and
     /// counts).
@@ -332,11 +362,14 @@ public final class SyncHistory: Sendable {
         /// Nothing imported.
         public init() {}
 
-        /// Whether this listed version of the file (its path, size and time) was imported.
+        /// Whether this listed version of the file (its path, size and time) was
+        /// imported, by sync's rule (a clock shift of whole quarter hours included).
         public func contains(_ entry: RemoteEntry) -> Bool {
             versions[entry.path]?.contains {
                 SyncHistory.matches(
                     size: $0.size, mtime: $0.mtime, entrySize: entry.size, entryModified: entry.modified)
+                    || SyncHistory.matchesShifted(
+                        size: $0.size, mtime: $0.mtime, entrySize: entry.size, entryModified: entry.modified)
             } ?? false
         }
     }

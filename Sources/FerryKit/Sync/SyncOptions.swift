@@ -6,8 +6,11 @@ public struct SyncOptions: Sendable, Hashable {
     public enum Layout: String, Sendable, Hashable, CaseIterable {
         /// The remote folders below the source URL, kept as they are.
         case tree
-        /// `YYYY-MM-DD/NAME`, from the file's modification time on the source (or,
-        /// when the source reports none, the local file's time after download).
+        /// `YYYY-MM-DD/NAME`: a photo (JPEG, TIFF-based raw) by the day it was
+        /// taken, read from its Exif `DateTimeOriginal` once it is downloaded (no
+        /// extra request); anything else, or a photo without that tag, by its
+        /// modification time on the source (or, when the source reports none, the
+        /// downloaded file's time).
         case date
     }
 

@@ -1,0 +1,152 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+@testable import FerryKit
+
+/// `--layout date` by the day a photo was taken (issue 26 item 4) and "imported
+/// once" through a clock change (item 7), with photos as cameras write them
+/// (exiftool's tags on a real JPEG) copied to a folder whose times are the day of
+/// the copy, as a NAS or an FTP server has them.
+@Suite(.serialized)
+struct SyncDateTakenTests {
+    let root: TempDir
+    let out: TempDir
+    let fm = FileManager.default
+
+    init() throws {
+        root = try TempDir(prefix: "taken-src")
+        out = try TempDir(prefix: "taken-out")
+        try fm.createDirectory(atPath: root.file("DCIM/100CANON"), withIntermediateDirectories: true)
+    }
+
+    /// A camera JPEG taken at `taken` (Exif), with the file's time set to `copied`.
+    func cameraJPEG(_ name: String, taken: String, copied: (Int, Int, Int, Int, Int, Int)) throws {
+        let bytes = try CaptureDateTests.exiftool(
+            SampleJPEG.withThumbnail(width: 640, height: 480, orientation: 1), name, in: root,
+            ["-DateTimeOriginal=\(taken)", "-SubSecTimeOriginal=25"])
+        try Data(bytes).write(to: URL(fileURLWithPath: root.file("DCIM/100CANON/" + name)))
+        try fm.setAttributes(
+            [.modificationDate: SyncEngineTests.localDate(copied)], ofItemAtPath: root.file("DCIM/100CANON/" + name))
+    }
+
+    func files() -> [String] {
+        (fm.subpaths(atPath: out.path) ?? []).filter { p in
+            var isDir: ObjCBool = false
+            fm.fileExists(atPath: out.file(p), isDirectory: &isDir)
+            return !isDir.boolValue && !p.hasPrefix(".ferry-sync")
+        }.sorted()
+    }
+
+    func engine() throws -> SyncEngine {
+        var o = SyncOptions()
+        o.layout = .date
+        return SyncEngine(
+            fileSystem: LocalFileSystem(url: try RemoteURL(parsing: root.file("DCIM"))), directory: out.path,
+            options: o)
+    }
+
+    @Test func photosGoToTheDayTheyWereTakenNotTheDayTheyWereCopied() async throws {
+        try cameraJPEG("IMG_0001.JPG", taken: "2024:06:01 23:45:12", copied: (2026, 11, 30, 9, 0, 0))
+        try cameraJPEG("IMG_0002.JPG", taken: "2024:06:02 00:10:00", copied: (2026, 11, 30, 9, 0, 1))
+        // A video (no Exif Ferry reads) and a JPEG without a date: by their time.
+        try TestData.file(root.file("DCIM/100CANON/MVI_0003.MOV"), size: 30_000, seed: 3)
+        try fm.setAttributes(
+            [.modificationDate: SyncEngineTests.localDate((2024, 6, 3, 12, 0, 0))],
+            ofItemAtPath: root.file("DCIM/100CANON/MVI_0003.MOV"))
+        try Data(SampleJPEG.withThumbnail(width: 320, height: 240, orientation: 1)).write(
+            to: URL(fileURLWithPath: root.file("DCIM/100CANON/NODATE.JPG")))
+        try fm.setAttributes(
+            [.modificationDate: SyncEngineTests.localDate((2025, 1, 1, 8, 0, 0))],
+            ofItemAtPath: root.file("DCIM/100CANON/NODATE.JPG"))
+        let first = try await engine().runPass()
+        #expect(first.imported == 4 && first.succeeded, "\(first)")
+        #expect(
+            files() == [
+                "2024-06-01/IMG_0001.JPG", "2024-06-02/IMG_0002.JPG", "2024-06-03/MVI_0003.MOV",
+                "2025-01-01/NODATE.JPG",
+            ])
+        #expect(!fm.fileExists(atPath: out.file(SyncEngine.stagingFolder)))
+        #expect(
+            fm.contentsEqual(
+                atPath: out.file("2024-06-01/IMG_0001.JPG"), andPath: root.file("DCIM/100CANON/IMG_0001.JPG")))
+        let again = try await engine().runPass()
+        #expect(again.imported == 0 && again.alreadyImported == 4)
+
+        // Every record lost: the photos come once more (their day is in their
+        // bytes), are found identical by their SHA-256 where they belong, and
+        // leave no second copy.
+        let db = try SQLiteDatabase(path: out.file(SyncHistory.fileName), create: false)
+        try db.execute("DELETE FROM imports")
+        let recovered = try await engine().runPass()
+        #expect(recovered.failures.isEmpty, "\(recovered)")
+        #expect(
+            files() == [
+                "2024-06-01/IMG_0001.JPG", "2024-06-02/IMG_0002.JPG", "2024-06-03/MVI_0003.MOV",
+                "2025-01-01/NODATE.JPG",
+            ])
+        let records = try #require(try SyncHistory.open(directory: out.path, create: false)).records()
+        #expect(records.count == 4)
+        #expect(records.filter { $0.path.hasSuffix("IMG_0001.JPG") }.first?.localPath == "2024-06-01/IMG_0001.JPG")
+        #expect(try await engine().runPass().imported == 0)
+    }
+
+    /// After a time-zone or daylight-saving change the card's FAT times of the same
+    /// files are an hour off: still imported, never deleted on that match; a time
+    /// off by anything else is another version.
+    @Test func aCardTimeOffByWholeQuarterHoursIsTheSameFile() async throws {
+        let card = try TempDir(prefix: "taken-card")
+        try fm.createDirectory(atPath: card.file("DCIM/100__TSB"), withIntermediateDirectories: true)
+        func photo(_ name: String, _ seed: UInt64, _ date: (Int, Int, Int, Int, Int, Int)) throws {
+            try TestData.file(card.file("DCIM/100__TSB/" + name), size: 40_000, seed: seed)
+            try fm.setAttributes(
+                [.modificationDate: SyncEngineTests.localDate(date)], ofItemAtPath: card.file("DCIM/100__TSB/" + name))
+        }
+        try photo("IMG_0001.JPG", 1, (2026, 10, 24, 10, 0, 0))
+        try photo("IMG_0002.JPG", 2, (2026, 10, 24, 10, 0, 2))
+        let process = try FerryCardProcess(folder: card.path)
+        defer { process.stop() }
+        func sync(deleteAfter: Bool = false) async throws -> SyncPassSummary {
+            let fs = FlashAirFileSystem(url: try RemoteURL(parsing: process.url("/DCIM")))
+            var o = SyncOptions()
+            o.deleteAfter = deleteAfter
+            return try await SyncEngine(fileSystem: fs, directory: out.path, options: o).runPass()
+        }
+        #expect(try await sync().imported == 2)
+        // Clocks went back an hour for one file, 7 minutes for the other.
+        try fm.setAttributes(
+            [.modificationDate: SyncEngineTests.localDate((2026, 10, 24, 9, 0, 0))],
+            ofItemAtPath: card.file("DCIM/100__TSB/IMG_0001.JPG"))
+        try fm.setAttributes(
+            [.modificationDate: SyncEngineTests.localDate((2026, 10, 24, 9, 53, 2))],
+            ofItemAtPath: card.file("DCIM/100__TSB/IMG_0002.JPG"))
+        let s = try await sync(deleteAfter: true)
+        #expect(s.alreadyImported == 1 && s.imported == 1 && s.changed == 1, "\(s)")
+        #expect(files().contains("100__TSB/IMG_0002 (2).JPG"))
+        #expect(!files().contains("100__TSB/IMG_0001 (2).JPG"))
+        // The shifted match stays on the card; the really new version was fetched
+        // and verified, so it may go.
+        #expect(s.kept.map(\.remotePath) == ["/DCIM/100__TSB/IMG_0001.JPG"], "\(s.kept)")
+        #expect(s.kept.first?.reason.contains("shifted") == true)
+        #expect(fm.fileExists(atPath: card.file("DCIM/100__TSB/IMG_0001.JPG")))
+        #expect(s.deleted == ["/DCIM/100__TSB/IMG_0002.JPG"])
+    }
+
+    @Test func theShiftRule() {
+        func t(_ h: Int, _ m: Int, _ s: Int = 0, zone: RemoteTimestamp.Zone = .floating) -> RemoteTimestamp {
+            RemoteTimestamp(year: 2026, month: 3, day: 29, hour: h, minute: m, second: s, zone: zone)!
+        }
+        let recorded = t(2, 30).iso8601
+        func shifted(_ e: RemoteTimestamp, size: Int64 = 10) -> Bool {
+            SyncHistory.matchesShifted(size: 10, mtime: recorded, entrySize: size, entryModified: e)
+        }
+        #expect(shifted(t(3, 30)) && shifted(t(1, 30)) && shifted(t(3, 0)) && shifted(t(2, 45)))
+        #expect(!shifted(t(2, 30)), "the same time is an exact match, not a shift")
+        #expect(!shifted(t(2, 37)) && !shifted(t(3, 30, 2)))
+        #expect(!shifted(t(3, 30), size: 11))
+        #expect(!shifted(t(3, 30, zone: .utc)), "a server's UTC time does not move with the clocks")
+        let dayLater = RemoteTimestamp(year: 2026, month: 3, day: 30, hour: 2, minute: 30, zone: .floating)!
+        let overADay = RemoteTimestamp(year: 2026, month: 3, day: 30, hour: 2, minute: 45, zone: .floating)!
+        #expect(shifted(dayLater) && !shifted(overADay))
+    }
+}

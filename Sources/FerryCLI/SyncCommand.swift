@@ -14,7 +14,8 @@ enum SyncCommand: Command {
         static let since = ValueOption(
             "since", help: "only files modified since DATE (YYYY-MM-DD[THH:MM[:SS]], local time)", valueName: "DATE")
         static let layout = ValueOption(
-            "layout", help: "tree: keep the remote folders (default); date: DIR/YYYY-MM-DD/NAME by the day taken", valueName: "L",
+            "layout", help: "tree: keep the remote folders (default); date: DIR/YYYY-MM-DD/NAME by the day taken",
+            valueName: "L",
             choices: ["tree", "date"])
         static let deleteAfter = Flag(
             "delete-after", help: "delete each file from the source once its copy is verified")

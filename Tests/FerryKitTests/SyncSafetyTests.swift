@@ -155,12 +155,16 @@ struct SyncSafetyTests {
         #expect(first.imported == 3)
         let names = ["2026-11-29/IMG_0005 (2).JPG", "2026-11-29/IMG_0005.JPG", "2026-11-29/IMG_0006.JPG"]
         #expect(files() == names)
-        // Every row lost.
+        // Every row lost, and a kill between a rename and its journal's unlink left
+        // a journal without its part (issue 25 item 10).
         let db = try SQLiteDatabase(path: out.file(SyncHistory.fileName), create: false)
         try db.execute("DELETE FROM imports")
+        let orphan = out.file("2026-11-29/IMG_0006.JPG.part.journal")
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: orphan))
         let second = try await sync.runPass()
         #expect(second.imported == 0 && second.recorded == 3, "\(second)")
         #expect(files() == names)
+        #expect(!fm.fileExists(atPath: orphan), "the stale journal is gone")
         // The rows are back (as found): a third run has nothing to do.
         let third = try await sync.runPass()
         #expect(third.alreadyImported == 3 && third.imported == 0 && third.recorded == 0)
@@ -276,5 +280,38 @@ struct SyncSafetyTests {
         try photo("DCIM/100__TSB/IMG_0001.JPG", size: 10_000, seed: 2, date: (2026, 11, 30, 12, 0, 0))
         let changed = try await SyncEngine(fileSystem: fs, directory: out.path).runPass()
         #expect(changed.imported == 1 && changed.changed == 1, "\(changed)")
+    }
+
+    /// A sync interrupted through one spelling of the card's address and run again
+    /// through another (`localhost`, another port: DHCP, the card's own access
+    /// point) resumes its `.part` instead of fetching the file again beside it
+    /// (issue 25 item 6).
+    @Test func aPartIsResumedThroughAnotherSpellingOfTheAddress() async throws {
+        let big = try photo("DCIM/100__TSB/BIG.RAW", size: 2_000_000, seed: 50, date: (2020, 1, 1, 0, 0, 0))
+        let cid = String(repeating: "c", count: 32)
+        let slow = try FerryCardProcess(folder: root.path, arguments: ["--rate", "500000", "--cid", cid])
+        let sync = try engine(slow)
+        let pass = Task { try await sync.runPass() }
+        let part = out.file("100__TSB/BIG.RAW.part")
+        let deadline = Date().addingTimeInterval(20)
+        while (LocalFileSizes.of(part) ?? 0) < 600_000 && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        pass.cancel()
+        #expect(try await pass.value.interrupted)
+        slow.stop()
+        // The same card (its CID) at another port, spelt `localhost`.
+        let card = try FerryCardProcess(folder: root.path, arguments: ["--cid", cid])
+        defer { card.stop() }
+        let url = card.url("/DCIM").replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        let fs = FlashAirFileSystem(url: try RemoteURL(parsing: url))
+        let events = SyncEvents()
+        let resumed = try await SyncEngine(fileSystem: fs, directory: out.path).runPass(events: events.handler)
+        #expect(resumed.imported == 1, "\(resumed)")
+        let result = try #require(events.imported.first?.1)
+        #expect(result.resumedFrom >= 600_000, "\(result)")
+        #expect(files() == ["100__TSB/BIG.RAW"], "no second copy, no .part left")
+        #expect(bytes(out.file("100__TSB/BIG.RAW")) == big)
+        #expect(try history().records().first?.sha256 == Digest.hex(Digest.hash(Array(big))))
     }
 }

@@ -78,6 +78,7 @@ extension SyncEngine {
         opts.overwrite = .fail
         // The copy's SHA-256, hashed as the bytes stream: delete-after's proof.
         opts.computeChecksum = true
+        opts.sourceIdentity = SyncEngine.partIdentity(identity, item.remotePath)
         // As listed (walk gives files only): the backend need not ask the size again.
         let listed = RemoteEntry(
             name: LocalPath.lastComponent(item.remotePath), path: item.remotePath, kind: .file,

@@ -298,7 +298,8 @@ public final class SyncEngine: Sendable {
                     // (a crash between the rename and the history write, a power cut
                     // losing the last WAL records). The first free name is its place.
                     let (name, found) = self.existingOrFreeName(
-                        lookIn, claimed: plan.claimed, source: source, holds: { self.isSameFile(e, at: $0) })
+                        lookIn, claimed: plan.claimed, source: source,
+                        identity: SyncEngine.partIdentity(identity, e.path), holds: { self.isSameFile(e, at: $0) })
                     if found || base != nil { plan.claimed.insert(name) }
                     if found {
                         // Recorded, not fetched; never a reason to delete from the source.
@@ -385,7 +386,7 @@ public final class SyncEngine: Sendable {
     /// (found: true) or, before any such, is free for a new download: not claimed
     /// by this plan, not there, and no other download's `.part`.
     func existingOrFreeName(
-        _ base: String, claimed: Set<String>, source: String, holds: (String) -> Bool
+        _ base: String, claimed: Set<String>, source: String, identity: String, holds: (String) -> Bool
     ) -> (name: String, found: Bool) {
         var n = 1
         while true {
@@ -393,10 +394,16 @@ public final class SyncEngine: Sendable {
             n += 1
             if claimed.contains(name) { continue }
             if LocalFile.exists(name) {
+                // A journal without its `.part` beside a final name is what a kill
+                // between the rename and the journal's unlink leaves: nothing to resume.
+                let journal = DownloadJournal.path(forPart: name + ".part")
+                if !options.dryRun, LocalFile.exists(journal), !LocalFile.exists(name + ".part") {
+                    LocalFile.remove(journal)
+                }
                 if holds(name) { return (name, true) }
                 continue
             }
-            if SyncNaming.isFree(name, source: source) { return (name, false) }
+            if SyncNaming.isFree(name, source: source, identity: identity) { return (name, false) }
         }
     }
 
@@ -410,6 +417,12 @@ public final class SyncEngine: Sendable {
     func relative(_ local: String) -> String {
         let prefix = directory.hasSuffix("/") ? directory : directory + "/"
         return local.hasPrefix(prefix) ? String(local.dropFirst(prefix.count)) : local
+    }
+
+    /// What a download's `.part` is, however the source's address is spelt: the
+    /// history's key for the source (a card's CID) and the path.
+    static func partIdentity(_ identity: SyncSourceIdentity, _ path: String) -> String {
+        identity.key + "\n" + path
     }
 
     /// The source a download's journal names (to recognise our own `.part` files).

@@ -40,14 +40,14 @@ enum SyncNaming {
 
     /// Whether `path` may be used for a new download whose `.part` journal would
     /// name `source`: nothing is there, and no other download's partial file is.
-    static func isFree(_ path: String, source: String) -> Bool {
+    static func isFree(_ path: String, source: String, identity: String? = nil) -> Bool {
         if LocalFile.exists(path) { return false }
         let part = path + ".part"
         guard LocalFile.exists(part) else { return true }
         // A .part of this very download is ours to resume; one of another source's
         // is left alone. Without a journal it cannot be resumed by anyone.
         guard let journal = DownloadJournal.load(from: DownloadJournal.path(forPart: part)) else { return true }
-        return journal.source == source
+        return journal.describes(source: source, identity: identity)
     }
 
     /// A short stable name for a remote file, for its staging folder.

@@ -13,6 +13,10 @@ struct DownloadJournal: Codable, Sendable, Hashable {
     var version = 1
     /// The source, redacted (no password). A `.part` for another source is not resumed.
     var source: String
+    /// What the bytes are, however the source's address is spelt
+    /// (``DownloadOptions/sourceIdentity``: sync's history key and the path): a
+    /// `.part` with the same identity is resumed through another address too.
+    var identity: String?
     /// Strong ETag of the file the bytes came from.
     var etag: String?
     /// Last-Modified of the file the bytes came from.
@@ -39,6 +43,12 @@ struct DownloadJournal: Codable, Sendable, Hashable {
     }
 
     static func path(forPart part: String) -> String { part + ".journal" }
+
+    /// Whether these bytes are of the download from `source` with `identity`: the
+    /// same source as spelt, or the same identity when both have one.
+    func describes(source: String, identity: String?) -> Bool {
+        source == self.source || (identity != nil && identity == self.identity)
+    }
 
     static func load(from path: String) -> DownloadJournal? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }

@@ -85,12 +85,12 @@ final class PartFile: @unchecked Sendable {
     /// The SHA-256 (hex) of the finished file, when asked for.
     private(set) var sha256: String?
 
-    init(destination: String, source: String, checksum: Bool = false) {
+    init(destination: String, source: String, checksum: Bool = false, identity: String? = nil) {
         digest = checksum ? Digest() : nil
         self.destination = destination
         partPath = destination + ".part"
         journalPath = DownloadJournal.path(forPart: destination + ".part")
-        journal = DownloadJournal(source: source, bootID: DownloadJournal.currentBootID)
+        journal = DownloadJournal(source: source, identity: identity, bootID: DownloadJournal.currentBootID)
         isStream = false
     }
 
@@ -109,7 +109,9 @@ final class PartFile: @unchecked Sendable {
     /// The part a download with `options` writes to `destination`.
     static func make(destination: String, source: String, options: DownloadOptions) -> PartFile {
         if let fd = options.outputDescriptor { return PartFile(streamingTo: fd, label: destination, source: source) }
-        return PartFile(destination: destination, source: source, checksum: options.computeChecksum)
+        return PartFile(
+            destination: destination, source: source, checksum: options.computeChecksum,
+            identity: options.sourceIdentity)
     }
 
     deinit {
@@ -139,11 +141,18 @@ final class PartFile: @unchecked Sendable {
         }
         isNamed = true
         let size = LocalFile.size(fd)
-        if resume, size > 0, let saved = DownloadJournal.load(from: journalPath), saved.source == journal.source {
+        if resume, size > 0, let saved = DownloadJournal.load(from: journalPath),
+            saved.describes(source: journal.source, identity: journal.identity)
+        {
             // Same boot: the page cache survived, every written byte is there.
             // After a reboot only what was fdatasync'd is trusted.
             let trusted = saved.bootID == DownloadJournal.currentBootID ? size : min(size, saved.durableLength)
+            // The same file through another address keeps its bytes and validators
+            // and takes the address it is fetched from now.
+            let (source, identity) = (journal.source, journal.identity)
             journal = saved
+            journal.source = source
+            journal.identity = identity ?? saved.identity
             journal.bootID = DownloadJournal.currentBootID
             journalOnDisk = true
             try LocalFile.truncate(fd, to: trusted, path: partPath)

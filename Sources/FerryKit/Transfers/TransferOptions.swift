@@ -29,6 +29,12 @@ public struct DownloadOptions: Sendable, Hashable {
     /// kept from before. `ferry sync` records it in its history, and deletes a
     /// source's file only when its local copy still has it.
     public var computeChecksum: Bool = false
+    /// What the file is, however its source's address is spelt (`ferry sync`
+    /// gives its history key, a card's CID or the server, and the path): a `.part`
+    /// left by a download with the same identity is resumed even when the address
+    /// differs (`localhost` against `127.0.0.1`, another port from DHCP or the
+    /// card's own access point), instead of started again beside it.
+    public var sourceIdentity: String?
     /// Write the bytes to this open file descriptor (standard output, a pipe) as
     /// they arrive instead of to a file: no `.part`, no journal, no resume from an
     /// earlier run, no time set and no rename; the destination is only the name

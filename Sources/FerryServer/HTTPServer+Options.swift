@@ -37,6 +37,39 @@ extension HTTPServer {
         /// client that sends one byte every few seconds (slowloris) keep its
         /// connection and thread for ever. `nil` = no deadline.
         public var headerDeadline: Duration?
+        /// Whether the server makes room when it is crowded by closing connections
+        /// that only wait (idle keep-alive, request heads that trickle in), so
+        /// that a new client is answered while others hold connections open:
+        /// - a connection that finds every slot taken first closes the one
+        ///   idle the longest (untrusted ones first, see ``isTrusted``);
+        /// - with most connections or slots taken ("crowded"), an idle
+        ///   keep-alive connection goes after ``crowdedIdleTimeout`` and one
+        ///   that has not delivered a whole request head after
+        ///   ``crowdedHeaderDeadline``;
+        /// - near `maxConnections + maxWaitingConnections` open connections,
+        ///   the longest-waiting of those go, so that libmicrohttpd's own limit
+        ///   never turns a newcomer away.
+        /// Connections reading a body or being answered are never closed for room.
+        /// `false` keeps waiting connections until their timeouts.
+        public var shedsIdleConnections = true
+        /// How long an idle keep-alive connection may keep a slot while the
+        /// server is crowded (trusted ones: four times as long).
+        public var crowdedIdleTimeout: Duration = .seconds(1)
+        /// The most time for a whole request head while the server is crowded.
+        public var crowdedHeaderDeadline: Duration = .seconds(3)
+        /// Once the first byte of a request has arrived, the most time until its
+        /// request line is complete; then the connection gets 400 and is closed.
+        /// (libmicrohttpd skips a line that starts with NUL as if it were empty
+        /// and would wait for the idle timeout.) `nil` = no such deadline.
+        public var requestLineDeadline: Duration? = .seconds(1)
+        /// Slots that only trusted connections (see ``isTrusted``) may take.
+        public var reservedSlots = 0
+        /// Decides from a request's head (its body has not arrived) whether the
+        /// client has proved who it is, such as with an access token. A
+        /// connection that sent one trusted request stays trusted; trusted
+        /// connections may use the ``reservedSlots`` and are the last to be
+        /// closed for room. `nil`: every connection counts as trusted.
+        public var isTrusted: (@Sendable (HTTPRequest) -> Bool)?
         /// Largest request line plus headers, in bytes; larger requests get 431.
         public var maxHeaderSize: Int
         /// Largest request body, in bytes; larger ones get 413.
@@ -121,6 +154,15 @@ extension HTTPServer {
             if let bytesPerSecond, bytesPerSecond < 1 { throw .invalidOptions("bytesPerSecond must be at least 1") }
             if let connectionTimeout, connectionTimeout <= .zero {
                 throw .invalidOptions("connectionTimeout must be positive (nil = never)")
+            }
+            guard reservedSlots >= 0, reservedSlots < maxConnections else {
+                throw .invalidOptions("reservedSlots must be 0 or more and fewer than maxConnections")
+            }
+            guard crowdedIdleTimeout > .zero, crowdedHeaderDeadline > .zero else {
+                throw .invalidOptions("crowdedIdleTimeout and crowdedHeaderDeadline must be positive")
+            }
+            if let requestLineDeadline, requestLineDeadline <= .zero {
+                throw .invalidOptions("requestLineDeadline must be positive (nil = none)")
             }
             if let headerDeadline, headerDeadline <= .zero {
                 throw .invalidOptions("headerDeadline must be positive (nil = none)")

@@ -9,6 +9,8 @@ import Testing
         // A connection beyond the limit waits this long for a slot before it
         // is closed (SlotTests covers the wait itself).
         options.slotWait = .milliseconds(300)
+        // Idle holders keep their slots here (SlotTests covers making room).
+        options.shedsIdleConnections = false
         try await withServer(options: options, handler: okHandler) { server in
             let port = server.port
             // Two kept-alive connections fill the server.

@@ -215,13 +215,11 @@ import Testing
         options.maxConnections = 1
         options.slotWait = .milliseconds(500)
         let released = Released()
-        try await withServer(
-            options: options,
-            handler: { _ in
-                while !released.value.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(20)) }
-                return .text("ok")
-            }
-        ) { server in
+        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { _ in
+            while !released.value.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(20)) }
+            return .text("ok")
+        }
+        try await withServer(options: options, handler: handler) { server in
             let port = server.port
             async let busy = Self.timedRequest(port: port)
             #expect(try await Self.eventually { server.slotUsage.taken == 1 })

@@ -56,9 +56,17 @@ final class ConnectionSlots: @unchecked Sendable {
     /// connection never takes the ``HTTPServer/Options/reservedSlots``; among
     /// the waiting connections that fit, the oldest goes first.
     ///
+    /// - Parameters:
+    ///   - trusted: Whether the connection may take a reserved slot.
+    ///   - wait: The most time to wait.
+    ///   - whileWaiting: Called about every 100 ms while the connection waits
+    ///     (with the slots locked, so it must not take them), until it returns
+    ///     `true`: the server makes room with it.
     /// - Returns: `true` with a slot taken (give it back with ``release()``),
     ///   `false` when none freed in time or the server is stopping.
-    func acquire(trusted: Bool = true, waitingUpTo wait: Duration) -> Bool {
+    func acquire(
+        trusted: Bool = true, waitingUpTo wait: Duration, whileWaiting: (() -> Bool)? = nil
+    ) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopped else { return false }
@@ -73,13 +81,19 @@ final class ConnectionSlots: @unchecked Sendable {
         let (seconds, attoseconds) = wait.components
         let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
         var admitted = false
+        var helping = whileWaiting
         while !stopped {
             if fits(trusted: trusted), queue.first(where: { fits(trusted: $0.trusted) })?.ticket == ticket {
                 admitted = true
                 break
             }
             if Date() >= deadline { break }
-            _ = condition.wait(until: deadline)
+            if let help = helping {
+                if help() { helping = nil }
+                _ = condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.1)))
+            } else {
+                _ = condition.wait(until: deadline)
+            }
         }
         queue.removeAll { $0.ticket == ticket }
         if admitted { taken += 1 }

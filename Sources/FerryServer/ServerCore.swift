@@ -196,12 +196,16 @@ final class ServerCore: Sendable {
     /// - Returns: `false` when none freed in time; the connection is then
     ///   closed without an answer.
     private func takeSlot(for connection: OpaquePointer, trusted: Bool) -> Bool {
-        if slots.acquire(trusted: trusted, waitingUpTo: .zero) { return true }
-        // Every slot taken: the connection idle the longest makes room.
-        if options.shedsIdleConnections, let closure = registry.reclaimSlot(forTrusted: trusted) {
-            log(Self.closing(closure))
-        }
-        if slots.acquire(trusted: trusted, waitingUpTo: options.slotWait) { return true }
+        // Every slot taken: while it waits, the connection idle the longest
+        // (once it has idled a moment) makes room, one per waiting connection.
+        let reclaim: (() -> Bool)? =
+            options.shedsIdleConnections
+            ? { [self] in
+                guard let closure = registry.reclaimSlot(forTrusted: trusted) else { return false }
+                log(Self.closing(closure))
+                return true
+            } : nil
+        if slots.acquire(trusted: trusted, waitingUpTo: options.slotWait, whileWaiting: reclaim) { return true }
         if !stop.isStopped {
             let peer = Self.peer(of: connection).map { " from \($0.host):\($0.port)" } ?? ""
             log(

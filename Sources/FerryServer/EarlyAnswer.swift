@@ -1,3 +1,4 @@
+import CMicroHTTPD
 import Foundation
 
 #if canImport(Glibc)
@@ -23,7 +24,10 @@ enum EarlyAnswer {
             body = Array("\(response.status) \(HTTPStatus.reason(response.status))\n".utf8)
             contentType = "text/plain; charset=utf-8"
         }
-        var head = "HTTP/1.1 \(response.status) \(HTTPStatus.reason(response.status))\r\n"
+        // The reason libmicrohttpd gives its own answers, so both kinds read alike.
+        let known = MHD_get_reason_phrase_for(UInt32(clamping: response.status)).map { String(cString: $0) }
+        let reason = known.flatMap { $0.isEmpty || $0 == "Unknown" ? nil : $0 } ?? HTTPStatus.reason(response.status)
+        var head = "HTTP/1.1 \(response.status) \(reason)\r\n"
         head += "Date: \(HTTPDate.format(secondsSince1970: Int(Date().timeIntervalSince1970)))\r\n"
         head += "Connection: close\r\n"
         for field in response.headers {

@@ -113,6 +113,28 @@ import Testing
         }
     }
 
+    /// A body that fails with most of it still to come (past the 4 MiB that
+    /// used to be drained before answering) gets its answer at once, and the
+    /// connection closes only after it.
+    @Test func aBodyThatFailsEarlyIsAnsweredWhateverIsLeft() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let big = try scratch.makeFile("big.bin", size: 12_000_000)
+        var options = HTTPServer.Options()
+        options.maxBodySize = 100_000
+        try await withServer(options: options, handler: okHandler) { server in
+            let start = ContinuousClock.now
+            for form in [["-H", "Transfer-Encoding: chunked", "--data-binary", "@\(big)"], ["-F", "file=@\(big)"]] {
+                let r = try await curl(["-w", "\n%{http_code}", "-H", "Expect:"] + form + ["\(server.baseURL)/up"])
+                #expect(r.stdoutText.hasSuffix("\n413"), "exit \(r.exitCode): \(r.stdoutText.suffix(200)) \(r.stderr)")
+                #expect(r.stdoutText.contains("the limit is 100000 bytes"), "\(r.stdoutText.suffix(200))")
+            }
+            #expect(ContinuousClock.now - start < .seconds(10))
+            // The server still serves.
+            #expect(try await curl(["\(server.baseURL)/after"]).stdoutText == "ok")
+        }
+    }
+
     @Test func latencyDelaysEveryResponse() async throws {
         var options = HTTPServer.Options()
         options.latency = .milliseconds(400)

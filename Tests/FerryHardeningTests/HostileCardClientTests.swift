@@ -239,6 +239,16 @@ struct HostileCardClientTests {
         try expectHealthy("oversized uploads")
     }
 
+    /// A request line that starts with NUL: 400 and closed in about a second,
+    /// not silence for the idle timeout.
+    @Test func aRequestLineStartingWithNULIsAnsweredAtOnce() async throws {
+        let port = card.port
+        let answer = try await onThread { RawSocket.nulRequestLine(port: port) }
+        #expect(answer.status == 400, "\(answer)")
+        #expect(answer.closed, "\(answer)")
+        #expect(answer.seconds < 2, "\(answer)")
+    }
+
     // MARK: Slow clients
 
     /// Slowloris: more connections than the card allows, each trickling a request

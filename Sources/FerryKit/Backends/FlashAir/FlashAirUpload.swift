@@ -159,7 +159,7 @@ struct FlashAirUpload: Sendable {
             var error = FerryError.http(status: status, reason: job.headers.reason, operation: "upload", target: shown)
             error.isTransient = FlashAirCGI.isRetryable(status: status)
             if status == 507 {
-                error.detail = "the card is full (no space left): free some space on it, or use another card"
+                error.detail = "the card is full: no space left on it; free some space there, or use another card"
             }
             throw error
         }

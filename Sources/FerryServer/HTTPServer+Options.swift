@@ -7,10 +7,10 @@ extension HTTPServer {
     public struct Options: Sendable {
         /// Most connections served at once. A connection takes one of these
         /// slots when its first request arrives and keeps it until it
-        /// closes (an idle keep-alive connection keeps its slot). A
-        /// connection that finds them all taken waits for one up to
-        /// ``slotWait``, and is then closed without an answer. 1 emulates a
-        /// FlashAir card.
+        /// closes (an idle keep-alive connection keeps its slot until another
+        /// connection needs it, see ``shedsIdleConnections``). A connection
+        /// that finds them all taken waits for one up to ``slotWait``, and is
+        /// then closed without an answer. 1 emulates a FlashAir card.
         public var maxConnections: Int
         /// How long a connection beyond ``maxConnections`` waits for a slot
         /// before it is closed without an answer; `.zero` closes it at once.

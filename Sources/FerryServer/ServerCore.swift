@@ -168,7 +168,7 @@ final class ServerCore: Sendable {
             let count = uploadDataSize.pointee
             uploadDataSize.pointee = 0
             guard !exchange.responded else { return .proceed }
-            _ = exchange.consume(UnsafeRawBufferPointer(start: uploadData, count: count))
+            exchange.consume(UnsafeRawBufferPointer(start: uploadData, count: count))
             guard let failure = exchange.failure else { return .proceed }
             // libmicrohttpd refuses a response while the body is still
             // arriving, and the rest may be gigabytes: the answer (413, 507,

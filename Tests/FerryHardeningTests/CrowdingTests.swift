@@ -151,8 +151,8 @@ struct CrowdingTests {
                 for socket in attack { socket.send([head[step % head.count]]) }
                 step += 1
             }
-            // 1.4 s of trickling before the first probe: the attack is in place.
-            for _ in 0..<7 {
+            // 1.6 s of trickling before the first probe: the attack is in place.
+            for _ in 0..<8 {
                 trickle()
                 usleep(200_000)
             }

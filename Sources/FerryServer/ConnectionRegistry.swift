@@ -127,10 +127,30 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
-    /// Keeps the open connections below libmicrohttpd's limit: closes the
-    /// longest-waiting one when a newcomer leaves too little room.
-    func makeRoomForNewcomer() -> Closure? {
-        guard let threshold = roomThreshold, count > threshold else { return nil }
+    /// A newcomer arrived (on the accepting thread). Past
+    /// ``HTTPServer/Options/connectionLimit`` open connections the one that
+    /// has waited longest for a request head goes (one that opened in the
+    /// last 100 ms is spared), or, when none only waits, the newcomer itself;
+    /// near the limit, one that has waited a second or more goes, so that the
+    /// next newcomer finds room.
+    func makeRoomForNewcomer(_ newcomer: ConnectionContext) -> Closure? {
+        guard options.shedsIdleConnections else { return nil }
+        let open = entries.withLock { $0.values.filter { !$0.closing }.count }
+        if open > Int(options.connectionLimit) {
+            if let closure = closeOne(
+                grace: .milliseconds(100), reason: "was only waiting while the server is full", where: { _ in true })
+            {
+                return closure
+            }
+            return entries.withLock { all -> Closure? in
+                guard var entry = all[ObjectIdentifier(newcomer)], !entry.closing else { return nil }
+                entry.closing = true
+                all[ObjectIdentifier(newcomer)] = entry
+                shutdown(entry.socket, Int32(SHUT_RDWR))
+                return Closure(peer: entry.peer, reason: "found every connection busy")
+            }
+        }
+        guard let threshold = roomThreshold, open > threshold else { return nil }
         return closeOne(grace: .seconds(1), reason: "was only waiting while the server is full") { _ in true }
     }
 

@@ -21,9 +21,10 @@ extension HTTPServer {
         /// How many connections may be open beyond ``maxConnections``:
         /// those waiting for a slot and those that have not sent a request
         /// yet. Past `maxConnections + maxWaitingConnections` open
-        /// connections, a new one is accepted and closed at once
-        /// (libmicrohttpd's `MHD_OPTION_CONNECTION_LIMIT`). Each open
-        /// connection has its own thread.
+        /// connections, the one that has waited longest for its request head
+        /// is closed to make room for a new one (see
+        /// ``shedsIdleConnections``), or, when none only waits, the new one is
+        /// closed at once. Each open connection has its own thread.
         public var maxWaitingConnections: Int
         /// Most simultaneous connections from one IP address, waiting ones
         /// included; more are accepted and closed at once; 0 = no limit.
@@ -178,11 +179,21 @@ extension HTTPServer {
             max(32 * 1024, maxHeaderSize * 2 + 8 * 1024)
         }
 
-        /// `MHD_OPTION_CONNECTION_LIMIT`: the hard cap on open connections,
-        /// served, waiting for a slot or not yet sending.
+        /// The cap on open connections: served, waiting for a slot or not yet sending.
         var connectionLimit: UInt32 {
             let (sum, overflow) = maxConnections.addingReportingOverflow(maxWaitingConnections)
             return overflow ? UInt32.max : UInt32(clamping: sum)
+        }
+
+        /// `MHD_OPTION_CONNECTION_LIMIT`. When the server sheds waiting
+        /// connections, libmicrohttpd accepts an eighth more than
+        /// ``connectionLimit``, so that a newcomer past the cap is seen: the
+        /// longest-waiting connection then goes in its place (or, when none
+        /// only waits, the newcomer).
+        var acceptLimit: UInt32 {
+            guard shedsIdleConnections else { return connectionLimit }
+            let (sum, overflow) = connectionLimit.addingReportingOverflow(max(2, connectionLimit / 8))
+            return overflow ? UInt32.max : sum
         }
 
         /// Seconds for `MHD_OPTION_CONNECTION_TIMEOUT`; 0 = never.

@@ -118,7 +118,7 @@ final class ServerCore: Sendable {
             socketContext.pointee = Unmanaged.passRetained(context).toOpaque()
             registry.opened(context)
             // On the accepting thread: shutdown(2) of another socket never blocks.
-            if let closure = registry.makeRoomForNewcomer() { log(Self.closing(closure)) }
+            if let closure = registry.makeRoomForNewcomer(context) { log(Self.closing(closure)) }
         } else if let pointer = socketContext.pointee {
             let context = Unmanaged<ConnectionContext>.fromOpaque(pointer).takeRetainedValue()
             registry.closed(context)

@@ -107,7 +107,6 @@ struct CrowdingTests {
                 usleep(100_000)
             }
         }
-        print(probes)
         return probes
     }
 
@@ -116,6 +115,7 @@ struct CrowdingTests {
     static func expectAnswered(
         _ probes: Probes, attackers: Int, sourceLocation: SourceLocation = #_sourceLocation
     ) {
+        print(probes)
         #expect(probes.attackers == attackers, "\(probes.what): attack incomplete", sourceLocation: sourceLocation)
         #expect(probes.allAnswered(), "\(probes)", sourceLocation: sourceLocation)
         #expect(probes.serverRunning, "\(probes.what): the server died", sourceLocation: sourceLocation)
@@ -139,7 +139,8 @@ struct CrowdingTests {
     }
 
     /// 100 connections (more than the 64 slots and 16 waiting) trickling a
-    /// request head, one byte each every 200 ms.
+    /// request head, one byte each every 200 ms; each one the server closes is
+    /// opened again at once, so the attack keeps 100 going.
     @Test func serveAnswersDuringSlowloris() async throws {
         let probes = try await onThread {
             let serve = try Serve()
@@ -147,8 +148,16 @@ struct CrowdingTests {
             let head = Array("GET /api/source HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8)
             var attack = (0..<100).compactMap { _ in RawSocket(port: port) }
             var step = 0
+            var reopened = 0
+            // A byte on each connection; one the server closed is opened again at once.
             let trickle = {
-                for socket in attack { socket.send([head[step % head.count]]) }
+                for i in attack.indices where !attack[i].send([head[step % head.count]]) {
+                    attack[i].close()
+                    if let socket = RawSocket(port: port) {
+                        attack[i] = socket
+                        reopened += 1
+                    }
+                }
                 step += 1
             }
             // 1.6 s of trickling before the first probe: the attack is in place.
@@ -156,7 +165,9 @@ struct CrowdingTests {
                 trickle()
                 usleep(200_000)
             }
-            var probes = Self.probes(port: port, target: "/api/source", what: "serve, 100 slowloris", between: trickle)
+            var probes = Self.probes(
+                port: port, target: "/api/source", what: "serve, 100 slowloris", between: trickle)
+            probes.what += " (\(reopened) reopened)"
             probes.attackers = attack.count
             probes.serverRunning = serve.server.process.isRunning
             attack.removeAll()

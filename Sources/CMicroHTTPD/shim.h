@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -118,6 +119,25 @@ static inline int ferry_mhd_connection_fd(struct MHD_Connection *c) {
 static inline void *ferry_mhd_connection_socket_context(struct MHD_Connection *c) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return info != NULL ? info->socket_context : NULL;
+}
+
+// --- TCP_INFO ------------------------------------------------------------------
+/// Payload bytes the connection has received so far (`tcpi_bytes_received` of
+/// Linux's `struct tcp_info`, at its fixed offset 128 since Linux 4.1), or -1
+/// when the kernel does not say. Read into a plain buffer so the glibc and Linux
+/// definitions of `struct tcp_info` never meet.
+static inline int64_t ferry_tcp_bytes_received(int fd) {
+#ifdef __linux__
+    unsigned char info[256];
+    socklen_t length = sizeof info;
+    if (getsockopt(fd, IPPROTO_TCP, 11 /* TCP_INFO */, info, &length) != 0 || length < 136) return -1;
+    uint64_t value;
+    memcpy(&value, info + 128, sizeof value);
+    return (int64_t)value;
+#else
+    (void)fd;
+    return -1;
+#endif
 }
 
 // --- macros Swift cannot import ---------------------------------------------

@@ -16,10 +16,11 @@ public struct FlashAirCardConfiguration: Sendable, Hashable {
     /// Whether plain downloads honour `Range`; false behaves like a card that
     /// always sends the whole file.
     public var supportsRanges = true
-    /// Most connections served at once; another waits up to 2 s for one to
-    /// close (`HTTPServer.Options.slotWait`) and is then closed without an
-    /// answer. 1 is the harshest card; tfatool needs 2 (its command.cgi
-    /// session plus one download); the default lets a browser work too.
+    /// Most connections served at once; another closes the one idle the
+    /// longest, or waits up to 2 s for one to close
+    /// (`HTTPServer.Options.slotWait`) and is then closed without an answer.
+    /// 1 is the harshest card; tfatool needs 2 (its command.cgi session plus
+    /// one download); the default lets a browser work too.
     public var maxConnections = 8
     /// Delay before every answer.
     public var latency: Duration = .zero

@@ -14,7 +14,7 @@ final class ConnectionContext {
     var rawTarget: String?
     /// The request being read or answered.
     var exchange: RequestExchange?
-    /// The connection's socket and peer ("host:port"), for ``HeaderDeadlines``.
+    /// The connection's socket and peer ("host:port"), for ``ConnectionRegistry``.
     let socket: Int32
     let peer: String?
 

@@ -4,7 +4,9 @@ import Foundation
 /// when its first request arrives and keeps it until it closes. A
 /// connection that finds every slot taken waits up to
 /// ``HTTPServer/Options/slotWait``, first come first served, and is closed
-/// without an answer if none frees in time.
+/// without an answer if none frees in time. (Before it waits, the server
+/// closes a connection that only idles in a slot, see
+/// ``HTTPServer/Options/shedsIdleConnections``.)
 ///
 /// Why it waits: a client that closes a connection and at once opens the
 /// next one (tfatool, curl, most clients) would otherwise find its old
@@ -13,7 +15,7 @@ import Foundation
 ///
 /// Threading (libmicrohttpd 0.9.75, thread per connection; checked with a
 /// probe that logs the thread of every callback):
-/// - ``acquire(waitingUpTo:)`` runs on the connection's own thread, in the
+/// - ``acquire(trusted:waitingUpTo:)`` runs on the connection's own thread, in the
 ///   first access-handler call of its first request, so a waiting
 ///   connection blocks only itself.
 /// - ``release()`` runs on the daemon's accepting thread: libmicrohttpd
@@ -32,50 +34,75 @@ import Foundation
 final class ConnectionSlots: @unchecked Sendable {
     private let condition = NSCondition()
     private let limit: Int
+    /// Slots only trusted connections may take (``HTTPServer/Options/reservedSlots``).
+    private let reserved: Int
     private var taken = 0
-    /// Tickets of the waiting connections, oldest first.
-    private var queue: [UInt64] = []
+    /// The waiting connections, oldest first.
+    private var queue: [(ticket: UInt64, trusted: Bool)] = []
     private var nextTicket: UInt64 = 0
     private var stopped = false
 
-    init(limit: Int) {
+    init(limit: Int, reserved: Int = 0) {
         self.limit = limit
+        self.reserved = min(max(reserved, 0), limit - 1)
     }
 
-    /// Takes a slot, waiting up to `wait` for one to free.
+    /// Whether a connection of this kind fits in the slots free now.
+    private func fits(trusted: Bool) -> Bool {
+        taken < (trusted ? limit : limit - reserved)
+    }
+
+    /// Takes a slot, waiting up to `wait` for one to free. An untrusted
+    /// connection never takes the ``HTTPServer/Options/reservedSlots``; among
+    /// the waiting connections that fit, the oldest goes first.
     ///
+    /// - Parameters:
+    ///   - trusted: Whether the connection may take a reserved slot.
+    ///   - wait: The most time to wait.
+    ///   - whileWaiting: Called about every 100 ms while the connection waits
+    ///     (with the slots locked, so it must not take them), until it returns
+    ///     `true`: the server makes room with it.
     /// - Returns: `true` with a slot taken (give it back with ``release()``),
     ///   `false` when none freed in time or the server is stopping.
-    func acquire(waitingUpTo wait: Duration) -> Bool {
+    func acquire(
+        trusted: Bool = true, waitingUpTo wait: Duration, whileWaiting: (() -> Bool)? = nil
+    ) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopped else { return false }
-        if queue.isEmpty, taken < limit {
+        if fits(trusted: trusted), !queue.contains(where: { fits(trusted: $0.trusted) }) {
             taken += 1
             return true
         }
+        guard wait > .zero else { return false }
         let ticket = nextTicket
         nextTicket += 1
-        queue.append(ticket)
-        let (seconds, attoseconds) = max(wait, .zero).components
+        queue.append((ticket, trusted))
+        let (seconds, attoseconds) = wait.components
         let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
         var admitted = false
+        var helping = whileWaiting
         while !stopped {
-            if queue.first == ticket, taken < limit {
+            if fits(trusted: trusted), queue.first(where: { fits(trusted: $0.trusted) })?.ticket == ticket {
                 admitted = true
                 break
             }
             if Date() >= deadline { break }
-            _ = condition.wait(until: deadline)
+            if let help = helping {
+                if help() { helping = nil }
+                _ = condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.1)))
+            } else {
+                _ = condition.wait(until: deadline)
+            }
         }
-        queue.removeAll { $0 == ticket }
+        queue.removeAll { $0.ticket == ticket }
         if admitted { taken += 1 }
         // The next in line may now be first, or fit in another free slot.
         condition.broadcast()
         return admitted
     }
 
-    /// Gives back a slot taken by ``acquire(waitingUpTo:)``.
+    /// Gives back a slot taken by ``acquire(trusted:waitingUpTo:)``.
     func release() {
         condition.lock()
         taken -= 1

@@ -109,12 +109,15 @@ enum HTTPStatus {
         case 405: "Method Not Allowed"
         case 409: "Conflict"
         case 411: "Length Required"
+        case 408: "Request Timeout"
         case 413: "Content Too Large"
+        case 414: "URI Too Long"
         case 416: "Range Not Satisfiable"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"
         case 501: "Not Implemented"
         case 503: "Service Unavailable"
+        case 507: "Insufficient Storage"
         default: "Status \(status)"
         }
     }

@@ -47,7 +47,7 @@ extension HTTPServer {
             var config = ferry_mhd_daemon_config(
                 flags: flags,
                 bind_address: sockaddr,
-                connection_limit: options.connectionLimit,
+                connection_limit: options.acceptLimit,
                 per_ip_connection_limit: UInt32(clamping: options.maxConnectionsPerIP),
                 connection_timeout: options.connectionTimeoutSeconds,
                 connection_memory_limit: options.connectionMemoryLimit,

@@ -7,10 +7,10 @@ extension HTTPServer {
     public struct Options: Sendable {
         /// Most connections served at once. A connection takes one of these
         /// slots when its first request arrives and keeps it until it
-        /// closes (an idle keep-alive connection keeps its slot). A
-        /// connection that finds them all taken waits for one up to
-        /// ``slotWait``, and is then closed without an answer. 1 emulates a
-        /// FlashAir card.
+        /// closes (an idle keep-alive connection keeps its slot until another
+        /// connection needs it, see ``shedsIdleConnections``). A connection
+        /// that finds them all taken waits for one up to ``slotWait``, and is
+        /// then closed without an answer. 1 emulates a FlashAir card.
         public var maxConnections: Int
         /// How long a connection beyond ``maxConnections`` waits for a slot
         /// before it is closed without an answer; `.zero` closes it at once.
@@ -21,9 +21,10 @@ extension HTTPServer {
         /// How many connections may be open beyond ``maxConnections``:
         /// those waiting for a slot and those that have not sent a request
         /// yet. Past `maxConnections + maxWaitingConnections` open
-        /// connections, a new one is accepted and closed at once
-        /// (libmicrohttpd's `MHD_OPTION_CONNECTION_LIMIT`). Each open
-        /// connection has its own thread.
+        /// connections, the one that has waited longest for its request head
+        /// is closed to make room for a new one (see
+        /// ``shedsIdleConnections``), or, when none only waits, the new one is
+        /// closed at once. Each open connection has its own thread.
         public var maxWaitingConnections: Int
         /// Most simultaneous connections from one IP address, waiting ones
         /// included; more are accepted and closed at once; 0 = no limit.
@@ -37,6 +38,39 @@ extension HTTPServer {
         /// client that sends one byte every few seconds (slowloris) keep its
         /// connection and thread for ever. `nil` = no deadline.
         public var headerDeadline: Duration?
+        /// Whether the server makes room when it is crowded by closing connections
+        /// that only wait (idle keep-alive, request heads that trickle in), so
+        /// that a new client is answered while others hold connections open:
+        /// - a connection that finds every slot taken first closes the one
+        ///   idle the longest (untrusted ones first, see ``isTrusted``);
+        /// - with most connections or slots taken ("crowded"), an idle
+        ///   keep-alive connection goes after ``crowdedIdleTimeout`` and one
+        ///   that has not delivered a whole request head after
+        ///   ``crowdedHeaderDeadline``;
+        /// - near `maxConnections + maxWaitingConnections` open connections,
+        ///   the longest-waiting of those go, so that libmicrohttpd's own limit
+        ///   never turns a newcomer away.
+        /// Connections reading a body or being answered are never closed for room.
+        /// `false` keeps waiting connections until their timeouts.
+        public var shedsIdleConnections = true
+        /// How long an idle keep-alive connection may keep a slot while the
+        /// server is crowded (trusted ones: four times as long).
+        public var crowdedIdleTimeout: Duration = .seconds(1)
+        /// The most time for a whole request head while the server is crowded.
+        public var crowdedHeaderDeadline: Duration = .seconds(3)
+        /// Once the first byte of a request has arrived, the most time until its
+        /// request line is complete; then the connection gets 400 and is closed.
+        /// (libmicrohttpd skips a line that starts with NUL as if it were empty
+        /// and would wait for the idle timeout.) `nil` = no such deadline.
+        public var requestLineDeadline: Duration? = .seconds(1)
+        /// Slots that only trusted connections (see ``isTrusted``) may take.
+        public var reservedSlots = 0
+        /// Decides from a request's head (its body has not arrived) whether the
+        /// client has proved who it is, such as with an access token. A
+        /// connection that sent one trusted request stays trusted; trusted
+        /// connections may use the ``reservedSlots`` and are the last to be
+        /// closed for room. `nil`: every connection counts as trusted.
+        public var isTrusted: (@Sendable (HTTPRequest) -> Bool)?
         /// Largest request line plus headers, in bytes; larger requests get 431.
         public var maxHeaderSize: Int
         /// Largest request body, in bytes; larger ones get 413.
@@ -122,6 +156,15 @@ extension HTTPServer {
             if let connectionTimeout, connectionTimeout <= .zero {
                 throw .invalidOptions("connectionTimeout must be positive (nil = never)")
             }
+            guard reservedSlots >= 0, reservedSlots < maxConnections else {
+                throw .invalidOptions("reservedSlots must be 0 or more and fewer than maxConnections")
+            }
+            guard crowdedIdleTimeout > .zero, crowdedHeaderDeadline > .zero else {
+                throw .invalidOptions("crowdedIdleTimeout and crowdedHeaderDeadline must be positive")
+            }
+            if let requestLineDeadline, requestLineDeadline <= .zero {
+                throw .invalidOptions("requestLineDeadline must be positive (nil = none)")
+            }
             if let headerDeadline, headerDeadline <= .zero {
                 throw .invalidOptions("headerDeadline must be positive (nil = none)")
             }
@@ -136,11 +179,21 @@ extension HTTPServer {
             max(32 * 1024, maxHeaderSize * 2 + 8 * 1024)
         }
 
-        /// `MHD_OPTION_CONNECTION_LIMIT`: the hard cap on open connections,
-        /// served, waiting for a slot or not yet sending.
+        /// The cap on open connections: served, waiting for a slot or not yet sending.
         var connectionLimit: UInt32 {
             let (sum, overflow) = maxConnections.addingReportingOverflow(maxWaitingConnections)
             return overflow ? UInt32.max : UInt32(clamping: sum)
+        }
+
+        /// `MHD_OPTION_CONNECTION_LIMIT`. When the server sheds waiting
+        /// connections, libmicrohttpd accepts an eighth more than
+        /// ``connectionLimit``, so that a newcomer past the cap is seen: the
+        /// longest-waiting connection then goes in its place (or, when none
+        /// only waits, the newcomer).
+        var acceptLimit: UInt32 {
+            guard shedsIdleConnections else { return connectionLimit }
+            let (sum, overflow) = connectionLimit.addingReportingOverflow(max(2, connectionLimit / 8))
+            return overflow ? UInt32.max : sum
         }
 
         /// Seconds for `MHD_OPTION_CONNECTION_TIMEOUT`; 0 = never.

@@ -27,9 +27,6 @@ final class RequestExchange {
     private let options: HTTPServer.Options
     private var sink: Sink = .none
     private var received: Int64 = 0
-    private var drained: Int64 = 0
-    /// How much body is read and dropped after a failure before giving up on answering.
-    static let drainLimit: Int64 = 4 << 20
     private var body: HTTPRequest.Body = .none
     /// Files to delete when the request completes (the handler may have moved them).
     private var temporaryFiles: [String] = []
@@ -90,20 +87,15 @@ final class RequestExchange {
         }
     }
 
-    /// Takes the next piece of the body; on a problem sets ``failure``.
-    ///
-    /// - Returns: `false` when, after a failure, more than
-    ///   ``drainLimit`` bytes were dropped: the caller closes the connection.
-    func consume(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard failure == nil else {
-            drained += Int64(bytes.count)
-            return drained <= Self.drainLimit
-        }
+    /// Takes the next piece of the body; on a problem sets ``failure`` (the
+    /// caller then answers at once and reads no more of it).
+    func consume(_ bytes: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
         received += Int64(bytes.count)
         guard received <= options.maxBodySize else {
             failure = tooLarge()
             dropSink()
-            return true
+            return
         }
         do throws(MultipartError) {
             switch sink {
@@ -139,7 +131,6 @@ final class RequestExchange {
             failure = response(for: error)
             dropSink()
         }
-        return true
     }
 
     /// Ends the body. Afterwards either ``failure`` is set or ``request`` is complete.

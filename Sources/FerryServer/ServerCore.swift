@@ -43,7 +43,7 @@ final class ServerCore: Sendable {
     let handler: @Sendable (HTTPRequest) async -> HTTPResponse
     let stop = StopSignal()
     let slots: ConnectionSlots
-    let deadlines = HeaderDeadlines()
+    let registry: ConnectionRegistry
     private let calls = Mutex<CallRegistry>(CallRegistry())
     private let lastLogLine = Mutex<String?>(nil)
 
@@ -65,27 +65,42 @@ final class ServerCore: Sendable {
     init(options: HTTPServer.Options, handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
         self.options = options
         self.handler = handler
-        self.slots = ConnectionSlots(limit: options.maxConnections)
+        self.slots = ConnectionSlots(
+            limit: options.maxConnections, reserved: options.isTrusted == nil ? 0 : options.reservedSlots)
+        self.registry = ConnectionRegistry(options: options)
     }
 
-    /// Closes connections that took longer than ``HTTPServer/Options/headerDeadline``
-    /// to deliver a request head, on a thread of its own until the server stops.
+    /// Watches the connections that wait for a request head, on a thread of
+    /// its own until the server stops: closes those past
+    /// ``HTTPServer/Options/headerDeadline`` or
+    /// ``HTTPServer/Options/requestLineDeadline``, and while the server is
+    /// crowded those past the crowded bounds (see
+    /// ``HTTPServer/Options/shedsIdleConnections``).
     func startDeadlineWatch() {
-        guard let deadline = options.headerDeadline else { return }
-        let period = min(deadline / 4, .seconds(1))
         let thread = Thread { [self] in
-            while stop.sleep(until: .now + period) {
-                for (socket, peer) in deadlines.expired(after: deadline) {
-                    // The connection's own thread sees the socket end and closes it.
-                    shutdown(socket, Int32(SHUT_RDWR))
-                    log(
-                        "Connection\(peer.map { " from \($0)" } ?? "") sent no complete request in \(deadline); closing it"
-                    )
+            var crowded = false
+            // A pass every 250 ms, every 100 ms while crowded (room is made sooner).
+            while stop.sleep(until: .now + .milliseconds(crowded ? 100 : 250)) {
+                crowded = isCrowded
+                for closure in registry.sweep(crowded: crowded) {
+                    log(Self.closing(closure))
                 }
             }
         }
         thread.name = "ferry.server.deadlines"
         thread.start()
+    }
+
+    /// Whether most connections or most slots are taken, or someone waits for a slot.
+    var isCrowded: Bool {
+        let (taken, waiting) = slots.usage
+        let limit = Int(options.connectionLimit)
+        return waiting > 0 || registry.count * 4 >= limit * 3
+            || (options.maxConnections >= 4 && taken * 4 >= options.maxConnections * 3)
+    }
+
+    private static func closing(_ closure: ConnectionRegistry.Closure) -> String {
+        "Connection\(closure.peer.map { " from \($0)" } ?? "") \(closure.reason); closing it"
     }
 
     // MARK: - Callbacks (each reached from a non-capturing C closure in HTTPServer+Daemon.swift)
@@ -101,10 +116,12 @@ final class ServerCore: Sendable {
                 socket: connection.map { ferry_mhd_connection_fd($0) } ?? -1,
                 peer: connection.flatMap { Self.peer(of: $0) }.map { "\($0.host):\($0.port)" })
             socketContext.pointee = Unmanaged.passRetained(context).toOpaque()
-            deadlines.waiting(context)
+            registry.opened(context)
+            // On the accepting thread: shutdown(2) of another socket never blocks.
+            if let closure = registry.makeRoomForNewcomer(context) { log(Self.closing(closure)) }
         } else if let pointer = socketContext.pointee {
             let context = Unmanaged<ConnectionContext>.fromOpaque(pointer).takeRetainedValue()
-            deadlines.done(context)
+            registry.closed(context)
             context.exchange?.discardFiles()
             context.exchange = nil
             socketContext.pointee = nil
@@ -115,7 +132,9 @@ final class ServerCore: Sendable {
     /// `MHD_OPTION_URI_LOG_CALLBACK`: the raw request target, before
     /// libmicrohttpd splits and unescapes it.
     func uriReceived(_ uri: String, connection: OpaquePointer) {
-        ConnectionContext.of(connection)?.rawTarget = uri
+        guard let context = ConnectionContext.of(connection) else { return }
+        context.rawTarget = uri
+        registry.requestLine(context)
     }
 
     /// The access handler: called once when the headers are in, once per
@@ -126,15 +145,22 @@ final class ServerCore: Sendable {
     ) -> Action {
         guard let context = ConnectionContext.of(connection) else { return .close }
         guard let exchange = context.exchange else {
-            deadlines.done(context)
-            if !context.holdsSlot {
-                guard takeSlot(for: connection) else { return .close }
-                context.holdsSlot = true
-            }
+            // Closed for room or a deadline while the head was completing.
+            guard registry.headArrived(context) else { return .close }
             let exchange = RequestExchange(
                 method: method, target: context.rawTarget ?? url, version: version,
                 headers: Self.headers(of: connection),
                 remote: Self.peer(of: connection), options: options)
+            let trusted = options.isTrusted?(exchange.request) ?? true
+            if trusted { registry.trusted(context) }
+            if !context.holdsSlot {
+                guard takeSlot(for: connection, trusted: trusted) else {
+                    exchange.discardFiles()
+                    return .close
+                }
+                context.holdsSlot = true
+                registry.tookSlot(context, trusted: trusted)
+            }
             context.exchange = exchange
             // Answering now, before the body, skips "100 Continue" and makes
             // libmicrohttpd close the connection instead of reading the body.
@@ -145,12 +171,19 @@ final class ServerCore: Sendable {
             let count = uploadDataSize.pointee
             uploadDataSize.pointee = 0
             guard !exchange.responded else { return .proceed }
+            exchange.consume(UnsafeRawBufferPointer(start: uploadData, count: count))
+            guard let failure = exchange.failure else { return .proceed }
             // libmicrohttpd refuses a response while the body is still
-            // arriving, so after a failure (413, bad multipart) the rest of
-            // the body is read and dropped, up to a bound, and the answer
-            // goes out when the body ends; beyond the bound the connection
-            // is closed without an answer.
-            return exchange.consume(UnsafeRawBufferPointer(start: uploadData, count: count)) ? .proceed : .close
+            // arriving, and the rest may be gigabytes: the answer (413, 507,
+            // bad multipart) goes straight to the socket now, the rest of the
+            // body is read and dropped until the client stops, then the
+            // connection closes.
+            exchange.responded = true
+            exchange.discardFiles()
+            if context.socket >= 0, EarlyAnswer.send(failure, on: context.socket, wait: .seconds(5)) {
+                EarlyAnswer.linger(on: context.socket, stop: stop)
+            }
+            return .close
         }
         guard !exchange.responded else { return .proceed }
         exchange.finishBody()
@@ -165,8 +198,17 @@ final class ServerCore: Sendable {
     ///
     /// - Returns: `false` when none freed in time; the connection is then
     ///   closed without an answer.
-    private func takeSlot(for connection: OpaquePointer) -> Bool {
-        if slots.acquire(waitingUpTo: options.slotWait) { return true }
+    private func takeSlot(for connection: OpaquePointer, trusted: Bool) -> Bool {
+        // Every slot taken: while it waits, the connection idle the longest
+        // (once it has idled a moment) makes room, one per waiting connection.
+        let reclaim: (() -> Bool)? =
+            options.shedsIdleConnections
+            ? { [self] in
+                guard let closure = registry.reclaimSlot(forTrusted: trusted) else { return false }
+                log(Self.closing(closure))
+                return true
+            } : nil
+        if slots.acquire(trusted: trusted, waitingUpTo: options.slotWait, whileWaiting: reclaim) { return true }
         if !stop.isStopped {
             let peer = Self.peer(of: connection).map { " from \($0.host):\($0.port)" } ?? ""
             log(
@@ -183,7 +225,7 @@ final class ServerCore: Sendable {
         context.exchange?.discardFiles()
         context.exchange = nil
         context.rawTarget = nil
-        deadlines.waiting(context)
+        registry.waiting(context)
     }
 
     /// `MHD_OPTION_EXTERNAL_LOGGER`.
@@ -264,42 +306,5 @@ final class ServerCore: Sendable {
     private static func peer(of connection: OpaquePointer) -> (host: String, port: Int)? {
         guard let address = ferry_mhd_connection_client_address(connection) else { return nil }
         return SocketAddress(address)?.hostAndPort
-    }
-}
-
-/// Connections waiting for a request head, and since when (see
-/// ``HTTPServer/Options/headerDeadline``). Written by connection threads and the
-/// accepting thread, read by the watch thread.
-final class HeaderDeadlines: Sendable {
-    private struct Waiting {
-        var socket: Int32
-        var since: ContinuousClock.Instant
-        var peer: String?
-    }
-    private let waitingSince = Mutex<[ObjectIdentifier: Waiting]>([:])
-
-    /// `context` starts waiting for a request head now.
-    func waiting(_ context: ConnectionContext) {
-        guard context.socket >= 0 else { return }
-        waitingSince.withLock {
-            $0[ObjectIdentifier(context)] = Waiting(socket: context.socket, since: .now, peer: context.peer)
-        }
-    }
-
-    /// `context` is no longer waiting: a whole request head arrived, or it closed
-    /// (before libmicrohttpd closes its socket, so the number cannot have been
-    /// reused yet).
-    func done(_ context: ConnectionContext) {
-        _ = waitingSince.withLock { $0.removeValue(forKey: ObjectIdentifier(context)) }
-    }
-
-    /// The sockets that have waited longer than `deadline`; each is reported once.
-    func expired(after deadline: Duration) -> [(socket: Int32, peer: String?)] {
-        let now = ContinuousClock.now
-        return waitingSince.withLock { all in
-            let late = all.filter { now - $0.value.since > deadline }
-            for key in late.keys { all.removeValue(forKey: key) }
-            return late.values.map { ($0.socket, $0.peer) }
-        }
     }
 }

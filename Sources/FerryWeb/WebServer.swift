@@ -27,9 +27,16 @@ public final class WebServer: Sendable {
         self.configuration = configuration
         let api = try WebAPI(configuration: configuration)
         self.api = api
-        let options = HTTPServer.Options(
+        var options = HTTPServer.Options(
             maxConnections: 64, connectionTimeout: .seconds(60),
             temporaryDirectory: api.uploadSpool)
+        if configuration.accessToken != nil {
+            // A quarter of the slots only for clients that show the token, so a
+            // crowd without it cannot keep them out.
+            let access = AccessGuard(token: configuration.accessToken)
+            options.reservedSlots = options.maxConnections / 4
+            options.isTrusted = { access.proves($0) }
+        }
         server = HTTPServer(host: configuration.host, port: configuration.port, options: options) { request in
             await api.handle(request)
         }

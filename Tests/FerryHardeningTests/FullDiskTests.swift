@@ -136,4 +136,35 @@ struct FullDiskTests {
             #expect(process.isRunning)
         }
     }
+
+    /// The spool fills 1 MiB into a 12 MB upload, with far more of the body to
+    /// come than the server would drain before answering: it used to close
+    /// without a status after `100 Continue`, and `ferry put` retried six times
+    /// over 16 s and said "card not answering ... Broken pipe".
+    @Test func putOfABigFileWhenTheCardsUploadSpoolFillsEarly() async throws {
+        // Checked here, not on the thread: an #expect there is not counted against this test.
+        let (r, elapsed, stored, spooled, running) = try await onThread {
+            let disk = try SmallDisk()
+            let card = try TempDir(prefix: "full-spool-big-card")
+            let local = try TempDir(prefix: "full-spool-big-local")
+            _ = try TestData.file(local.file("big.cr2"), size: 12_000_000, seed: 4)
+            let process = try FerryCardProcess(folder: card.path, environment: ["TMPDIR": disk.path])
+            defer { _ = process.terminate() }
+            let start = ContinuousClock.now
+            let r = try Self.ferry(["put", local.file("big.cr2"), process.url("/")], cwd: local.path)
+            return (
+                r, ContinuousClock.now - start, FileManager.default.fileExists(atPath: card.file("big.cr2")),
+                try FileManager.default.contentsOfDirectory(atPath: disk.path), process.isRunning
+            )
+        }
+        #expect(r.status == 1, "\(r.status) \(r.stderr)")
+        #expect(r.stderr.contains("big.cr2"), "\(r.stderr)")
+        // At once, no retries, and in words that say what to do.
+        #expect(r.stderr.contains("507 Insufficient Storage") && r.stderr.contains("the card is full"), "\(r.stderr)")
+        #expect(!r.stderr.contains("not answering"), "\(r.stderr)")
+        #expect(elapsed < .seconds(5), "\(elapsed)")
+        #expect(!stored)
+        #expect(spooled.isEmpty, "spooled files left: \(spooled)")
+        #expect(running)
+    }
 }

@@ -194,6 +194,52 @@ struct HostileServeClientTests {
         try expectHealthy("malformed requests")
     }
 
+    /// libmicrohttpd skips a line that starts with NUL as if it were empty: such
+    /// a request got no answer and held its connection for the idle timeout
+    /// (30-45 s). Now: 400 and closed, in about a second.
+    @Test func aRequestLineStartingWithNULIsAnsweredAtOnce() async throws {
+        let port = self.port
+        let answer = try await onThread { RawSocket.nulRequestLine(port: port) }
+        #expect(answer.status == 400, "\(answer)")
+        #expect(answer.closed, "\(answer)")
+        #expect(answer.seconds < 2, "\(answer)")
+        let healthy = try await onThread { try self.get("/api/source").status }
+        #expect(healthy == 200)
+    }
+
+    /// A path no file system holds: 414 (it was 500 from list), never a 5xx.
+    @Test func pathsPastPathMaxAreRefusedAs414() async throws {
+        let statuses = try await onThread {
+            var statuses: [String: Int] = [:]
+            for bytes in [6000, 4090] {
+                let path = String(String(repeating: "/aaaaaaaa", count: bytes / 9 + 1).prefix(bytes))
+                for api in ["list", "stat", "file", "thumb", "preview", "info"] {
+                    statuses["\(api) \(bytes)"] = try self.get("/api/\(api)?path=\(path)").status
+                }
+            }
+            return statuses
+        }
+        #expect(statuses["list 6000"] == 414, "\(statuses)")
+        #expect(statuses["list 4090"] == 414, "\(statuses)")
+        for (what, status) in statuses {
+            #expect((400..<500).contains(status), "\(what) answered \(status)")
+        }
+    }
+
+    /// `/api/info` of nothing answered 200 with only the name.
+    @Test func infoOfAMissingFileIs404() async throws {
+        let (missing, folder, present) = try await onThread {
+            (
+                try self.get("/api/info?path=/DCIM/100FERRY/NOPE.JPG"), try self.get("/api/info?path=/DCIM"),
+                try self.get("/api/info?path=/DCIM/100FERRY/A.TXT")
+            )
+        }
+        #expect(missing.status == 404, "\(missing.status) \(missing.text)")
+        #expect(missing.text.contains("no such file"), "\(missing.text)")
+        #expect(folder.status == 404, "\(folder.status) \(folder.text)")
+        #expect(present.status == 200, "\(present.status) \(present.text)")
+    }
+
     static func peakResidentKiB(_ pid: Int32) -> Int {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {

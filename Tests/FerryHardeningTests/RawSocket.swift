@@ -69,6 +69,18 @@ final class RawSocket {
     }
 }
 
+extension RawSocket {
+    /// Sends a request whose line starts with NUL and waits up to 5 s: the
+    /// status (0 for none), whether the server closed, and the seconds until it did.
+    static func nulRequestLine(port: Int) -> (status: Int, closed: Bool, seconds: Double) {
+        let start = Date()
+        guard let socket = RawSocket(port: port) else { return (0, false, 0) }
+        socket.send([0, 1, 2] + Array("garbage\r\n\r\n".utf8))
+        let answer = socket.read(timeout: 5)
+        return (status(answer.bytes), answer.closed, Date().timeIntervalSince(start))
+    }
+}
+
 /// What /proc says about a process: threads, open descriptors, resident memory.
 struct ProcessStats: CustomStringConvertible {
     var threads: Int

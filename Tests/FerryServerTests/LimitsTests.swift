@@ -9,6 +9,8 @@ import Testing
         // A connection beyond the limit waits this long for a slot before it
         // is closed (SlotTests covers the wait itself).
         options.slotWait = .milliseconds(300)
+        // Idle holders keep their slots here (SlotTests covers making room).
+        options.shedsIdleConnections = false
         try await withServer(options: options, handler: okHandler) { server in
             let port = server.port
             // Two kept-alive connections fill the server.
@@ -108,6 +110,28 @@ import Testing
             #expect(form.stdoutText == "413")
             let small = try await curl(["--data-binary", "12345", "\(server.baseURL)/up"])
             #expect(small.stdoutText == "ok")
+        }
+    }
+
+    /// A body that fails with most of it still to come (past the 4 MiB that
+    /// used to be drained before answering) gets its answer at once, and the
+    /// connection closes only after it.
+    @Test func aBodyThatFailsEarlyIsAnsweredWhateverIsLeft() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let big = try scratch.makeFile("big.bin", size: 12_000_000)
+        var options = HTTPServer.Options()
+        options.maxBodySize = 100_000
+        try await withServer(options: options, handler: okHandler) { server in
+            let start = ContinuousClock.now
+            for form in [["-H", "Transfer-Encoding: chunked", "--data-binary", "@\(big)"], ["-F", "file=@\(big)"]] {
+                let r = try await curl(["-w", "\n%{http_code}", "-H", "Expect:"] + form + ["\(server.baseURL)/up"])
+                #expect(r.stdoutText.hasSuffix("\n413"), "exit \(r.exitCode): \(r.stdoutText.suffix(200)) \(r.stderr)")
+                #expect(r.stdoutText.contains("the limit is 100000 bytes"), "\(r.stdoutText.suffix(200))")
+            }
+            #expect(ContinuousClock.now - start < .seconds(10))
+            // The server still serves.
+            #expect(try await curl(["\(server.baseURL)/after"]).stdoutText == "ok")
         }
     }
 

@@ -74,6 +74,8 @@ import Testing
         let lines = Mutex<[String]>([])
         var options = HTTPServer.Options()
         options.maxConnections = 1
+        // The waiting room itself: idle holders keep their slots.
+        options.shedsIdleConnections = false
         options.slotWait = .milliseconds(700)
         options.logger = { line in lines.withLock { $0.append(line) } }
         try await withServer(options: options, handler: okHandler) { server in
@@ -99,6 +101,8 @@ import Testing
     @Test func aWaitingConnectionIsServedWhenASlotFrees() async throws {
         var options = HTTPServer.Options()
         options.maxConnections = 1
+        // The waiting room itself: idle holders keep their slots.
+        options.shedsIdleConnections = false
         options.slotWait = .seconds(10)
         try await withServer(options: options, handler: okHandler) { server in
             let port = server.port
@@ -117,6 +121,8 @@ import Testing
     @Test func waitingLongerThanTheIdleTimeoutIsNotIdleness() async throws {
         var options = HTTPServer.Options()
         options.maxConnections = 1
+        // The waiting room itself: idle holders keep their slots.
+        options.shedsIdleConnections = false
         options.connectionTimeout = .seconds(2)
         options.slotWait = .seconds(15)
         try await withServer(options: options, handler: okHandler) { server in
@@ -146,6 +152,8 @@ import Testing
     @Test func connectionsPastTheWaitingRoomAreClosedAtOnce() async throws {
         var options = HTTPServer.Options()
         options.maxConnections = 1
+        // The waiting room itself: idle holders keep their slots.
+        options.shedsIdleConnections = false
         options.maxWaitingConnections = 1
         options.slotWait = .seconds(10)
         try await withServer(options: options, handler: okHandler) { server in
@@ -165,6 +173,8 @@ import Testing
     @Test func stopEndsTheWait() async throws {
         var options = HTTPServer.Options()
         options.maxConnections = 1
+        // The waiting room itself: idle holders keep their slots.
+        options.shedsIdleConnections = false
         options.slotWait = .seconds(60)
         try await withServer(options: options, handler: okHandler) { server in
             let port = server.port
@@ -180,6 +190,70 @@ import Testing
         }
     }
 
+    @Test func anIdleHolderMakesRoomForANewcomer() async throws {
+        let lines = Mutex<[String]>([])
+        var options = HTTPServer.Options()
+        options.maxConnections = 1
+        options.slotWait = .seconds(10)
+        options.logger = { line in lines.withLock { $0.append(line) } }
+        try await withServer(options: options, handler: okHandler) { server in
+            let port = server.port
+            let holder = try await Self.holder(port: port)
+            try await Task.sleep(for: .milliseconds(400))
+            // The holder only idles: the newcomer gets its slot at once.
+            let (status, elapsed) = try await Self.timedRequest(port: port)
+            #expect(status == 200)
+            #expect(elapsed < .seconds(1), "\(elapsed)")
+            #expect(lines.withLock { $0.contains { $0.contains("was idle while every slot was taken") } })
+            let closed = try await onThread { (try? holder.readResponse()) == nil }
+            #expect(closed, "the idle holder was closed")
+        }
+    }
+
+    @Test func aBusyHolderIsNeverClosedForRoom() async throws {
+        var options = HTTPServer.Options()
+        options.maxConnections = 1
+        options.slotWait = .milliseconds(500)
+        let released = Released()
+        let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { _ in
+            while !released.value.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(20)) }
+            return .text("ok")
+        }
+        try await withServer(options: options, handler: handler) { server in
+            let port = server.port
+            async let busy = Self.timedRequest(port: port)
+            #expect(try await Self.eventually { server.slotUsage.taken == 1 })
+            try await Task.sleep(for: .milliseconds(400))
+            let (status, _) = try await Self.timedRequest(port: port)
+            #expect(status == nil, "the busy holder kept its slot")
+            released.value.withLock { $0 = true }
+            #expect(try await busy.status == 200)
+        }
+    }
+
+    @Test func reservedSlotsAreForTrustedConnections() async throws {
+        var options = HTTPServer.Options()
+        options.maxConnections = 2
+        options.reservedSlots = 1
+        options.slotWait = .milliseconds(300)
+        options.shedsIdleConnections = false
+        options.isTrusted = { $0.headers["X-Trust"] == "yes" }
+        try await withServer(options: options, handler: okHandler) { server in
+            let port = server.port
+            let untrusted = try await Self.holder(port: port)
+            // One slot is free, but only for a trusted request.
+            let refused = try await Self.timedRequest(port: port)
+            #expect(refused.status == nil)
+            let trusted = try await onThread {
+                let client = try RawClient(port: port)
+                client.send("GET / HTTP/1.1\r\nHost: x\r\nX-Trust: yes\r\n\r\n")
+                return try client.readResponse()?.status
+            }
+            #expect(trusted == 200)
+            withExtendedLifetime(untrusted) {}
+        }
+    }
+
     @Test func invalidSlotOptionsAreRefused() {
         var options = HTTPServer.Options()
         options.slotWait = .milliseconds(-1)
@@ -187,5 +261,13 @@ import Testing
         options = HTTPServer.Options()
         options.maxWaitingConnections = -1
         #expect(throws: HTTPServerError.self) { try HTTPServer(options: options, handler: okHandler).start() }
+        options = HTTPServer.Options()
+        options.reservedSlots = options.maxConnections
+        #expect(throws: HTTPServerError.self) { try HTTPServer(options: options, handler: okHandler).start() }
     }
+}
+
+/// A flag a test sets to let a waiting handler answer.
+private final class Released: Sendable {
+    let value = Mutex(false)
 }

@@ -57,6 +57,17 @@ struct AccessGuard: Sendable {
             ])
     }
 
+    /// Whether `request` carries the right token (header, cookie or `?token=`),
+    /// decided from its head alone: the server keeps slots for such
+    /// connections (`HTTPServer.Options.isTrusted`).
+    func proves(_ request: HTTPRequest) -> Bool {
+        guard let token else { return true }
+        let offered =
+            request.headers["X-Ferry-Token"] ?? Self.cookie(Self.cookieName, in: request.headers)
+            ?? request.query("token")
+        return offered.map { Self.equal($0, token) } ?? false
+    }
+
     /// Checks a request; returns the refusal, or nil when it may go on.
     ///
     /// - Parameters:
@@ -130,8 +141,13 @@ struct AccessGuard: Sendable {
         return difference == 0
     }
 
+    /// A refusal. A client refused for who it is (401, 403) gets its
+    /// connection closed: kept alive, a crowd of such connections would keep
+    /// the slots from the clients that have the token.
     static func refuse(_ status: Int, _ message: String) -> HTTPResponse {
-        .json(["error": message], status: status)
+        var response = HTTPResponse.json(["error": message], status: status)
+        response.headers.replaceOrAdd(name: "Connection", value: "close")
+        return response
     }
 
     private static func encode(_ text: String) -> String {

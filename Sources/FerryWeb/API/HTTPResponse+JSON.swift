@@ -41,6 +41,7 @@ extension HTTPResponse {
         case .localIO where error.serverText == String(cString: strerror(EACCES)): return 403
         case .localIO where error.serverText == String(cString: strerror(ENOTDIR)): return 404
         case .localIO where error.serverText == String(cString: strerror(EEXIST)): return 409
+        case .localIO where error.serverText == String(cString: strerror(ENAMETOOLONG)): return 414
         case .unexpected: return 500  // a failure FerryKit has no code for: the server's own
         default: return 500
         }

@@ -65,6 +65,14 @@ extension WebAPI {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path"), in: source)
+            if source.isLocal {
+                // Exif of nothing is not an answer: a missing file or a folder is 404.
+                var isFolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: backend, isDirectory: &isFolder), !isFolder.boolValue
+                else {
+                    throw APIRefusal(404, "no such file: \(web)")
+                }
+            }
             let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
             var info = PhotoInfo.read(file: local)
             info.name = WebPath.name(web)

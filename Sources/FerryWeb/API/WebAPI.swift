@@ -234,6 +234,10 @@ final class WebAPI: Sendable {
     /// - Throws: ``APIRefusal``: 400 for a malformed or escaping path, 403
     ///   for a local path that leaves the root through a symbolic link.
     func resolve(_ text: String?, in source: WebSource) throws(APIRefusal) -> (web: String, backend: String) {
+        if let text, text.utf8.count > Self.maxPathBytes {
+            // No file system holds such a path (PATH_MAX); said before any backend tries.
+            throw APIRefusal(414, "path too long: \(text.utf8.count) bytes, the most is \(Self.maxPathBytes)")
+        }
         guard let web = WebPath.clean(text) else { throw APIRefusal(Self.badPath) }
         do {
             return (web, try source.backendPath(web))
@@ -258,6 +262,9 @@ final class WebAPI: Sendable {
             return .failure(error, source: source)
         }
     }
+
+    /// The longest path the API takes: Linux's `PATH_MAX` less its NUL.
+    static let maxPathBytes = 4095
 
     static let badPath = HTTPResponse.failure(
         400, "bad path: it must be absolute, without '.', '..' or control characters, and stay inside the root")

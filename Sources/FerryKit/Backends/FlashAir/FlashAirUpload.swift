@@ -158,6 +158,9 @@ struct FlashAirUpload: Sendable {
             // would fail the same way on every retry.
             var error = FerryError.http(status: status, reason: job.headers.reason, operation: "upload", target: shown)
             error.isTransient = FlashAirCGI.isRetryable(status: status)
+            if status == 507 {
+                error.detail = "the card is full: no space left on it; free some space there, or use another card"
+            }
             throw error
         }
         if job.text.uppercased().contains("ERROR") {

@@ -150,3 +150,104 @@ struct SyncDateTakenTests {
         #expect(shifted(dayLater) && !shifted(overADay))
     }
 }
+
+/// Raw + JPEG pairs and sidecars travel together (issue 26 item 6).
+@Suite(.serialized)
+struct PhotoGroupTests {
+    let root: TempDir
+    let out: TempDir
+    let fm = FileManager.default
+
+    init() throws {
+        root = try TempDir(prefix: "groups-src")
+        out = try TempDir(prefix: "groups-out")
+        try fm.createDirectory(atPath: root.file("DCIM/100CANON"), withIntermediateDirectories: true)
+    }
+
+    @Test func groupsByFolderAndStem() {
+        let g = PhotoGroups.groups([
+            "/D/IMG_0001.CR2", "/D/IMG_0001.JPG", "/D/img_0001.xmp", "/D/IMG_0002.JPG", "/E/IMG_0001.JPG",
+            "/D/IMG_0003.CR3", "/D/IMG_0003.CR3.xmp", "/D/MVI_0004.MOV", "/D/MVI_0004.THM",
+        ])
+        #expect(g.count == 3)
+        #expect(g[PhotoGroups.key("/D/IMG_0001.JPG")] == ["/D/IMG_0001.CR2", "/D/IMG_0001.JPG", "/D/img_0001.xmp"])
+        #expect(g[PhotoGroups.key("/D/IMG_0003.CR3")] == ["/D/IMG_0003.CR3", "/D/IMG_0003.CR3.xmp"])
+        #expect(g[PhotoGroups.key("/D/MVI_0004.MOV")] == ["/D/MVI_0004.MOV", "/D/MVI_0004.THM"])
+        #expect(PhotoGroups.key("/E/IMG_0001.JPG") != PhotoGroups.key("/D/IMG_0001.JPG"))
+        #expect(PhotoGroups.numbered("/o/IMG_0003.CR3.xmp", 2) == "/o/IMG_0003 (2).CR3.xmp")
+        #expect(PhotoGroups.numbered("/o/IMG_0003.xmp", 2) == "/o/IMG_0003 (2).xmp")
+        #expect(PhotoGroups.numbered("/o/IMG_0003.CR2", 1) == "/o/IMG_0003.CR2")
+    }
+
+    func file(_ name: String, size: Int, seed: UInt64, _ date: (Int, Int, Int, Int, Int, Int)) throws {
+        try TestData.file(root.file("DCIM/100CANON/" + name), size: size, seed: seed)
+        try fm.setAttributes(
+            [.modificationDate: SyncEngineTests.localDate(date)], ofItemAtPath: root.file("DCIM/100CANON/" + name))
+    }
+
+    func files() -> [String] {
+        (fm.subpaths(atPath: out.path) ?? []).filter { p in
+            var isDir: ObjCBool = false
+            fm.fileExists(atPath: out.file(p), isDirectory: &isDir)
+            return !isDir.boolValue && !p.hasPrefix(".ferry-sync")
+        }.sorted()
+    }
+
+    func engine(_ configure: (inout SyncOptions) -> Void = { _ in }) throws -> SyncEngine {
+        var o = SyncOptions()
+        configure(&o)
+        return SyncEngine(
+            fileSystem: LocalFileSystem(url: try RemoteURL(parsing: root.file("DCIM"))), directory: out.path,
+            options: o)
+    }
+
+    /// A new RAW+JPEG pair whose raw collides with an older local file: the whole
+    /// group takes the same number.
+    @Test func aPairAndItsSidecarShareOneNumber() async throws {
+        try file("IMG_0001.CR2", size: 300_000, seed: 1, (2026, 11, 30, 10, 0, 0))
+        try file("IMG_0001.JPG", size: 90_000, seed: 2, (2026, 11, 30, 10, 0, 0))
+        try file("IMG_0001.XMP", size: 2_000, seed: 3, (2026, 11, 30, 10, 5, 0))
+        try fm.createDirectory(atPath: out.file("100CANON"), withIntermediateDirectories: true)
+        try TestData.file(out.file("100CANON/IMG_0001.CR2"), size: 300_000, seed: 9)
+        let s = try await engine().runPass()
+        #expect(s.imported == 3 && s.succeeded, "\(s)")
+        #expect(
+            files() == [
+                "100CANON/IMG_0001 (2).CR2", "100CANON/IMG_0001 (2).JPG", "100CANON/IMG_0001 (2).XMP",
+                "100CANON/IMG_0001.CR2",
+            ])
+        #expect(try await engine().runPass().imported == 0)
+    }
+
+    /// Date layout: the sidecar (edited later, its own time) goes to the day its
+    /// photo was taken.
+    @Test func aSidecarFollowsItsPhotosDayTaken() async throws {
+        let jpeg = try CaptureDateTests.exiftool(
+            SampleJPEG.withThumbnail(width: 640, height: 480, orientation: 1), "IMG_0007.JPG", in: root,
+            ["-DateTimeOriginal=2024:06:01 12:00:00"])
+        try Data(jpeg).write(to: URL(fileURLWithPath: root.file("DCIM/100CANON/IMG_0007.JPG")))
+        try file("IMG_0007.XMP", size: 1_500, seed: 7, (2026, 11, 30, 20, 0, 0))
+        try file("IMG_0008.XMP", size: 1_500, seed: 8, (2026, 11, 30, 20, 0, 0))
+        let s = try await engine { $0.layout = .date }.runPass()
+        #expect(s.imported == 3 && s.succeeded, "\(s)")
+        #expect(files() == ["2024-06-01/IMG_0007.JPG", "2024-06-01/IMG_0007.XMP", "2026-11-30/IMG_0008.XMP"])
+        #expect(!fm.fileExists(atPath: out.file(SyncEngine.stagingFolder)))
+        #expect(try await engine { $0.layout = .date }.runPass().imported == 0)
+    }
+
+    /// delete-after takes a group from the source only when every member is verified.
+    @Test func deleteAfterTakesAGroupOnlyWhole() async throws {
+        try file("IMG_0001.CR2", size: 300_000, seed: 1, (2026, 11, 30, 10, 0, 0))
+        try file("IMG_0001.JPG", size: 90_000, seed: 2, (2026, 11, 30, 10, 0, 0))
+        try file("IMG_0002.CR2", size: 300_000, seed: 3, (2026, 11, 30, 10, 1, 0))
+        try file("IMG_0002.JPG", size: 90_000, seed: 4, (2026, 11, 30, 10, 1, 0))
+        chmod(root.file("DCIM/100CANON/IMG_0002.JPG"), 0o444)
+        let s = try await engine { $0.deleteAfter = true }.runPass()
+        #expect(s.imported == 4)
+        #expect(Set(s.deleted) == [root.file("DCIM/100CANON/IMG_0001.CR2"), root.file("DCIM/100CANON/IMG_0001.JPG")])
+        #expect(fm.fileExists(atPath: root.file("DCIM/100CANON/IMG_0002.CR2")))
+        #expect(
+            s.kept.first { $0.remotePath.hasSuffix("IMG_0002.CR2") }?.reason.contains("IMG_0002.JPG") == true,
+            "\(s.kept)")
+    }
+}

@@ -69,6 +69,8 @@ struct SyncHistoryTests {
         #expect(SyncNaming.numbered("IMG_0001.JPG", 2) == "IMG_0001 (2).JPG")
         #expect(SyncNaming.numbered("/a/b.c/IMG.tar.gz", 3) == "/a/b.c/IMG.tar (3).gz")
         #expect(SyncNaming.numbered("README", 2) == "README (2)")
+        #expect(SyncNaming.numbered("/out/my.photos/README", 2) == "/out/my.photos/README (2)")
+        #expect(SyncNaming.numbered("/out/d/.profile", 2) == "/out/d/.profile (2)")
         #expect(SyncNaming.relative("/DCIM/100__TSB/A.JPG", root: "/DCIM") == "100__TSB/A.JPG")
         #expect(SyncNaming.relative("/DCIM/100__TSB/A.JPG", root: "/DCIM/") == "100__TSB/A.JPG")
         #expect(SyncNaming.relative("/DCIM/A.JPG", root: "/") == "DCIM/A.JPG")

@@ -10,13 +10,27 @@ extension SyncEngine {
     /// Downloads the plan's files, `jobs` at a time (one connection for a card),
     /// recording each in the history as it lands. Returns the imported items with
     /// their final names. Stops launching new downloads when the source stops
-    /// answering or the task is cancelled.
+    /// answering or the task is cancelled. The staged members of a photo group
+    /// (``PhotoGroups``) are one unit of work, fetched one after another and
+    /// placed together.
     func download(
         _ plan: Plan, identity: SyncSourceIdentity, history: SyncHistory, summary: inout SyncPassSummary,
         events: @escaping @Sendable (SyncEvent) -> Void
     ) async -> [SyncItem] {
         let downloads = plan.downloads
         guard !downloads.isEmpty else { return [] }
+        var units: [[PlannedDownload]] = []
+        var unitOfGroup: [String: Int] = [:]
+        for d in downloads {
+            if let g = d.group {
+                if let i = unitOfGroup[g] {
+                    units[i].append(d)
+                    continue
+                }
+                unitOfGroup[g] = units.count
+            }
+            units.append([d])
+        }
         // One more task than connections: the engine's per-host limit holds the
         // extra request back and starts it the moment a connection frees, while
         // the finished file is still being fsync'd and renamed.
@@ -25,31 +39,44 @@ extension SyncEngine {
         let started = ContinuousClock.now
         var imported: [SyncItem] = []
         var sourceGone = false
+        var launchedFiles = 0
         let claimed = plan.claimed
-        let launched = await forEachConcurrently(downloads, width: width) { d in
-            await self.fetch(d, identity: identity, history: history, claimed: claimed, events: events)
-        } each: { outcome in
-            switch outcome {
-            case .imported(let item, let result, let changed):
-                summary.imported += 1
-                if changed { summary.changed += 1 }
-                summary.bytes += result.bytesTransferred
-                summary.importedBytes += result.size
-                imported.append(item)
-            case .failed(let item, let error):
-                if error.code == .cancelled {
-                    summary.interrupted = true
-                } else {
-                    summary.failures.append(.init(remotePath: item.remotePath, error: error))
-                    if SyncEngine.isSourceGone(error) { sourceGone = true }
+        _ = await forEachConcurrently(units, width: width) { unit in
+            unit.count == 1
+                ? [await self.fetch(unit[0], identity: identity, history: history, claimed: claimed, events: events)]
+                : await self.fetchGroup(unit, identity: identity, history: history, claimed: claimed, events: events)
+        } each: { outcomes in
+            launchedFiles += outcomes.count
+            for outcome in outcomes {
+                switch outcome {
+                case .imported(let item, let result, let changed):
+                    summary.imported += 1
+                    if changed { summary.changed += 1 }
+                    summary.bytes += result.bytesTransferred
+                    summary.importedBytes += result.size
+                    imported.append(item)
+                case .failed(let item, let error):
+                    if error.code == .cancelled {
+                        summary.interrupted = true
+                    } else {
+                        summary.failures.append(.init(remotePath: item.remotePath, error: error))
+                        if SyncEngine.isSourceGone(error) { sourceGone = true }
+                    }
                 }
             }
             return !sourceGone && !Task.isCancelled
         }
         if Task.isCancelled { summary.interrupted = true }
-        summary.notAttempted = downloads.count - launched
+        summary.notAttempted = downloads.count - launchedFiles
         summary.duration = .now - started
         return imported
+    }
+
+    /// A downloaded file, verified and given the source's time, not yet placed.
+    struct Fetched: Sendable {
+        var download: PlannedDownload
+        var item: SyncItem
+        var result: TransferResult
     }
 
     /// Downloads one file, verifies its size, gives it the remote time, moves a
@@ -58,13 +85,113 @@ extension SyncEngine {
         _ d: PlannedDownload, identity: SyncSourceIdentity, history: SyncHistory, claimed: Set<String>,
         events: @escaping @Sendable (SyncEvent) -> Void
     ) async -> FetchOutcome {
-        var item = d.item
-        let changed = item.action == .downloadChanged
-        func fail(_ e: FerryError) -> FetchOutcome {
-            events(.failed(item, e))
-            return .failed(item, e)
+        let fetched: Fetched
+        switch await fetchBytes(d, identity: identity, events: events) {
+        case .success(let f): fetched = f
+        case .failure(let failure): return failure.outcome
         }
-        if Task.isCancelled { return .failed(item, FerryError(.cancelled, target: item.remotePath)) }
+        var item = fetched.item
+        var result = fetched.result
+        if d.staged {
+            do {
+                item.destination = try moveIntoDateFolder(
+                    d.target, claimed: claimed, listed: item.modified, size: result.size, sha256: result.sha256
+                ).path
+            } catch {
+                events(.failed(item, error))
+                return .failed(item, error)
+            }
+            result.destination = item.destination
+        }
+        return record(item, result, identity: identity, history: history, events: events)
+    }
+
+    /// Fetches a photo group's staged members one after another, then files them
+    /// together: in the day its first dated photo was taken, under one number
+    /// (`IMG_0001 (2).CR2`, `IMG_0001 (2).JPG`, `IMG_0001 (2).xmp`) that is free
+    /// for all of them, or that already holds their very bytes.
+    func fetchGroup(
+        _ members: [PlannedDownload], identity: SyncSourceIdentity, history: SyncHistory, claimed: Set<String>,
+        events: @escaping @Sendable (SyncEvent) -> Void
+    ) async -> [FetchOutcome] {
+        var outcomes: [FetchOutcome] = []
+        var fetched: [Fetched] = []
+        for d in members {
+            if Task.isCancelled { break }
+            switch await fetchBytes(d, identity: identity, events: events) {
+            case .success(let f): fetched.append(f)
+            case .failure(let failure): outcomes.append(failure.outcome)
+            }
+        }
+        guard let first = fetched.first else { return outcomes }
+        let taken = fetched.lazy.compactMap { self.captureDay(of: $0.download.target) }.first
+        let day = taken ?? dayFolder(ofDownloaded: first.download.target, listed: first.item.modified)
+        let folder = directory + "/" + day
+        if !LocalFile.isDirectory(folder) {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                let e = FerryError(.localIO, operation: "mkdir", target: folder, detail: error.localizedDescription)
+                for f in fetched {
+                    events(.failed(f.item, e))
+                    outcomes.append(.failed(f.item, e))
+                }
+                return outcomes
+            }
+        }
+        // The first number whose names are free, or hold these bytes, for every member.
+        func fits(_ f: Fetched, _ n: Int) -> Bool {
+            let name = PhotoGroups.numbered(folder + "/" + LocalPath.lastComponent(f.download.target), n)
+            if claimed.contains(name) || LocalFile.exists(name + ".part") { return false }
+            guard LocalFile.exists(name) else { return true }
+            return holds(name, size: f.result.size, sha256: f.result.sha256)
+        }
+        var n = 1
+        while !fetched.allSatisfy({ fits($0, n) }) { n += 1 }
+        for var f in fetched {
+            let name = PhotoGroups.numbered(folder + "/" + LocalPath.lastComponent(f.download.target), n)
+            do throws(FerryError) {
+                if LocalFile.exists(name) {
+                    LocalFile.remove(f.download.target)
+                    f.item.destination = name
+                } else {
+                    do {
+                        try LocalFile.renameNoReplace(f.download.target, to: name)
+                        f.item.destination = name
+                    } catch  where error.code == .destinationExists {
+                        // Taken since the look: on its own, under a name that clobbers nothing.
+                        f.item.destination = try moveIntoDateFolder(
+                            f.download.target, claimed: claimed, listed: f.item.modified, size: f.result.size,
+                            sha256: f.result.sha256
+                        ).path
+                    }
+                }
+                rmdir(LocalPath.parent(f.download.target))
+            } catch {
+                events(.failed(f.item, error))
+                outcomes.append(.failed(f.item, error))
+                continue
+            }
+            f.result.destination = f.item.destination
+            outcomes.append(record(f.item, f.result, identity: identity, history: history, events: events))
+        }
+        rmdir(directory + "/" + SyncEngine.stagingFolder)
+        return outcomes
+    }
+
+    /// Downloads one planned file: the bytes, verified against the listed size,
+    /// with the source's time; a failure as its outcome (and event).
+    func fetchBytes(
+        _ d: PlannedDownload, identity: SyncSourceIdentity, events: @escaping @Sendable (SyncEvent) -> Void
+    ) async -> Result<Fetched, FetchFailure> {
+        let item = d.item
+        func fail(_ e: FerryError) -> Result<Fetched, FetchFailure> {
+            events(.failed(item, e))
+            return .failure(FetchFailure(outcome: .failed(item, e)))
+        }
+        if Task.isCancelled {
+            return .failure(FetchFailure(outcome: .failed(item, FerryError(.cancelled, target: item.remotePath))))
+        }
         let folder = LocalPath.parent(d.target)
         if !LocalFile.isDirectory(folder) {
             do {
@@ -85,7 +212,7 @@ extension SyncEngine {
             size: item.size, modified: item.modified)
         let transfer = fs.download(listed, to: d.target, options: opts)
         events(.downloadStarted(item, transfer))
-        var result: TransferResult
+        let result: TransferResult
         do {
             result = try await transfer.result
         } catch {
@@ -102,16 +229,19 @@ extension SyncEngine {
         if let m = item.modified {
             LocalFile.setModificationTime(d.target, m.date(floatingIn: options.timeZone))
         }
-        if d.staged {
-            do {
-                item.destination = try moveIntoDateFolder(
-                    d.target, claimed: claimed, listed: item.modified, size: result.size, sha256: result.sha256
-                ).path
-            } catch {
-                return fail(error)
-            }
-            result.destination = item.destination
-        }
+        return .success(Fetched(download: d, item: item, result: result))
+    }
+
+    /// A download that ended without a file to place.
+    struct FetchFailure: Error, Sendable {
+        var outcome: FetchOutcome
+    }
+
+    /// Records an imported file in the history and reports it.
+    func record(
+        _ item: SyncItem, _ result: TransferResult, identity: SyncSourceIdentity, history: SyncHistory,
+        events: @escaping @Sendable (SyncEvent) -> Void
+    ) -> FetchOutcome {
         do {
             try history.record([
                 // Keyed by what the listing said (a listing without sizes records
@@ -129,22 +259,32 @@ extension SyncEngine {
                 e.detail, "\(relative(item.destination)) was saved but not recorded; the next sync fetches it again",
             ]
             .compactMap { $0 }.joined(separator: "; ")
-            return fail(e)
+            events(.failed(item, e))
+            return .failed(item, e)
         }
         events(.imported(item, result))
-        return .imported(item, result, changed: changed)
+        return .imported(item, result, changed: item.action == .downloadChanged)
+    }
+
+    /// Whether the local file `name` holds exactly these bytes (size and SHA-256).
+    func holds(_ name: String, size: Int64, sha256: String?) -> Bool {
+        guard let sha256, LocalFile.size(atPath: name) == size else { return false }
+        return Digest.sha256(ofFileAt: name) == sha256
+    }
+
+    /// The day a photo was taken, from its Exif; nil for a file without one.
+    func captureDay(of path: String) -> String? {
+        guard CaptureDate.fileExtensions.contains(LocalPath.pathExtension(path).lowercased()),
+            let taken = (try? CaptureDate.read(fileAt: path)) ?? nil
+        else { return nil }
+        return SyncNaming.dayFolder(taken.local, zone: options.timeZone)
     }
 
     /// The day a downloaded file belongs to: the date it was taken (its Exif
     /// `DateTimeOriginal`, as the camera's clock showed it), else the listing's
     /// time, else the file's own (a download takes its source's time).
     func dayFolder(ofDownloaded path: String, listed: RemoteTimestamp?) -> String {
-        if LocalPath.pathExtension(path).isEmpty == false,
-            CaptureDate.fileExtensions.contains(LocalPath.pathExtension(path).lowercased()),
-            let taken = (try? CaptureDate.read(fileAt: path)) ?? nil
-        {
-            return SyncNaming.dayFolder(taken.local, zone: options.timeZone)
-        }
+        if let taken = captureDay(of: path) { return taken }
         if let listed { return SyncNaming.dayFolder(listed, zone: options.timeZone) }
         let mtime = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? Date()
         return SyncNaming.dayFolder(mtime, zone: options.timeZone)
@@ -171,10 +311,6 @@ extension SyncEngine {
             rmdir(LocalPath.parent(staged))
             rmdir(directory + "/" + SyncEngine.stagingFolder)
         }
-        func holdsTheseBytes(_ name: String) -> Bool {
-            guard let sha256, LocalFile.size(atPath: name) == size else { return false }
-            return Digest.sha256(ofFileAt: name) == sha256
-        }
         let base = folder + "/" + LocalPath.lastComponent(staged)
         var n = 1
         while true {
@@ -182,7 +318,7 @@ extension SyncEngine {
             n += 1
             if claimed.contains(name) || LocalFile.exists(name + ".part") { continue }
             if LocalFile.exists(name) {
-                if holdsTheseBytes(name) {
+                if holds(name, size: size, sha256: sha256) {
                     LocalFile.remove(staged)
                     dropStaging()
                     return (name, true)
@@ -207,7 +343,7 @@ extension SyncEngine {
     /// the folder, never read-only ones, never one that changed since it was
     /// listed, on a card only when uploads are enabled.
     func deleteAfter(
-        _ candidates: [SyncItem], identity: SyncSourceIdentity, history: SyncHistory,
+        _ candidates: [SyncItem], wanted: Set<String>, identity: SyncSourceIdentity, history: SyncHistory,
         summary: inout SyncPassSummary, events: @escaping @Sendable (SyncEvent) -> Void
     ) async {
         guard !candidates.isEmpty else { return }
@@ -246,14 +382,17 @@ extension SyncEngine {
                 for item in items { keep(item, "could not list its folder again: \(error)") }
                 continue
             }
+            // Every item's verdict first: a photo group goes only as a whole.
+            var proven: [(SyncItem, SyncHistory.Record?)] = []
+            var unproven: [String: String] = [:]
             for item in items {
                 guard let current = now[item.remotePath] else { continue }
                 if current.isReadOnly || item.isReadOnly {
-                    keep(item, "read-only on the source")
+                    unproven[item.remotePath] = "read-only on the source"
                     continue
                 }
                 guard current.size == item.size, current.modified == item.modified else {
-                    keep(item, "changed on the source since it was listed")
+                    unproven[item.remotePath] = "changed on the source since it was listed"
                     continue
                 }
                 let record: SyncHistory.Record?
@@ -263,11 +402,26 @@ extension SyncEngine {
                             source: identity.key, path: item.remotePath, size: item.size, modified: item.modified)
                     }
                 } catch {
-                    keep(item, "could not read the import history: \(error)")
+                    unproven[item.remotePath] = "could not read the import history: \(error)"
                     continue
                 }
                 if let reason = SyncEngine.reasonToKeep(record, directory: directory) {
-                    keep(item, reason)
+                    unproven[item.remotePath] = reason
+                    continue
+                }
+                proven.append((item, record))
+            }
+            for item in items { if let reason = unproven[item.remotePath] { keep(item, reason) } }
+            // A raw file, its JPEG and its sidecars leave the source together or not at all.
+            let provenPaths = Set(proven.map(\.0.remotePath))
+            let groups = PhotoGroups.groups(now.keys.filter { wanted.contains($0) })
+            var groupOf: [String: [String]] = [:]
+            for members in groups.values { for m in members { groupOf[m] = members } }
+            for (item, record) in proven {
+                if let members = groupOf[item.remotePath],
+                    let missing = members.first(where: { !provenPaths.contains($0) })
+                {
+                    keep(item, "it goes with \(LocalPath.lastComponent(missing)), whose copy is not verified")
                     continue
                 }
                 do {

@@ -129,6 +129,9 @@ public final class SyncEngine: Sendable {
         var target: String
         /// True when `target` is a staging file to be moved into a date folder.
         var staged: Bool
+        /// The photo group (``PhotoGroups/key(_:)``) of a staged file placed with
+        /// its group; nil for a file placed alone.
+        var group: String? = nil
     }
 
     /// Creates the folder and takes its lock; nil for a dry run (which writes nothing).
@@ -212,8 +215,8 @@ public final class SyncEngine: Sendable {
                 events(.keptOnSource(item, reason: reason))
             }
             await deleteAfter(
-                plan.recorded + imported + plan.verifiedEarlier, identity: identity, history: history,
-                summary: &summary, events: events)
+                plan.recorded + imported + plan.verifiedEarlier, wanted: Set(wanted.map(\.path)), identity: identity,
+                history: history, summary: &summary, events: events)
         }
         events(.passFinished(summary))
         return summary
@@ -256,12 +259,24 @@ public final class SyncEngine: Sendable {
         _ wanted: [RemoteEntry], identity: SyncSourceIdentity, history: SyncHistory?,
         deferring: [String: Fingerprint]?
     ) throws(FerryError) -> Plan {
+        // Raw + JPEG pairs and sidecars: one folder, one stem.
+        let groups = PhotoGroups.groups(wanted.map(\.path))
+        var groupOf: [String: String] = [:]
+        for (key, members) in groups { for m in members { groupOf[m] = key } }
+        let byPath = Dictionary(wanted.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+        // Groups filed by their photo's date taken (date layout): every member waits
+        // for the photo, sidecars too.
+        let datedGroups = Set(
+            groups.filter { _, members in members.contains { self.datedByCapture(byPath[$0]!) } }.keys)
         let build = { (tx: SyncHistory.Transaction?) throws(FerryError) -> Plan in
             var plan = Plan()
+            var groupNumber: [String: Int] = [:]
             for e in wanted {
                 let known =
                     try tx?.known(source: identity.key, path: e.path, size: e.size, modified: e.modified) ?? .new
-                let base = self.placement(of: e)
+                let group = groupOf[e.path]
+                let byTaken = self.datedByCapture(e) || (group.map { datedGroups.contains($0) } ?? false)
+                let base = byTaken ? nil : self.placement(of: e)
                 switch known {
                 case .imported(let local):
                     plan.alreadyImported += 1
@@ -290,8 +305,34 @@ public final class SyncEngine: Sendable {
                 let action: SyncItem.Action = known == .changed ? .downloadChanged : .download
                 // Where an earlier run may have put this very version: its place, or
                 // (photos filed by the date taken) the day its listing gives.
-                let lookIn = base ?? (self.datedByCapture(e) ? self.listingDayPlacement(of: e) : nil)
+                let lookIn = base ?? (byTaken ? self.listingDayPlacement(of: e) : nil)
                 let source = self.transferSource(e.path)
+                if let base, let group, let members = groups[group] {
+                    // One number for the whole group, free (or holding each member
+                    // already) for every member's name.
+                    let n =
+                        groupNumber[group]
+                        ?? self.groupNumber(
+                            members.compactMap { byPath[$0] }, claimed: plan.claimed, identity: identity)
+                    groupNumber[group] = n
+                    let name = PhotoGroups.numbered(base, n)
+                    plan.claimed.insert(name)
+                    if LocalFile.exists(name) && self.isSameFile(e, at: name) {
+                        let item = self.item(e, destination: name, action: .recordExisting)
+                        plan.recorded.append(item)
+                        if !self.options.dryRun {
+                            try tx?.insert(
+                                SyncHistory.Record(
+                                    source: identity.key, path: e.path, size: e.size, modified: e.modified,
+                                    localPath: self.relative(name), origin: .foundLocally))
+                        }
+                    } else {
+                        plan.downloads.append(
+                            PlannedDownload(
+                                item: self.item(e, destination: name, action: action), target: name, staged: false))
+                    }
+                    continue
+                }
                 if let lookIn {
                     // The names this version may already have: the base name, or a
                     // numbered one an earlier run gave it and then lost the record of
@@ -328,7 +369,8 @@ public final class SyncEngine: Sendable {
                     self.directory + "/" + SyncEngine.stagingFolder + "/" + SyncNaming.stableHash(key) + "/" + e.name
                 plan.downloads.append(
                     PlannedDownload(
-                        item: self.item(e, destination: staging, action: action), target: staging, staged: true))
+                        item: self.item(e, destination: staging, action: action), target: staging, staged: true,
+                        group: group.flatMap { datedGroups.contains($0) ? $0 : nil }))
             }
             return plan
         }
@@ -380,6 +422,24 @@ public final class SyncEngine: Sendable {
     /// `DateTimeOriginal`), read from the downloaded file: no extra request.
     func datedByCapture(_ e: RemoteEntry) -> Bool {
         options.layout == .date && CaptureDate.fileExtensions.contains(LocalPath.pathExtension(e.name).lowercased())
+    }
+
+    /// The first number that fits every member of a group in the tree layout: each
+    /// member's name with it is not claimed, and is free or holds that member.
+    func groupNumber(_ members: [RemoteEntry], claimed: Set<String>, identity: SyncSourceIdentity) -> Int {
+        var n = 1
+        while true {
+            let fits = members.allSatisfy { m in
+                guard let base = placement(of: m) else { return true }
+                let name = PhotoGroups.numbered(base, n)
+                if claimed.contains(name) { return false }
+                if LocalFile.exists(name) { return isSameFile(m, at: name) }
+                return SyncNaming.isFree(
+                    name, source: transferSource(m.path), identity: SyncEngine.partIdentity(identity, m.path))
+            }
+            if fits { return n }
+            n += 1
+        }
     }
 
     /// The first of `base`, `base (2)`, `base (3)` ... that `holds` the file

@@ -4,9 +4,11 @@ import Foundation
 enum SyncNaming {
     /// `IMG_0001.JPG` → `IMG_0001 (2).JPG` (n ≥ 2); `README` → `README (2)`;
     /// `.profile` → `.profile (2)`.
+    /// Only the last component is numbered: `/a.b/README` → `/a.b/README (2)`.
     static func numbered(_ name: String, _ n: Int) -> String {
         guard n > 1 else { return name }
-        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+        let slash = name.lastIndex(of: "/").map { name.index(after: $0) } ?? name.startIndex
+        if let dot = name[slash...].lastIndex(of: "."), dot != slash {
             return "\(name[..<dot]) (\(n))\(name[dot...])"
         }
         return "\(name) (\(n))"

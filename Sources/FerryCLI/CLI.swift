@@ -78,7 +78,7 @@ public enum CLI {
     /// error (one FerryKit has no code for) included.
     static func exitCode(for error: FerryError) -> Int32 {
         switch error.code {
-        case .invalidURL, .unsupportedScheme: 2
+        case .invalidURL, .unsupportedScheme, .invalidTemplate: 2
         case .unexpected: 1
         default: 1
         }

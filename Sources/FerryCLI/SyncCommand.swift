@@ -14,9 +14,15 @@ enum SyncCommand: Command {
         static let since = ValueOption(
             "since", help: "only files modified since DATE (YYYY-MM-DD[THH:MM[:SS]], local time)", valueName: "DATE")
         static let layout = ValueOption(
-            "layout", help: "tree: keep the remote folders (default); date: DIR/YYYY-MM-DD/NAME by the day taken",
+            "layout",
+            help:
+                "tree: keep the remote folders (default); date: DIR/YYYY-MM-DD/NAME by the day taken; "
+                + "or a folder TEMPLATE",
             valueName: "L",
             choices: ["tree", "date"])
+        static let rename = ValueOption(
+            "rename", help: "name files by a TEMPLATE (tokens below)", valueName: "TEMPLATE")
+        static let tag = ValueOption("tag", help: "a job code for templates' {tag} (wedding)", valueName: "TEXT")
         static let deleteAfter = Flag(
             "delete-after", help: "delete each file from the source once its copy is verified")
         static let dryRun = Flag("dry-run", short: "n", help: "say what would happen; change nothing")
@@ -32,10 +38,11 @@ enum SyncCommand: Command {
         summary: "import new files from a card or server, once each; --watch keeps going",
         usage:
             "ferry sync URL DIR [--watch] [--interval S] [--only jpg,cr2,...] [--since DATE] "
-            + "[--layout tree|date] [--delete-after] [--dry-run] [-j N] [--json] [--quiet]",
+            + "[--layout tree|date|TEMPLATE] [--rename TEMPLATE] [--tag TEXT] [--delete-after] [--dry-run] [-j N] "
+            + "[--json] [--quiet]",
         options: [
-            Keys.watch, Keys.interval, Keys.only, Keys.since, Keys.layout, Keys.deleteAfter, Keys.dryRun, Keys.jobs,
-            Keys.retries, Keys.all, Keys.json,
+            Keys.watch, Keys.interval, Keys.only, Keys.since, Keys.layout, Keys.rename, Keys.tag, Keys.deleteAfter,
+            Keys.dryRun, Keys.jobs, Keys.retries, Keys.all, Keys.json,
         ] + connectionOptions,
         minPositionals: 2, maxPositionals: 2,
         details: """
@@ -48,6 +55,12 @@ enum SyncCommand: Command {
             recorded, not fetched; one with the same size but another time comes
             beside it under a new name. Nothing is ever overwritten. Interrupted
             downloads resume.
+
+            --layout TEMPLATE and --rename TEMPLATE file and name photos by tokens:
+            {taken:FORMAT} (the date taken, strftime: %Y %m %d %H %M %S), {today:FORMAT},
+            {name} {stem} {ext}, {folder} (the source folder), {make} {model} (the
+            camera), {seq} {seq:4} (this import), {dayseq} (this import's day), {tag}
+            (--tag). A raw file's JPEG and sidecars share its folder and stem.
 
             --delete-after deletes a file from the source only when Ferry wrote its
             local copy and that copy still has the size and SHA-256 recorded when it
@@ -80,11 +93,16 @@ enum SyncCommand: Command {
             options.since = date
         }
         if let layout = args.value(Keys.layout) {
-            guard let l = SyncOptions.Layout(rawValue: layout) else {
-                throw UsageError(message: "--layout is tree or date, not \"\(layout)\"")
+            if let l = SyncOptions.Layout(rawValue: layout) {
+                options.layout = l
+            } else if layout.contains("{") {
+                options.folderTemplate = try template(layout, "--layout")
+            } else {
+                throw UsageError(message: "--layout is tree, date or a template with {tokens}, not \"\(layout)\"")
             }
-            options.layout = l
         }
+        if let rename = args.value(Keys.rename) { options.nameTemplate = try template(rename, "--rename") }
+        options.tag = args.value(Keys.tag)
         if let interval = args.value(Keys.interval) {
             guard let s = Double(interval), s >= 0.05, s <= 86_400 else {
                 throw UsageError(message: "--interval wants seconds from 0.05 to 86400, not \"\(interval)\"")
@@ -172,5 +190,14 @@ enum SyncCommand: Command {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = tz
         return calendar.date(from: c)
+    }
+
+    /// A template option's value, or a usage error saying what is wrong with it.
+    static func template(_ text: String, _ option: String) throws -> NameTemplate {
+        do {
+            return try NameTemplate(text)
+        } catch {
+            throw UsageError(message: "\(option) \(error.detail ?? "is not a template")")
+        }
     }
 }

@@ -113,7 +113,7 @@ struct GeneratedDocsTests {
         #expect(text.contains("'--overwrite[\(overwrite.help)]'"))
         #expect(
             text.contains(
-                "'--layout=[tree: keep the remote folders (default); date: DIR/YYYY-MM-DD/NAME by the day taken]:L:(tree date)'"
+                "'--layout=[tree: keep the remote folders (default); date: DIR/YYYY-MM-DD/NAME by the day taken; or a folder TEMPLATE]:L:(tree date)'"
             ))
         let zsh = try #require(TestProcess.which("zsh"), "zsh is installed by scripts/setup.sh")
         let parsed = try TestProcess.run(zsh, ["-n", script])

@@ -251,3 +251,110 @@ struct PhotoGroupTests {
             "\(s.kept)")
     }
 }
+
+/// Names and folders from templates (issue 26 item 5).
+@Suite(.serialized)
+struct NameTemplateTests {
+    let root: TempDir
+    let out: TempDir
+    let fm = FileManager.default
+
+    init() throws {
+        root = try TempDir(prefix: "tpl-src")
+        out = try TempDir(prefix: "tpl-out")
+        try fm.createDirectory(atPath: root.file("DCIM/100CANON"), withIntermediateDirectories: true)
+    }
+
+    @Test func rendersTokens() throws {
+        let t = try #require(
+            RemoteTimestamp(year: 2024, month: 6, day: 1, hour: 23, minute: 45, second: 12, zone: .floating))
+        let context = NameTemplate.Context(
+            taken: t, name: "IMG_0001.CR2", folder: "100CANON", camera: CameraFacts(make: "Canon", model: "EOS R6"),
+            sequence: 7, daySequence: 2, tag: "wedding")
+        func render(_ s: String) throws -> String { try NameTemplate(s).render(context) }
+        #expect(try render("{taken:%Y}/{taken:%Y-%m-%d}") == "2024/2024-06-01")
+        #expect(try render("{taken:%Y%m%d-%H%M%S}_{name}") == "20240601-234512_IMG_0001.CR2")
+        #expect(try render("{tag}-{seq:4}-{dayseq:3}.{ext}") == "wedding-0007-002.CR2")
+        #expect(try render("{make} {model}/{folder}/{stem}") == "Canon EOS R6/100CANON/IMG_0001")
+        #expect(try render("{taken:%a %b %j}") == "Sat Jun 153")
+        #expect(try NameTemplate("{taken}").readsThePhoto && !NameTemplate("{tag}_{name}").readsThePhoto)
+        // A value never makes a folder of its own.
+        let slashed = NameTemplate.Context(
+            taken: t, name: "a.jpg", folder: "x", camera: CameraFacts(make: "A/B"), tag: "../up")
+        #expect(try NameTemplate("{make}_{tag}").render(slashed) == "A_B_.._up")
+        #expect(
+            !NameTemplate.isSafeFolder("../x") && !NameTemplate.isSafeFolder("/x") && !NameTemplate.isSafeFolder("a//b")
+        )
+        #expect(NameTemplate.isSafeFolder("2024/06"))
+        for bad in ["{nope}", "{taken", "}", "{seq:x}"] {
+            #expect(throws: FerryError.self) { try NameTemplate(bad) }
+        }
+        do {
+            _ = try NameTemplate("{nope}")
+        } catch {
+            #expect(error.code == .invalidTemplate && error.detail?.contains("{taken:FORMAT}") == true)
+        }
+    }
+
+    func cameraJPEG(_ name: String, taken: String, seed: UInt8) throws {
+        var bytes = try CaptureDateTests.exiftool(
+            SampleJPEG.withThumbnail(width: 640, height: 480, orientation: 1), name, in: root,
+            ["-DateTimeOriginal=\(taken)", "-Make=Canon", "-Model=Canon EOS R6"])
+        bytes.append(seed)  // distinct bytes per photo
+        try Data(bytes).write(to: URL(fileURLWithPath: root.file("DCIM/100CANON/" + name)))
+    }
+
+    func files() -> [String] {
+        (fm.subpaths(atPath: out.path) ?? []).filter { p in
+            var isDir: ObjCBool = false
+            fm.fileExists(atPath: out.file(p), isDirectory: &isDir)
+            return !isDir.boolValue && !p.hasPrefix(".ferry-sync")
+        }.sorted()
+    }
+
+    func engine(folder: String, name: String?) throws -> SyncEngine {
+        var o = SyncOptions()
+        o.folderTemplate = try NameTemplate(folder)
+        o.nameTemplate = try name.map { try NameTemplate($0) }
+        o.tag = "trip"
+        return SyncEngine(
+            fileSystem: LocalFileSystem(url: try RemoteURL(parsing: root.file("DCIM"))), directory: out.path,
+            options: o)
+    }
+
+    @Test func syncFilesByTemplatesAndImportsOnce() async throws {
+        try cameraJPEG("IMG_0001.JPG", taken: "2024:06:01 23:45:12", seed: 1)
+        try cameraJPEG("IMG_0002.JPG", taken: "2024:06:01 23:45:12", seed: 2)  // the same second
+        try TestData.file(root.file("DCIM/100CANON/IMG_0001.XMP"), size: 800, seed: 3)
+        let sync = try engine(
+            folder: "{taken:%Y}/{taken:%Y-%m-%d} {tag}", name: "{taken:%Y%m%d-%H%M%S}_{model}_{name}")
+        let s = try await sync.runPass()
+        #expect(s.imported == 3 && s.succeeded, "\(s)")
+        #expect(
+            files()
+                == [
+                    "2024/2024-06-01 trip/20240601-234512_Canon EOS R6_IMG_0001.JPG",
+                    "2024/2024-06-01 trip/20240601-234512_Canon EOS R6_IMG_0002.JPG",
+                    // The sidecar follows its photo: its day, its camera.
+                    "2024/2024-06-01 trip/20240601-234512_Canon EOS R6_IMG_0001.XMP",
+                ].sorted(), "\(files())")
+        #expect(try await sync.runPass().imported == 0)
+        // Another template next time imports nothing again: the history knows them.
+        let other = try engine(folder: "{taken:%Y-%m}", name: nil)
+        let again = try await other.runPass()
+        #expect(again.imported == 0 && again.alreadyImported == 3, "\(again)")
+    }
+
+    @Test func namesThatWouldCollideAreNumbered() async throws {
+        try cameraJPEG("IMG_0001.JPG", taken: "2024:06:01 10:00:00", seed: 1)
+        try fm.createDirectory(atPath: root.file("DCIM/101CANON"), withIntermediateDirectories: true)
+        var other = try CaptureDateTests.exiftool(
+            SampleJPEG.withThumbnail(width: 640, height: 480, orientation: 1), "IMG_0001.JPG", in: root,
+            ["-DateTimeOriginal=2024:06:01 10:00:00"])
+        other.append(9)
+        try Data(other).write(to: URL(fileURLWithPath: root.file("DCIM/101CANON/IMG_0001.JPG")))
+        let s = try await engine(folder: "{taken:%Y-%m-%d}", name: "{taken:%H%M%S}.{ext}").runPass()
+        #expect(s.imported == 2)
+        #expect(files() == ["2024-06-01/100000 (2).JPG", "2024-06-01/100000.JPG"])
+    }
+}

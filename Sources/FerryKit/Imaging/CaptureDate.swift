@@ -71,7 +71,7 @@ public struct CaptureDate: Sendable, Hashable, CustomStringConvertible {
     /// JPEG and the TIFF-based raw formats. `ferry sync --layout date` files these
     /// by the day they were taken, the rest by their time on the source.
     public static let fileExtensions: Set<String> = [
-        "jpg", "jpeg", "jpe", "tif", "tiff", "dng", "cr2", "nef", "nrw", "arw", "srf", "sr2", "pef",
+        "jpg", "jpeg", "jpe", "tif", "tiff", "dng", "cr2", "nef", "nrw", "arw", "srf", "sr2", "pef", "orf", "rw2",
     ]
 
     /// How many leading bytes of a photo to read for its date (256 KiB).

@@ -10,6 +10,7 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         fileprivate enum Base: String, Hashable, Sendable {
             case invalidURL = "invalid URL"
             case unsupportedScheme = "unsupported scheme"
+            case invalidTemplate = "invalid template"
             case unsupportedOperation = "unsupported operation"
             case notFound = "not found"
             case permissionDenied = "permission denied"
@@ -38,6 +39,9 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
         public static let invalidURL = Code(.invalidURL)
         /// The URL scheme is not one Ferry speaks.
         public static let unsupportedScheme = Code(.unsupportedScheme)
+        /// A name or folder template (``NameTemplate``) could not be read: an
+        /// unknown token, an unclosed brace.
+        public static let invalidTemplate = Code(.invalidTemplate)
         /// The backend cannot do this operation at all (for example, delete over HTTP).
         public static let unsupportedOperation = Code(.unsupportedOperation)
         /// The remote file or folder does not exist (404, 550).

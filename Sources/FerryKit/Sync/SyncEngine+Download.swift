@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension SyncEngine {
     /// How one download ended.
@@ -41,10 +42,15 @@ extension SyncEngine {
         var sourceGone = false
         var launchedFiles = 0
         let claimed = plan.claimed
+        let days = DayCounter()
         _ = await forEachConcurrently(units, width: width) { unit in
             unit.count == 1
-                ? [await self.fetch(unit[0], identity: identity, history: history, claimed: claimed, events: events)]
-                : await self.fetchGroup(unit, identity: identity, history: history, claimed: claimed, events: events)
+                ? [
+                    await self.fetch(
+                        unit[0], identity: identity, history: history, claimed: claimed, days: days, events: events)
+                ]
+                : await self.fetchGroup(
+                    unit, identity: identity, history: history, claimed: claimed, days: days, events: events)
         } each: { outcomes in
             launchedFiles += outcomes.count
             for outcome in outcomes {
@@ -83,7 +89,7 @@ extension SyncEngine {
     /// staged file into its date folder, and records it.
     func fetch(
         _ d: PlannedDownload, identity: SyncSourceIdentity, history: SyncHistory, claimed: Set<String>,
-        events: @escaping @Sendable (SyncEvent) -> Void
+        days: DayCounter, events: @escaping @Sendable (SyncEvent) -> Void
     ) async -> FetchOutcome {
         let fetched: Fetched
         switch await fetchBytes(d, identity: identity, events: events) {
@@ -94,8 +100,11 @@ extension SyncEngine {
         var result = fetched.result
         if d.staged {
             do {
-                item.destination = try moveIntoDateFolder(
-                    d.target, claimed: claimed, listed: item.modified, size: result.size, sha256: result.sha256
+                let facts = photoFacts(of: d.target)
+                let place = try stagedPlace(fetched, facts: facts, sequence: d.sequence, days: days)
+                item.destination = try moveStaged(
+                    d.target, into: place.folder, as: place.name, claimed: claimed, size: result.size,
+                    sha256: result.sha256
                 ).path
             } catch {
                 events(.failed(item, error))
@@ -112,7 +121,7 @@ extension SyncEngine {
     /// for all of them, or that already holds their very bytes.
     func fetchGroup(
         _ members: [PlannedDownload], identity: SyncSourceIdentity, history: SyncHistory, claimed: Set<String>,
-        events: @escaping @Sendable (SyncEvent) -> Void
+        days: DayCounter, events: @escaping @Sendable (SyncEvent) -> Void
     ) async -> [FetchOutcome] {
         var outcomes: [FetchOutcome] = []
         var fetched: [Fetched] = []
@@ -124,15 +133,26 @@ extension SyncEngine {
             }
         }
         guard let first = fetched.first else { return outcomes }
-        let taken = fetched.lazy.compactMap { self.captureDay(of: $0.download.target) }.first
-        let day = taken ?? dayFolder(ofDownloaded: first.download.target, listed: first.item.modified)
-        let folder = directory + "/" + day
-        if !LocalFile.isDirectory(folder) {
+        // The group's facts are its first dated photo's (a sidecar has none).
+        let facts =
+            fetched.lazy.map { self.photoFacts(of: $0.download.target) }.first { $0.taken != nil }
+            ?? photoFacts(of: first.download.target)
+        var places: [(Fetched, StagedPlace)] = []
+        for f in fetched {
+            do {
+                places.append(
+                    (f, try stagedPlace(f, facts: facts, sequence: first.download.sequence, days: days, lead: first)))
+            } catch {
+                events(.failed(f.item, error))
+                outcomes.append(.failed(f.item, error))
+            }
+        }
+        for folder in Set(places.map(\.1.folder)) where !LocalFile.isDirectory(folder) {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
                 let e = FerryError(.localIO, operation: "mkdir", target: folder, detail: error.localizedDescription)
-                for f in fetched {
+                for (f, _) in places {
                     events(.failed(f.item, e))
                     outcomes.append(.failed(f.item, e))
                 }
@@ -140,16 +160,17 @@ extension SyncEngine {
             }
         }
         // The first number whose names are free, or hold these bytes, for every member.
-        func fits(_ f: Fetched, _ n: Int) -> Bool {
-            let name = PhotoGroups.numbered(folder + "/" + LocalPath.lastComponent(f.download.target), n)
+        func fits(_ f: Fetched, _ place: StagedPlace, _ n: Int) -> Bool {
+            let name = PhotoGroups.numbered(place.folder + "/" + place.name, n)
             if claimed.contains(name) || LocalFile.exists(name + ".part") { return false }
             guard LocalFile.exists(name) else { return true }
             return holds(name, size: f.result.size, sha256: f.result.sha256)
         }
         var n = 1
-        while !fetched.allSatisfy({ fits($0, n) }) { n += 1 }
-        for var f in fetched {
-            let name = PhotoGroups.numbered(folder + "/" + LocalPath.lastComponent(f.download.target), n)
+        while !places.allSatisfy({ fits($0.0, $0.1, n) }) { n += 1 }
+        for (original, place) in places {
+            var f = original
+            let name = PhotoGroups.numbered(place.folder + "/" + place.name, n)
             do throws(FerryError) {
                 if LocalFile.exists(name) {
                     LocalFile.remove(f.download.target)
@@ -160,9 +181,9 @@ extension SyncEngine {
                         f.item.destination = name
                     } catch  where error.code == .destinationExists {
                         // Taken since the look: on its own, under a name that clobbers nothing.
-                        f.item.destination = try moveIntoDateFolder(
-                            f.download.target, claimed: claimed, listed: f.item.modified, size: f.result.size,
-                            sha256: f.result.sha256
+                        f.item.destination = try moveStaged(
+                            f.download.target, into: place.folder, as: place.name, claimed: claimed,
+                            size: f.result.size, sha256: f.result.sha256
                         ).path
                     }
                 }
@@ -272,33 +293,91 @@ extension SyncEngine {
         return Digest.sha256(ofFileAt: name) == sha256
     }
 
-    /// The day a photo was taken, from its Exif; nil for a file without one.
-    func captureDay(of path: String) -> String? {
-        guard CaptureDate.fileExtensions.contains(LocalPath.pathExtension(path).lowercased()),
-            let taken = (try? CaptureDate.read(fileAt: path)) ?? nil
-        else { return nil }
-        return SyncNaming.dayFolder(taken.local, zone: options.timeZone)
+    /// What placing a downloaded photo needs from its bytes, read once from its
+    /// first ``CaptureDate/prefixLength`` bytes: the date taken and the camera.
+    struct PhotoFacts: Sendable {
+        var taken: RemoteTimestamp?
+        var camera: CameraFacts?
     }
 
-    /// The day a downloaded file belongs to: the date it was taken (its Exif
-    /// `DateTimeOriginal`, as the camera's clock showed it), else the listing's
-    /// time, else the file's own (a download takes its source's time).
-    func dayFolder(ofDownloaded path: String, listed: RemoteTimestamp?) -> String {
-        if let taken = captureDay(of: path) { return taken }
-        if let listed { return SyncNaming.dayFolder(listed, zone: options.timeZone) }
-        let mtime = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? Date()
-        return SyncNaming.dayFolder(mtime, zone: options.timeZone)
+    /// The facts of a downloaded file; none for a file Ferry reads no Exif of.
+    func photoFacts(of path: String) -> PhotoFacts {
+        guard CaptureDate.fileExtensions.contains(LocalPath.pathExtension(path).lowercased()) else {
+            return PhotoFacts()
+        }
+        let fd = OS.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return PhotoFacts() }
+        defer { OS.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: CaptureDate.prefixLength)
+        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else { return PhotoFacts() }
+        let prefix = bytes[0..<n]
+        return PhotoFacts(taken: CaptureDate.read(from: prefix)?.local, camera: CameraFacts.read(from: prefix))
     }
 
-    /// Moves a staged download to `DIR/YYYY-MM-DD/NAME` (``dayFolder(ofDownloaded:listed:)``
-    /// decides the day), under a name that clobbers nothing and that no planned
-    /// download uses. A name there that holds these very bytes (same size and
-    /// SHA-256: an earlier run's copy whose record was lost) is taken instead and
-    /// the staged copy dropped (`duplicate`).
-    func moveIntoDateFolder(
-        _ staged: String, claimed: Set<String>, listed: RemoteTimestamp?, size: Int64, sha256: String?
+    /// Where a staged file goes: an absolute folder and a name.
+    struct StagedPlace: Sendable, Hashable {
+        var folder: String
+        var name: String
+    }
+
+    /// The folder and name of a downloaded, staged file: the folder template, or
+    /// the day taken (date layout), or the source's folders (tree); the name
+    /// template, or the file's own name. `lead` is the group's first member, whose
+    /// source folder and sequence its sidecars share.
+    func stagedPlace(
+        _ f: Fetched, facts: PhotoFacts, sequence: Int, days: DayCounter, lead: Fetched? = nil
+    ) throws(FerryError) -> StagedPlace {
+        let name = f.item.remotePath.isEmpty ? f.download.target : LocalPath.lastComponent(f.item.remotePath)
+        // The date taken, else the source's time (its local clock), else the file's.
+        let taken: RemoteTimestamp = {
+            if let t = facts.taken { return t }
+            if let m = f.item.modified {
+                return m.zone == .floating ? m : RemoteTimestamp(local: m.date(), in: options.timeZone)
+            }
+            let mtime =
+                (try? FileManager.default.attributesOfItem(atPath: f.download.target)[.modificationDate] as? Date)
+                ?? Date()
+            return RemoteTimestamp(local: mtime, in: options.timeZone)
+        }()
+        let day = SyncNaming.dayFolder(taken, zone: options.timeZone)
+        let sourceFolder = LocalPath.lastComponent(LocalPath.parent((lead ?? f).item.remotePath))
+        let context = NameTemplate.Context(
+            taken: taken, name: name, folder: sourceFolder, camera: facts.camera, sequence: sequence,
+            daySequence: days.next(day, key: (lead ?? f).item.remotePath), tag: options.tag)
+        let folder: String
+        if let template = options.folderTemplate {
+            folder = template.render(context)
+            guard NameTemplate.isSafeFolder(folder) else {
+                throw FerryError(
+                    .invalidTemplate, operation: "sync", target: template.text,
+                    detail: "for \(name) it gives the folder \"\(folder)\", which is no folder inside the destination")
+            }
+        } else if options.layout == .date {
+            folder = day
+        } else {
+            folder = LocalPath.parent(SyncNaming.relative(f.item.remotePath, root: url.path))
+        }
+        var fileName = name
+        if let template = options.nameTemplate {
+            fileName = template.render(context)
+            guard !fileName.isEmpty, fileName != ".", fileName != ".." else {
+                throw FerryError(
+                    .invalidTemplate, operation: "sync", target: template.text,
+                    detail: "for \(name) it gives the name \"\(fileName)\"")
+            }
+        }
+        return StagedPlace(folder: folder == "." ? directory : directory + "/" + folder, name: fileName)
+    }
+
+    /// Moves a staged download to `folder/name` under a name that clobbers
+    /// nothing and that no planned download uses. A name there that holds these
+    /// very bytes (same size and SHA-256: an earlier run's copy whose record was
+    /// lost) is taken instead and the staged copy dropped (`duplicate`).
+    func moveStaged(
+        _ staged: String, into folder: String, as fileName: String, claimed: Set<String>, size: Int64,
+        sha256: String?
     ) throws(FerryError) -> (path: String, duplicate: Bool) {
-        let folder = directory + "/" + dayFolder(ofDownloaded: staged, listed: listed)
         if !LocalFile.isDirectory(folder) {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -311,7 +390,7 @@ extension SyncEngine {
             rmdir(LocalPath.parent(staged))
             rmdir(directory + "/" + SyncEngine.stagingFolder)
         }
-        let base = folder + "/" + LocalPath.lastComponent(staged)
+        let base = folder + "/" + fileName
         var n = 1
         while true {
             let name = SyncNaming.numbered(base, n)
@@ -457,5 +536,22 @@ extension SyncEngine {
         guard let now = Digest.sha256(ofFileAt: copy) else { return "the local copy cannot be read" }
         guard now == sha256 else { return "the local copy's bytes changed since Ferry wrote it (SHA-256 differs)" }
         return nil
+    }
+}
+
+/// `{dayseq}`: each file's number among one import's files of the same day
+/// taken, from 1, in the order they are placed; files with the same key (a
+/// photo group's lead) share one.
+final class DayCounter: Sendable {
+    private let state = Mutex<(count: [String: Int], given: [String: Int])>(([:], [:]))
+
+    func next(_ day: String, key: String) -> Int {
+        state.withLock { s in
+            if let n = s.given[day + "\n" + key] { return n }
+            let n = (s.count[day] ?? 0) + 1
+            s.count[day] = n
+            s.given[day + "\n" + key] = n
+            return n
+        }
     }
 }

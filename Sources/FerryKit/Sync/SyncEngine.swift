@@ -132,6 +132,8 @@ public final class SyncEngine: Sendable {
         /// The photo group (``PhotoGroups/key(_:)``) of a staged file placed with
         /// its group; nil for a file placed alone.
         var group: String? = nil
+        /// Its number in this import, from 1 (`{seq}`).
+        var sequence = 1
     }
 
     /// Creates the folder and takes its lock; nil for a dry run (which writes nothing).
@@ -266,8 +268,9 @@ public final class SyncEngine: Sendable {
         let byPath = Dictionary(wanted.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
         // Groups filed by their photo's date taken (date layout): every member waits
         // for the photo, sidecars too.
+        let templated = options.folderTemplate != nil || options.nameTemplate != nil
         let datedGroups = Set(
-            groups.filter { _, members in members.contains { self.datedByCapture(byPath[$0]!) } }.keys)
+            groups.filter { _, members in templated || members.contains { self.datedByCapture(byPath[$0]!) } }.keys)
         let build = { (tx: SyncHistory.Transaction?) throws(FerryError) -> Plan in
             var plan = Plan()
             var groupNumber: [String: Int] = [:]
@@ -276,7 +279,8 @@ public final class SyncEngine: Sendable {
                     try tx?.known(source: identity.key, path: e.path, size: e.size, modified: e.modified) ?? .new
                 let group = groupOf[e.path]
                 let byTaken = self.datedByCapture(e) || (group.map { datedGroups.contains($0) } ?? false)
-                let base = byTaken ? nil : self.placement(of: e)
+                // A template's names are known only once the photo is here.
+                let base = byTaken || templated ? nil : self.placement(of: e)
                 switch known {
                 case .imported(let local):
                     plan.alreadyImported += 1
@@ -305,7 +309,7 @@ public final class SyncEngine: Sendable {
                 let action: SyncItem.Action = known == .changed ? .downloadChanged : .download
                 // Where an earlier run may have put this very version: its place, or
                 // (photos filed by the date taken) the day its listing gives.
-                let lookIn = base ?? (byTaken ? self.listingDayPlacement(of: e) : nil)
+                let lookIn = base ?? (byTaken && !templated ? self.listingDayPlacement(of: e) : nil)
                 let source = self.transferSource(e.path)
                 if let base, let group, let members = groups[group] {
                     // One number for the whole group, free (or holding each member
@@ -372,6 +376,7 @@ public final class SyncEngine: Sendable {
                         item: self.item(e, destination: staging, action: action), target: staging, staged: true,
                         group: group.flatMap { datedGroups.contains($0) ? $0 : nil }))
             }
+            for i in plan.downloads.indices { plan.downloads[i].sequence = i + 1 }
             return plan
         }
         guard let history else { return try build(nil) }

@@ -16,6 +16,15 @@ public struct SyncOptions: Sendable, Hashable {
 
     /// Where imported files go (default: ``Layout/tree``).
     public var layout: Layout = .tree
+    /// Folders from a template instead of the layout (`{taken:%Y}/{taken:%Y-%m-%d}`,
+    /// ``NameTemplate``), relative to the destination.
+    public var folderTemplate: NameTemplate?
+    /// File names from a template (`{taken:%Y%m%d-%H%M%S}_{name}`); nil keeps the
+    /// source's names. A name that is taken gets ` (2)` as always; the history
+    /// keeps the final name, so a template changed between runs imports nothing again.
+    public var nameTemplate: NameTemplate?
+    /// The job code for `{tag}` (`--tag wedding`).
+    public var tag: String?
     /// Only files with these extensions (lowercase, without the dot); empty means all.
     public var extensions: Set<String> = []
     /// Only files modified at or after this instant; files without a date are left out.

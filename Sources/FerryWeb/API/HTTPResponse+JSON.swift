@@ -29,7 +29,7 @@ extension HTTPResponse {
     /// The HTTP status that tells the page what kind of failure a `FerryError` is.
     static func status(for error: FerryError) -> Int {
         switch error.code {
-        case .invalidURL, .unsupportedScheme: return 400
+        case .invalidURL, .unsupportedScheme, .invalidTemplate: return 400
         case .unsupportedOperation: return 501
         case .notFound: return 404
         case .permissionDenied: return 403

@@ -21,7 +21,7 @@ enum SyncCommand: Command {
             valueName: "L",
             choices: ["tree", "date"])
         static let rename = ValueOption(
-            "rename", help: "name files by a TEMPLATE (tokens below)", valueName: "TEMPLATE")
+            "rename", help: "name files by a TEMPLATE (tokens above)", valueName: "TEMPLATE")
         static let tag = ValueOption("tag", help: "a job code for templates' {tag} (wedding)", valueName: "TEXT")
         static let deleteAfter = Flag(
             "delete-after", help: "delete each file from the source once its copy is verified")

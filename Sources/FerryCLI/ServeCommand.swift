@@ -13,6 +13,11 @@ enum ServeCommand: Command {
         static let cache = ValueOption(
             "cache", help: "folder for thumbnails and copies of remote files (default ~/.cache/ferry)", valueName: "DIR"
         )
+        static let cacheSize = ValueOption(
+            "cache-size",
+            help:
+                "most bytes each disk cache keeps, e.g. 200M (default 512M of previews, 1G of copies; or FERRY_CACHE_SIZE)",
+            valueName: "SIZE")
         static let token = ValueOption(
             "token", help: "require this access token (default: a random one when ADDR is not loopback)",
             valueName: "TEXT")
@@ -26,8 +31,11 @@ enum ServeCommand: Command {
         name: "serve",
         summary: "browse a source in a web browser (folder list, image viewer, upload)",
         usage:
-            "ferry serve [URL] [--host 127.0.0.1] [--port N] [--token TEXT] [--cache DIR] [--import-to DIR] [--insecure]",
-        options: [Keys.host, Keys.port, Keys.cache, Keys.token, Keys.importTo, Keys.insecure, ConnectionKeys.cacert]
+            "ferry serve [URL] [--host 127.0.0.1] [--port N] [--token TEXT] [--cache DIR] [--cache-size SIZE] [--import-to DIR] [--insecure]",
+        options: [
+            Keys.host, Keys.port, Keys.cache, Keys.cacheSize, Keys.token, Keys.importTo, Keys.insecure,
+            ConnectionKeys.cacert,
+        ]
             + sshOptions,
         minPositionals: 0, maxPositionals: 1,
         details: """
@@ -46,6 +54,13 @@ enum ServeCommand: Command {
         configuration.host = args.value(Keys.host) ?? "127.0.0.1"
         configuration.port = try args.int(Keys.port, default: 8000, in: 0...65535)
         configuration.cacheDirectory = args.value(Keys.cache).map { LocalPath.standardized($0) }
+        if let text = args.value(Keys.cacheSize) {
+            guard let size = WebConfiguration.byteCount(text) else {
+                throw UsageError(message: "--cache-size wants a size such as 500M, 2G or 1048576")
+            }
+            configuration.imageCacheLimit = size
+            configuration.fileCacheLimit = size
+        }
         configuration.importDirectory = args.value(Keys.importTo).map { LocalPath.absolute($0) }
         configuration.connectionOptions.verifyTLS = !args.has(Keys.insecure)
         configuration.connectionOptions.resolveCredentials = true

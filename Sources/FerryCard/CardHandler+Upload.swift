@@ -105,6 +105,11 @@ extension CardHandler {
         }
         var st = stat()
         if stat(destination, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { return CardHandler.error }
+        if let other = CardHandler.caseTwin(of: name, in: LocalPath.parent(destination)) {
+            // FAT names ignore case: a card cannot hold both names in one folder.
+            return CardHandler.reply(
+                "ERROR: \(other) is in this folder already; a FAT card cannot hold it and \(name) (names ignore case)")
+        }
         guard CardHandler.place(part.content, at: destination) else { return CardHandler.error }
         // Spooled files are private (0600); a stored photo is an ordinary file.
         chmod(destination, 0o644)
@@ -135,6 +140,14 @@ extension CardHandler {
             return false
         }
         return true
+    }
+
+    /// The entry of `folder` whose name is `name` in another case, if any.
+    static func caseTwin(of name: String, in folder: String) -> String? {
+        let wanted = name.uppercased()
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).first {
+            $0 != name && $0.uppercased() == wanted
+        }
     }
 
     /// FAT long names: not empty, not `.`/`..`, no control characters or `\ / : * ? " < > |`.

@@ -20,6 +20,12 @@ public struct WebConfiguration: Sendable {
     /// `~/Pictures/Ferry`. The folder keeps the history `ferry sync` keeps, so
     /// `ferry sync SOURCE DIR` and the page agree on what is imported.
     public var importDirectory: String?
+    /// The most bytes of thumbnails and previews kept on disk (a quarter for
+    /// thumbnails, the rest for previews); `nil` reads `FERRY_CACHE_SIZE`, else 512 MiB.
+    public var imageCacheLimit: Int64?
+    /// The most bytes of copies of remote files kept on disk; `nil` reads
+    /// `FERRY_CACHE_SIZE`, else 1 GiB.
+    public var fileCacheLimit: Int64?
 
     /// Creates a configuration.
     ///
@@ -35,6 +41,48 @@ public struct WebConfiguration: Sendable {
         self.cacheDirectory = nil
         self.connectionOptions = ConnectionOptions()
         self.importDirectory = nil
+        self.imageCacheLimit = nil
+        self.fileCacheLimit = nil
+    }
+
+    /// The default bound of thumbnails and previews together: 512 MiB.
+    public static let defaultImageCacheLimit: Int64 = 512 << 20
+    /// The default bound of copies of remote files: 1 GiB.
+    public static let defaultFileCacheLimit: Int64 = 1 << 30
+
+    /// The image caches' bound in use.
+    var resolvedImageCacheLimit: Int64 {
+        imageCacheLimit ?? Self.environmentCacheLimit ?? Self.defaultImageCacheLimit
+    }
+
+    /// The copies' bound in use.
+    var resolvedFileCacheLimit: Int64 {
+        fileCacheLimit ?? Self.environmentCacheLimit ?? Self.defaultFileCacheLimit
+    }
+
+    private static var environmentCacheLimit: Int64? {
+        ProcessInfo.processInfo.environment["FERRY_CACHE_SIZE"].flatMap { byteCount($0) }
+    }
+
+    /// A size as `ferry serve --cache-size` takes it: bytes, or a number with
+    /// `K`, `M`, `G` or `T` (powers of 1024, an optional `B` or `iB` after it).
+    ///
+    /// - Parameter text: The size, e.g. `512M`, `2G`, `1048576`.
+    /// - Returns: The bytes, or nil when `text` is no size.
+    public static func byteCount(_ text: String) -> Int64? {
+        var t = text.trimmingCharacters(in: .whitespaces).uppercased()
+        for suffix in ["IB", "B"] where t.hasSuffix(suffix) && t.count > suffix.count {
+            t.removeLast(suffix.count)
+            break
+        }
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        var unit: Int64 = 1
+        if let last = t.last, let u = units[last] {
+            unit = u
+            t.removeLast()
+        }
+        guard let n = Double(t), n >= 0, n.isFinite, n * Double(unit) < 9e18 else { return nil }
+        return Int64(n * Double(unit))
     }
 
     /// Whether ``host`` only accepts connections from this machine.

@@ -117,6 +117,68 @@ struct ImportAPITests {
             again["state"] as? String == "done" && again["total"] as? Int == 0 && again["deleteAfter"] as? Bool == true)
     }
 
+    /// An import killed in its delete phase left files imported and still on the
+    /// source; after a restart, the next import with delete-after deletes them too
+    /// (their copies checked against the history, as `ferry sync --delete-after` does).
+    @Test func deleteAfterFinishesTheDeletesOfAnEarlierImport() async throws {
+        let first = try api()
+        let earlier = ["/DCIM/100FERRY/IMG_0001.JPG", "/DCIM/100FERRY/IMG_0003.JPG"]
+        #expect(await first.handle(Self.post("/api/import", ["paths": earlier])).status == 202)
+        #expect(try await Self.finished(first)["state"] as? String == "done")
+        let fm = FileManager.default
+        #expect(fm.fileExists(atPath: root + "/DCIM/100FERRY/IMG_0001.JPG"))
+
+        let restarted = try api()
+        let started = await restarted.handle(
+            Self.post("/api/import", ["paths": earlier + ["/DCIM/100FERRY/IMG_0004.JPG"], "deleteAfter": true]))
+        #expect(started.status == 202)
+        let status = try await Self.finished(restarted)
+        #expect(status["state"] as? String == "done", "\(status)")
+        #expect(status["total"] as? Int == 1 && status["done"] as? Int == 1 && status["deleted"] as? Int == 3)
+        for name in ["IMG_0001.JPG", "IMG_0003.JPG", "IMG_0004.JPG"] {
+            #expect(!fm.fileExists(atPath: root + "/DCIM/100FERRY/" + name), "\(name) is deleted from the source")
+            #expect(fm.fileExists(atPath: imported + "/DCIM/100FERRY/" + name), "\(name) is kept here")
+        }
+        #expect(fm.fileExists(atPath: root + "/DCIM/100FERRY/IMG_0002.JPG"), "what was not asked for stays")
+
+        // A copy changed since it was written is no reason for a delete: it stays on the source.
+        #expect(
+            await restarted.handle(Self.post("/api/import", ["paths": ["/DCIM/100FERRY/IMG_0002.JPG"]])).status == 202)
+        #expect(try await Self.finished(restarted)["state"] as? String == "done")
+        try Data("changed".utf8).write(to: URL(fileURLWithPath: imported + "/DCIM/100FERRY/IMG_0002.JPG"))
+        let again = try api()
+        #expect(
+            await again.handle(
+                Self.post("/api/import", ["paths": ["/DCIM/100FERRY/IMG_0002.JPG"], "deleteAfter": true])
+            ).status == 202)
+        let kept = try await Self.finished(again)
+        #expect(kept["deleted"] as? Int == 0, "\(kept)")
+        #expect(fm.fileExists(atPath: root + "/DCIM/100FERRY/IMG_0002.JPG"))
+    }
+
+    /// Restart after a restart of the server: the last request is kept beside the history.
+    @Test func restartWorksAfterTheServerRestarts() async throws {
+        let first = try api()
+        #expect(await first.handle(Self.post("/api/import", ["restart": true])).status == 409)
+        let paths = ["/DCIM/100FERRY/IMG_0002.JPG"]
+        #expect(await first.handle(Self.post("/api/import", ["paths": paths, "layout": "date"])).status == 202)
+        #expect(try await Self.finished(first)["state"] as? String == "done")
+        let saved = imported + "/" + ImportJob.requestFileName
+        #expect(FileManager.default.fileExists(atPath: saved))
+
+        let restarted = try api()
+        let answer = await restarted.handle(Self.post("/api/import", ["restart": true]))
+        #expect(answer.status == 202, "Restart after a server restart: \(answer.status)")
+        let status = try await Self.finished(restarted)
+        #expect(status["state"] as? String == "done" && status["layout"] as? String == "date", "\(status)")
+        #expect(status["total"] as? Int == 0, "the same files: imported already")
+        let files = restarted.importJob.lastRequest?.files ?? []
+        #expect(files.count == 1 && files.first?.hasSuffix("/DCIM/100FERRY/IMG_0002.JPG") == true, "\(files)")
+        // A damaged file is no request: Restart says there is none.
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: saved))
+        #expect(await (try api()).handle(Self.post("/api/import", ["restart": true])).status == 409)
+    }
+
     @Test func previewsAreFittedAndInfoIsRead() async throws {
         let api = try api()
         let response = await api.handle(

@@ -2,6 +2,10 @@ import FerryTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `ferry serve` as a process, over real HTTP with curl: the printed URL,
 /// the page, the API, Range on files, and the token cookie.
 @Suite(.serialized)
@@ -51,6 +55,43 @@ struct ServeCommandTests {
             "file=@\(dir.file("data.bin"));filename=copy.bin", url + "api/upload?path=/")
         #expect(upload.stdout == "201")
         #expect(FileManager.default.contentsEqual(atPath: dir.file("copy.bin"), andPath: dir.file("data.bin")))
+    }
+
+    /// `kill -9` leaves `files-PID` behind (no cleanup runs); the next `ferry serve`
+    /// on the same cache removes it at start.
+    @Test func copiesOfAKilledServeGoWhenTheNextStarts() async throws {
+        let dir = try TempDir(prefix: "serve-kill")
+        let cardFolder = dir.file("card")
+        try FileManager.default.createDirectory(atPath: cardFolder, withIntermediateDirectories: true)
+        try Data(count: 2_000_000).write(to: URL(fileURLWithPath: cardFolder + "/BIG.JPG"))
+        let card = try FerryCardProcess(folder: cardFolder)
+        defer { card.stop() }
+        let cache = dir.file(".cache")
+        let (first, url) = try await Self.serve(
+            ["serve", card.url("/"), "--port", "0", "--cache", cache, "--cache-size", "100M"],
+            log: dir.file("serve-1.log"))
+        defer { first.stop() }
+        let fetched = try await Self.curl("-o", "/dev/null", "-w", "%{http_code}", url + "api/file?path=/BIG.JPG")
+        #expect(fetched.stdout == "200")
+        let left = cache + "/files-\(first.process.processIdentifier)"
+        #expect(CacheBoundTests.bytes(left) >= 2_000_000, "the copy is in \(left)")
+        first.signal(SIGKILL)
+        first.stop()
+        #expect(FileManager.default.fileExists(atPath: left), "kill -9 leaves the copies")
+
+        let (second, _) = try await Self.serve(
+            ["serve", card.url("/"), "--port", "0", "--cache", cache], log: dir.file("serve-2.log"))
+        defer { second.stop() }
+        #expect(!FileManager.default.fileExists(atPath: left), "the next start removed the killed one's copies")
+        let own = cache + "/files-\(second.process.processIdentifier)"
+        #expect(FileManager.default.fileExists(atPath: own + "/.lock"))
+        let names = try FileManager.default.contentsOfDirectory(atPath: cache).filter { $0.hasPrefix("files-") }
+        #expect(names == ["files-\(second.process.processIdentifier)"], "\(names)")
+
+        let bad = try await onThread {
+            try TestProcess.run(TestProcess.ferryExecutable(), ["serve", dir.path, "--cache-size", "lots"])
+        }
+        #expect(bad.status == 2 && bad.stderr.contains("--cache-size"), "\(bad.status) \(bad.stderr)")
     }
 
     @Test func tokenTravelsInTheURLThenInACookie() async throws {

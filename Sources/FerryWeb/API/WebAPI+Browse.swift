@@ -16,7 +16,9 @@ extension WebAPI {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
             let (web, backend) = try resolve(request.query("path") ?? "/", in: source)
-            let listed = try await source.fs.list(backend)
+            // The partial files of uploads in progress are no files of the folder yet.
+            let parts = Set(uploading.withLock { u in u.flatMap { [$0 + ".part", $0 + ".part.journal"] } })
+            let listed = try await source.fs.list(backend).filter { !parts.contains($0.path) }
             let imported = await importedFiles(source)
             let entries = listed.map { e -> APIEntry in
                 var entry = APIEntry(e, path: WebPath.join(web, e.name))

@@ -48,6 +48,8 @@ extension WebAPI {
             }
             var options = UploadOptions()
             options.overwrite = request.query("overwrite") == "1" ? .overwrite : .fail
+            // The spooled body goes with this request: a partial file could never resume.
+            options.resume = false
             var done: [APIEntry] = []
             for part in parts {
                 guard case .file(let temporary, _) = part.content else { continue }
@@ -55,6 +57,8 @@ extension WebAPI {
                     throw APIRefusal(400, "bad file name: \(part.filename ?? "")")
                 }
                 let (web, backend) = try resolve(WebPath.join(folder, name), in: source)
+                uploading.withLock { _ = $0.insert(backend) }
+                defer { uploading.withLock { _ = $0.remove(backend) } }
                 _ = try await source.fs.upload(temporary, to: backend, options: options).result
                 let entry = (try? await source.fs.stat(backend)) ?? RemoteEntry(name: name, path: backend, kind: .file)
                 done.append(APIEntry(entry, path: web))

@@ -43,14 +43,23 @@ final class WebAPI: Sendable {
     let importJob: ImportJob
     /// Previews fitted to the screen, cached like thumbnails.
     let previews: ThumbnailCache
+    /// Backend paths that uploads from the page are writing now (their `.part` is not listed).
+    let uploading = Mutex<Set<String>>([])
+    /// The lock on this process's folder of copies, held while it runs (``RemoteFileCache/holdLock(on:)``).
+    private let filesLock: Int32
 
     init(configuration: WebConfiguration) throws {
         self.configuration = configuration
         access = AccessGuard(token: configuration.accessToken)
         let cache = configuration.resolvedCacheDirectory
-        thumbnails = ThumbnailCache(folder: cache + "/thumbnails")
-        remoteFiles = RemoteFileCache(folder: cache + "/files-\(getpid())")
-        previews = ThumbnailCache(folder: cache + "/previews", memoryLimit: 64 << 20)
+        // Copies left by ferry serve processes killed before their cleanup.
+        RemoteFileCache.removeLeftovers(in: cache)
+        let images = configuration.resolvedImageCacheLimit
+        thumbnails = ThumbnailCache(folder: cache + "/thumbnails", diskLimit: images / 4)
+        let files = cache + "/" + RemoteFileCache.folderName(pid: getpid())
+        remoteFiles = RemoteFileCache(folder: files, limit: configuration.resolvedFileCacheLimit)
+        filesLock = RemoteFileCache.holdLock(on: files) ?? -1
+        previews = ThumbnailCache(folder: cache + "/previews", memoryLimit: 64 << 20, diskLimit: images - images / 4)
         importJob = ImportJob(directory: configuration.resolvedImportDirectory)
         if let url = configuration.source {
             current = Mutex(WebSource(fs: try Ferry.fileSystem(for: url, options: configuration.connectionOptions)))
@@ -63,7 +72,8 @@ final class WebAPI: Sendable {
 
     /// Removes this run's copies of remote files.
     func cleanUp() {
-        try? FileManager.default.removeItem(atPath: configuration.resolvedCacheDirectory + "/files-\(getpid())")
+        try? FileManager.default.removeItem(
+            atPath: configuration.resolvedCacheDirectory + "/" + RemoteFileCache.folderName(pid: getpid()))
     }
 
     var source: WebSource? { current.withLock { $0 } }

@@ -44,12 +44,42 @@ final class ImportJob: Sendable {
         var error: String?
     }
 
-    /// What an import was asked to do, kept for a restart.
-    struct Request: Sendable {
+    /// What an import was asked to do, kept for a restart: in memory, and in
+    /// ``requestFile`` beside the history, so Restart works after the server restarts.
+    struct Request: Sendable, Codable, Equatable {
         var files: Set<String>?
         var layout: SyncOptions.Layout
         var deleteAfter: Bool
+
+        private enum CodingKeys: String, CodingKey { case files, layout, deleteAfter }
+
+        init(files: Set<String>?, layout: SyncOptions.Layout, deleteAfter: Bool) {
+            self.files = files
+            self.layout = layout
+            self.deleteAfter = deleteAfter
+        }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            files = try c.decodeIfPresent([String].self, forKey: .files).map(Set.init)
+            guard let layout = SyncOptions.Layout(rawValue: try c.decode(String.self, forKey: .layout)) else {
+                throw DecodingError.dataCorruptedError(forKey: .layout, in: c, debugDescription: "unknown layout")
+            }
+            self.layout = layout
+            deleteAfter = try c.decode(Bool.self, forKey: .deleteAfter)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encodeIfPresent(files?.sorted(), forKey: .files)
+            try c.encode(layout.rawValue, forKey: .layout)
+            try c.encode(deleteAfter, forKey: .deleteAfter)
+        }
     }
+
+    /// The file in the import folder that keeps the last request.
+    static let requestFileName = ".ferry-import-request.json"
+    var requestFile: String { directory + "/" + Self.requestFileName }
 
     private struct Box {
         var status: Status
@@ -69,7 +99,18 @@ final class ImportJob: Sendable {
 
     init(directory: String) {
         self.directory = directory
-        box = Mutex(Box(status: Status(destination: LocalPath.lastComponent(directory))))
+        var box = Box(status: Status(destination: LocalPath.lastComponent(directory)))
+        if let data = FileManager.default.contents(atPath: directory + "/" + Self.requestFileName) {
+            box.last = try? JSONDecoder().decode(Request.self, from: data)
+        }
+        self.box = Mutex(box)
+    }
+
+    /// Writes the request beside the history, atomically (a temporary file renamed).
+    private func save(_ request: Request) {
+        guard let data = try? JSONEncoder().encode(request) else { return }
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try? data.write(to: URL(fileURLWithPath: requestFile), options: .atomic)
     }
 
     var status: Status { box.withLock { $0.status } }
@@ -89,9 +130,14 @@ final class ImportJob: Sendable {
     /// The files of `source` the history does not hold (path and size), leaving out the
     /// import folder itself when it lies inside a local source (as `ferry sync` does).
     func newFiles(in source: WebSource, known: SyncHistory.ImportedFiles) async throws -> [RemoteEntry] {
+        try await sourceFiles(source).filter { !known.contains($0) }
+    }
+
+    /// Every file of `source`, leaving out the import folder inside a local source.
+    private func sourceFiles(_ source: WebSource) async throws -> [RemoteEntry] {
         let inside = directory + "/"
         return try await source.fs.walk(source.root.isEmpty ? "/" : source.root).files.filter { e in
-            !known.contains(e) && !(source.isLocal && e.path.hasPrefix(inside))
+            !(source.isLocal && e.path.hasPrefix(inside))
         }
     }
 
@@ -106,7 +152,9 @@ final class ImportJob: Sendable {
             b.status = Status(state: .running, destination: b.status.destination)
             b.status.layout = layout.rawValue
             b.status.deleteAfter = deleteAfter
-            b.last = Request(files: files, layout: layout, deleteAfter: deleteAfter)
+            let request = Request(files: files, layout: layout, deleteAfter: deleteAfter)
+            if b.last != request { save(request) }
+            b.last = request
             b.running = [:]
             b.finishedBytes = 0
             b.lastSpeed = 0
@@ -137,10 +185,14 @@ final class ImportJob: Sendable {
         // The plan's size, for the page's totals: new files = listed and not in the history.
         let known = imported(key: key)
         let candidates: [RemoteEntry]
+        // Files imported earlier whose delete from the source has not happened (an
+        // import killed in its delete phase): delete-after deletes them too, when
+        // their copies still match what the history recorded (the engine checks).
+        var earlier: [RemoteEntry] = []
         do {
-            candidates = try await newFiles(in: source, known: known).filter {
-                files == nil || files!.contains($0.path)
-            }
+            let requested = try await sourceFiles(source).filter { files == nil || files!.contains($0.path) }
+            candidates = requested.filter { !known.contains($0) }
+            if deleteAfter { earlier = requested.filter { known.contains($0) } }
         } catch {
             finish(.failed, error: WebMessages.text(error, source: source, importDirectory: directory))
             return
@@ -152,7 +204,7 @@ final class ImportJob: Sendable {
         var options = SyncOptions()
         options.layout = layout
         options.deleteAfter = deleteAfter
-        options.paths = Set(candidates.map(\.path))
+        options.paths = Set(candidates.map(\.path) + earlier.map(\.path))
         let engine = SyncEngine(fileSystem: source.fs, directory: directory, options: options)
         do {
             let summary = try await engine.runPass { event in self.handle(event, source: source) }

@@ -76,6 +76,10 @@ public struct LocalFileSystem: RemoteFileSystem {
     }
 
     /// Copies a local file into this folder, creating parents when the options say so.
+    ///
+    /// A failed upload keeps its `.part` (and journal) only when `options.resume`
+    /// says the same upload may resume from it; otherwise both are removed, so a
+    /// failure (a full disk, a cancel) leaves nothing in the folder.
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
         if options.createParents {
             try? FileManager.default.createDirectory(
@@ -85,7 +89,15 @@ public struct LocalFileSystem: RemoteFileSystem {
         copy.overwrite = options.overwrite
         copy.resume = options.resume
         copy.createParents = false
-        return LocalCopy.start(from: source, to: path, options: copy)
+        let keepPart = options.resume
+        let settings = copy
+        return Transfer.start(source: source, destination: path) { transfer async throws(FerryError) in
+            do throws(FerryError) {
+                return try await LocalCopy.run(from: source, to: path, options: settings, transfer: transfer)
+            } catch {
+                throw LocalCopy.uploadFailed(error, destination: path, keepPart: keepPart)
+            }
+        }
     }
 
     /// Deletes a file.
@@ -161,6 +173,25 @@ public struct LocalFileSystem: RemoteFileSystem {
 /// Copies one local file to another through a `PartFile`, with progress, pause,
 /// resume and cancel like a network transfer.
 enum LocalCopy {
+    /// An upload's failure: its partial file removed unless `keepPart`, and a
+    /// text that speaks of the upload (a copy's speaks of a download resuming).
+    static func uploadFailed(_ error: FerryError, destination: String, keepPart: Bool) -> FerryError {
+        var error = error
+        if !keepPart {
+            let part = destination + ".part"
+            LocalFile.remove(part)
+            LocalFile.remove(DownloadJournal.path(forPart: part))
+        }
+        if error.operation == "copy" { error.operation = "upload" }
+        if error.code == .diskFull {
+            error.detail =
+                keepPart
+                ? "free some space; the partial file is kept and the same upload resumes from it"
+                : "free some space and upload it again; nothing of it was kept"
+        }
+        return error
+    }
+
     static func start(from source: String, to destination: String, options: DownloadOptions) -> Transfer {
         Transfer.start(source: source, destination: destination) { transfer async throws(FerryError) in
             try await run(from: source, to: destination, options: options, transfer: transfer)

@@ -28,8 +28,21 @@ import Testing
 
     @Test func copiesThroughAPartFileAndRefusesToClobber() async throws {
         let data = try TestData.file(dir.file("src.bin"), size: 3_000_000)
+        // The copy carries the source's time to the nanosecond, as its result says (issue 27 item 3).
+        var times = [
+            timespec(tv_sec: 1_700_000_000, tv_nsec: 123_456_789),
+            timespec(tv_sec: 1_700_000_000, tv_nsec: 123_456_789),
+        ]
+        #expect(utimensat(AT_FDCWD, dir.file("src.bin"), &times, 0) == 0)
         let r = try await fs.download(dir.file("src.bin"), to: dir.file("dst.bin"), options: .init()).result
         #expect(r.size == 3_000_000)
+        let expected = Date(timeIntervalSince1970: 1_700_000_000.123456789)
+        #expect(
+            abs((r.sourceModified ?? .distantPast).timeIntervalSince(expected)) < 1e-5,
+            "\(String(describing: r.sourceModified))")
+        var st = stat()
+        #expect(lstat(dir.file("dst.bin"), &st) == 0)
+        #expect(st.st_mtim.tv_sec == 1_700_000_000 && abs(Int(st.st_mtim.tv_nsec) - 123_456_789) < 1_000)
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir.file("dst.bin"))) == data)
         let exists = await #expect(throws: FerryError.self) {
             _ = try await fs.download(dir.file("src.bin"), to: dir.file("dst.bin"), options: .init()).result

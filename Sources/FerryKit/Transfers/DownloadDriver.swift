@@ -158,13 +158,22 @@ enum DownloadDriver {
     /// `time-val`, `RemoteTimestamp(timeVal:)`) or an HTTP date (`Last-Modified`,
     /// `HTTPDate`); nil for anything else.
     static func parseValidatorTime(_ text: String) -> Date? {
-        guard let t = RemoteTimestamp(timeVal: text)?.date() else { return HTTPDate.parse(text) }
-        // MDTM's optional fraction (`20240105120000.123`; a local copy's nanoseconds).
-        if let dot = text.firstIndex(of: "."), let fraction = Double("0" + text[dot...]) {
-            return t.addingTimeInterval(fraction)
-        }
-        return t
+        if let local = localStamp(text) { return local }
+        return RemoteTimestamp(timeVal: text)?.date() ?? HTTPDate.parse(text)
     }
+
+    /// A local copy's validator: `@SECONDS.NANOSECONDS` of the source file's
+    /// modification time (``localStamp(seconds:nanoseconds:)``).
+    static func localStamp(_ text: String) -> Date? {
+        guard text.hasPrefix("@") else { return nil }
+        let parts = text.dropFirst().split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let s = Int64(parts[0]), let ns = Int64(parts[1]), (0..<1_000_000_000).contains(ns)
+        else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(s) + TimeInterval(ns) / 1e9)
+    }
+
+    /// The validator a local copy records for its source's time, to the nanosecond.
+    static func localStamp(seconds: Int64, nanoseconds: Int64) -> String { "@\(seconds).\(nanoseconds)" }
 
     /// Starts a download as a `Transfer`.
     static func start(_ source: DownloadSource, to destination: String, options: DownloadOptions) -> Transfer {

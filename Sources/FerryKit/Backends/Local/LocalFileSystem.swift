@@ -223,11 +223,9 @@ enum LocalCopy {
         var st = stat()
         fstat(input, &st)
         let mtime = OS.modificationTime(st)
-        // The source's time as an MDTM validator with its nanoseconds, which the
-        // part's finish parses and sets on the copy (as a download's Last-Modified).
-        let stamp =
-            RemoteTimestamp(utc: Date(timeIntervalSince1970: TimeInterval(mtime.seconds))).timeVal
-            + "." + String(String(mtime.nanoseconds + 1_000_000_000).dropFirst())
+        // The source's time, which the part's finish parses and sets on the copy
+        // (as a download's Last-Modified).
+        let stamp = DownloadDriver.localStamp(seconds: Int64(mtime.seconds), nanoseconds: Int64(mtime.nanoseconds))
         let part = PartFile.make(destination: destination, source: source, options: options)
         var offset = try part.open(resume: resume)
         if offset > 0 && (part.journal.lastModified != stamp || part.journal.totalSize != total) { offset = 0 }

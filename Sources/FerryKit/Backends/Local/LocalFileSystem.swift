@@ -77,6 +77,7 @@ public struct LocalFileSystem: RemoteFileSystem {
 
     /// Copies a local file into this folder, creating parents when the options say so.
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
+        let source = LocalPath.expandingTilde(source)
         if options.createParents {
             try? FileManager.default.createDirectory(
                 atPath: remoteParent(path), withIntermediateDirectories: true)

@@ -213,6 +213,19 @@ struct HabitsCommandTests {
         #expect(local.status == 2 && local.stderr.contains("local path"), "\(local.stderr)")
     }
 
+    /// A dry run names where a date-layout file will go, not the staging folder.
+    @Test func aDryRunShowsTheFinalDestination() throws {
+        let files = try TempDir(prefix: "www")
+        try FileManager.default.createDirectory(atPath: files.file("cam"), withIntermediateDirectories: true)
+        try "x".write(toFile: files.file("cam/IMG_1.JPG"), atomically: true, encoding: .utf8)
+        // python's http.server lists no times: the date comes with the download.
+        let server = try PythonHTTPServer(root: files.path)
+        let dry = try run("sync", "http://127.0.0.1:\(server.port)/cam/", "photos", "--layout", "date", "--dry-run")
+        #expect(dry.status == 0, "\(dry.stderr)")
+        let all = dry.stdout + dry.stderr
+        #expect(all.contains("-> <date taken>/IMG_1.JPG") && !all.contains(".ferry-sync-incoming"), "\(all)")
+    }
+
     @Test func everyCommandTakesJSONAndErrorsAreObjects() async throws {
         let server = try await FTPTestServer(.pyftpdlib)
         try tree(server)
@@ -245,6 +258,8 @@ struct HabitsCommandTests {
     let sources = try #require(
         catalog.components(separatedBy: "### Sources").dropFirst().first?.components(separatedBy: "###").first)
     #expect(sources.contains("``SFTPFileSystem``"))
+    // What a stopped `sync --watch` exits with is said (SyncServiceTests checks both).
+    #expect(readme.contains("`sync --watch` exits 0 at once"))
     let docs = try String(contentsOfFile: root + "/scripts/docs.sh", encoding: .utf8)
     #expect(docs.contains("url=documentation/ferrykit/"))
 }

@@ -35,4 +35,17 @@ import Testing
         #expect(later[1].hasSuffix("  queued"), "\(later)")
         #expect(later[2] == "total: 0/2 files, 0 B, 0 B/s", "\(later)")
     }
+
+    /// Issue 29: the first frame shows `--:--` (no `0 B/s`) and the bar keeps its width when the ETA comes.
+    @Test func theFirstFrameHasNoSpeedYetAndTheWidthStays() {
+        let first = TransferProgress(bytesDone: 16_384, totalBytes: 10_000_000, bytesPerSecond: 0)
+        let later = TransferProgress(bytesDone: 2_500_000, totalBytes: 10_000_000, bytesPerSecond: 1_250_000)
+        let a = ProgressTable.bar(label: "IMG_0001.JPG", progress: first, paused: false, width: 100)
+        let b = ProgressTable.bar(label: "IMG_0001.JPG", progress: later, paused: false, width: 100)
+        #expect(a.contains("ETA --:--") && !a.contains("0 B/s"), "\(a)")
+        #expect(b.contains("ETA 0:06") && b.contains("1.2 MB/s"), "\(b)")
+        #expect(a.count == b.count, "\(a)\n\(b)")
+        let retry = TransferProgress.Retry(number: 2, of: 5, delay: .seconds(4), reason: "timed out")
+        #expect(ProgressTable.retrying(retry) == "retrying (2 of 5) in 4.0 s: timed out")
+    }
 }

@@ -155,6 +155,7 @@ enum ManPage {
         .TP
         .B 130
         interrupted (Ctrl\\-C or SIGTERM); partial files are kept and the same command resumes them
+        (\\fBsync \\-\\-watch\\fR stopped while it waits between passes exits 0)
         .SH ENVIRONMENT
         .TP
         .B FERRY_USER

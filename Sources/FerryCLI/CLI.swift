@@ -130,11 +130,11 @@ public enum CLI {
                         command: name, message: Hints.describe(e), code: e.code.description, exitCode: code,
                         target: e.target, serverCode: e.serverCode))
             }
-            console.error("ferry \(name): \(Hints.describe(e))")
+            console.error("ferry \(name): \(sentence(Hints.describe(e)))")
             return code
         } catch {
             if json { console.json(JSONFailure(command: name, message: "\(error)", code: "unexpected", exitCode: 1)) }
-            console.error("ferry \(name): \(error)")
+            console.error("ferry \(name): \(sentence("\(error)"))")
             return 1
         }
     }

@@ -48,4 +48,24 @@ import Testing
         let retry = TransferProgress.Retry(number: 2, of: 5, delay: .seconds(4), reason: "timed out")
         #expect(ProgressTable.retrying(retry) == "retrying (2 of 5) in 4.0 s: timed out")
     }
+
+    /// A transfer waiting to retry says so in its row, within one terminal line.
+    @Test func aRetryShowsInItsRowWithinTheWidth() async throws {
+        let table = ProgressTable(waitingText: nil)
+        let t = Transfer(source: "ftp://host/x.bin", destination: "x.bin")
+        table.add(t, label: "x.bin")
+        let retry = TransferProgress.Retry(
+            number: 1, of: 5, delay: .seconds(2), reason: String(repeating: "timed out after 1000 ms ", count: 8))
+        let sleeping = Task {
+            var delay = Duration.seconds(2)
+            try await t.backOff(&delay, retry: retry)
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let lines = table.lines(width: 60)
+        #expect(lines.count == 1 && lines[0].hasPrefix("x.bin") && lines[0].contains("retrying (1 of 5) in 2.0 s"))
+        #expect(lines.allSatisfy { $0.count < 60 }, "\(lines)")
+        t.cancel()
+        _ = try? await sleeping.value
+        #expect(t.currentProgress.retry == nil)
+    }
 }

@@ -95,7 +95,11 @@ final class ProgressTable: Sendable {
         var lines: [String] = []
         for (row, p) in moving.prefix(8) {
             if let retry = p.retry {
-                lines.append(ProgressTable.name(row.label) + "  " + ProgressTable.retrying(retry))
+                // One terminal line: a wrapped line would break the redraw.
+                lines.append(
+                    String(
+                        (ProgressTable.name(row.label) + "  " + ProgressTable.retrying(retry)).prefix(
+                            max(20, width - 1))))
                 continue
             }
             lines.append(
@@ -104,7 +108,7 @@ final class ProgressTable: Sendable {
         for (i, (row, p)) in waiting.prefix(max(0, 8 - lines.count)).enumerated() {
             var text = i == 0 && stalled ? waitingText ?? "queued" : "queued"
             if let retry = p.retry { text = ProgressTable.retrying(retry) }
-            lines.append(ProgressTable.name(row.label) + "  " + text)
+            lines.append(String((ProgressTable.name(row.label) + "  " + text).prefix(max(20, width - 1))))
         }
         if rows.count > 8 { lines.append("  ... and \(rows.count - 8) more") }
         if totalFiles > 1 && !rows.isEmpty {

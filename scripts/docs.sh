@@ -33,6 +33,16 @@ docc convert Sources/FerryKit/FerryKit.docc \
   --fallback-display-name FerryKit --fallback-bundle-identifier org.ferry.FerryKit \
   --transform-for-static-hosting --warnings-as-errors \
   --output-dir "$site" 2>&1 | tee "$scratch/docc.log"
+# The site's root opens the FerryKit page (DocC's own root page is its app's 404);
+# every page has an index.html of its own, so this one only redirects.
+cat >"$site/index.html" <<'HTML'
+<!doctype html>
+<meta charset="utf-8">
+<title>FerryKit</title>
+<meta http-equiv="refresh" content="0; url=documentation/ferrykit/">
+<link rel="canonical" href="documentation/ferrykit/">
+<p><a href="documentation/ferrykit/">FerryKit documentation</a></p>
+HTML
 if grep -qE "warning:|error:" "$scratch/docc.log"; then
   echo "docs: DocC reported problems (above)" >&2
   exit 1

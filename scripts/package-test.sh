@@ -26,7 +26,8 @@ echo "package-test: checking $deb"
 contents=$(dpkg-deb --contents "$deb")
 for f in ./usr/bin/ferry ./usr/share/ferry/Web/index.html ./usr/share/ferry/Web/app.js \
   ./usr/share/man/man1/ferry.1.gz ./usr/share/bash-completion/completions/ferry \
-  ./usr/share/zsh/vendor-completions/_ferry "./usr/lib/systemd/user/ferry-sync@.service" \
+  ./usr/share/zsh/vendor-completions/_ferry ./usr/share/fish/vendor_completions.d/ferry.fish \
+  "./usr/lib/systemd/user/ferry-sync@.service" \
   ./usr/share/doc/ferry/copyright ./usr/share/doc/ferry/changelog.Debian.gz \
   ./usr/share/doc/ferry/examples/camera.conf; do
   grep -q " $f\$" <<<"$contents" || fail "$deb has no $f"

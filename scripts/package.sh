@@ -7,6 +7,7 @@
 #   /usr/share/man/man1/ferry.1.gz                  `ferry __generate man`
 #   /usr/share/bash-completion/completions/ferry    `ferry __generate bash`
 #   /usr/share/zsh/vendor-completions/_ferry        `ferry __generate zsh`
+#   /usr/share/fish/vendor_completions.d/ferry.fish `ferry __generate fish`
 #   /usr/lib/systemd/user/ferry-sync@.service       packaging/ferry-sync@.service
 #   /usr/share/doc/ferry/{copyright,changelog.Debian.gz,examples/camera.conf}
 #   /usr/share/lintian/overrides/ferry              not for the Debian archive: no ITP bug to close
@@ -53,10 +54,11 @@ mkdir -p "$root/usr/share/ferry"
 cp -R "$bin/Ferry_FerryWeb.resources/Web" "$root/usr/share/ferry/Web"
 
 mkdir -p "$root/usr/share/man/man1" "$root/usr/share/bash-completion/completions" \
-  "$root/usr/share/zsh/vendor-completions"
+  "$root/usr/share/zsh/vendor-completions" "$root/usr/share/fish/vendor_completions.d"
 "$bin/ferry" __generate man | gzip -9n > "$root/usr/share/man/man1/ferry.1.gz"
 "$bin/ferry" __generate bash > "$root/usr/share/bash-completion/completions/ferry"
 "$bin/ferry" __generate zsh > "$root/usr/share/zsh/vendor-completions/_ferry"
+"$bin/ferry" __generate fish > "$root/usr/share/fish/vendor_completions.d/ferry.fish"
 install -D -m 644 "packaging/ferry-sync@.service" "$root/usr/lib/systemd/user/ferry-sync@.service"
 
 doc=$root/usr/share/doc/ferry

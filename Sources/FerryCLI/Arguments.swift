@@ -67,14 +67,18 @@ struct CommandSpec: Sendable {
     }
 
     /// Options every command accepts.
-    static let common: [Option] = [CommonOptions.quiet.option, CommonOptions.help.option]
+    static let common: [Option] = [
+        CommonOptions.quiet.option, CommonOptions.json.option, CommonOptions.verbose.option, CommonOptions.help.option,
+    ]
 
-    /// The command's options, then the common ones; a common option whose short
-    /// letter the command uses for itself (`ls -h`) keeps only its long name.
+    /// The command's options, then the common ones it does not declare itself;
+    /// a common option whose short letter the command uses for itself (`ls -h`)
+    /// keeps only its long name.
     var allOptions: [Option] {
         let shorts = Set(options.compactMap(\.short))
+        let longs = Set(options.map(\.long))
         return options
-            + CommandSpec.common.map { o in
+            + CommandSpec.common.filter { !longs.contains($0.long) }.map { o in
                 var o = o
                 if let s = o.short, shorts.contains(s) { o.short = nil }
                 return o
@@ -85,7 +89,21 @@ struct CommandSpec: Sendable {
 /// The options every command accepts.
 enum CommonOptions {
     static let quiet = Flag("quiet", short: "q", help: "print no progress")
+    static let json = Flag("json", help: "print JSON on standard output (errors too: {\"type\":\"error\",...})")
+    static let verbose = Flag(
+        "verbose", short: "v", help: "show what Ferry asks and the server answers (passwords masked)")
     static let help = Flag("help", short: "h", help: "show this help")
+}
+
+/// Options other tools have that Ferry answers with what it does instead.
+enum ForeignOptions {
+    static func hint(short: Character) -> String? {
+        switch short {
+        case "O":
+            "ferry saves under the remote file's name already (what curl -O and wget do); -o DEST names another"
+        default: nil
+        }
+    }
 }
 
 /// Parsed arguments of one command. Options are looked up by their typed keys;
@@ -193,6 +211,7 @@ enum ArgumentParser {
             while let c = rest.first {
                 rest = rest.dropFirst()
                 guard let o = options.first(where: { $0.short == c }) else {
+                    if let hint = ForeignOptions.hint(short: c) { throw UsageError(message: "-\(c): \(hint).") }
                     var message = "unknown option -\(c) for '\(spec.name)'"
                     // `-only` meant as `--only`.
                     if arg.count > 2,

@@ -18,15 +18,30 @@ public enum CLI {
     public static func main(_ arguments: [String]) async -> Int32 {
         let console = Console()
         var args = Array(arguments.dropFirst())
+        // Options before the command (`ferry -v get URL`, as curl and lftp take
+        // them) go with the command.
+        var leading: [String] = []
+        while let a = args.first, leadingOptions.contains(a) {
+            leading.append(a)
+            args.removeFirst()
+        }
         guard let first = args.first else {
-            console.error(overview())
+            if !leading.isEmpty {
+                console.error(
+                    "ferry: \(leading.joined(separator: " ")) goes with a command (ferry get URL -v). "
+                        + "See 'ferry --help'; ferry -V prints the version.")
+            } else {
+                console.error(overview())
+            }
             return 2
         }
         if first == "--help" || first == "-h" {
+            // `ferry --help get` is `ferry help get`.
+            if args.count > 1 { return help(args[1], console: console) }
             console.out(overview() + "\n")
             return 0
         }
-        if first == "--version" {
+        if first == "--version" || first == "-V" {
             console.out(VersionText.render())
             return 0
         }
@@ -36,15 +51,15 @@ public enum CLI {
                 console.out(overview() + "\n")
                 return 0
             }
-            guard let c = command(named: args[1]) else {
-                console.error(unknownCommand(args[1]))
-                return 2
-            }
-            console.out(ArgumentParser.help(c.spec))
-            return 0
+            return help(args[1], console: console)
         }
         args.removeFirst()
+        args = leading + args
+        let json = args.contains("--json")
         guard let c = command(named: first) else {
+            if json {
+                console.json(JSONFailure(command: nil, message: unknownCommand(first), code: "usage", exitCode: 2))
+            }
             console.error(unknownCommand(first))
             return 2
         }
@@ -52,25 +67,82 @@ public enum CLI {
         do {
             parsed = try ArgumentParser.parse(args, spec: c.spec)
         } catch {
-            console.error("ferry \(first): \(error)\nusage: \(c.spec.usage)\nsee 'ferry help \(first)'")
+            if json {
+                console.json(JSONFailure(command: first, message: "\(error)", code: "usage", exitCode: 2))
+            }
+            console.error("ferry \(first): \(sentence("\(error)"))\nusage: \(c.spec.usage)\nSee 'ferry help \(first)'.")
             return 2
         }
         if parsed.has(CommonOptions.help) {
             console.out(ArgumentParser.help(c.spec))
             return 0
         }
+        let settings: RequestSettings
+        do {
+            settings = try requestSettings(parsed, console: console)
+        } catch {
+            console.error("ferry \(first): \(sentence("\(error)"))\nusage: \(c.spec.usage)")
+            return 2
+        }
+        return await RequestSettings.$current.withValue(settings) {
+            await run(c, first, parsed, console: console)
+        }
+    }
+
+    /// Options that may come before the command name.
+    static let leadingOptions: Set<String> = ["-v", "--verbose", "-q", "--quiet", "--json"]
+
+    /// `ferry help NAME`.
+    static func help(_ name: String, console: Console) -> Int32 {
+        guard let c = command(named: name) else {
+            console.error(unknownCommand(name))
+            return 2
+        }
+        console.out(ArgumentParser.help(c.spec))
+        return 0
+    }
+
+    /// Runs one parsed command; its failure is one message (a JSON object on
+    /// stdout with `--json`) and the exit code.
+    static func run(
+        _ c: any Command.Type, _ name: String, _ parsed: ParsedArguments, console: Console, asked: Bool = false
+    ) async -> Int32 {
+        let json = parsed.has(CommonOptions.json)
         do {
             return try await c.run(parsed, console: console)
         } catch let e as UsageError {
-            console.error("ferry \(first): \(e)\nusage: \(c.spec.usage)")
+            if json { console.json(JSONFailure(command: name, message: e.message, code: "usage", exitCode: 2)) }
+            console.error("ferry \(name): \(sentence(e.message))\nusage: \(c.spec.usage)")
             return 2
-        } catch let e as FerryError {
-            console.error("ferry \(first): \(Hints.describe(e))")
-            return exitCode(for: e)
+        } catch var e as FerryError {
+            if e.code == .authenticationFailed, !asked, let login = PasswordPrompt.loginWithoutPassword(parsed) {
+                // Refused without a password: ask on a terminal and run once more, as curl -u user does.
+                if let user = login.user, PasswordPrompt.ask(user: user, host: login.host) != nil {
+                    return await run(c, name, parsed, console: console, asked: true)
+                }
+                e.detail = [e.detail, PasswordPrompt.hint(user: login.user, host: login.host)].compactMap { $0 }
+                    .joined(separator: "; ")
+            }
+            let code = exitCode(for: e)
+            if json {
+                console.json(
+                    JSONFailure(
+                        command: name, message: Hints.describe(e), code: e.code.description, exitCode: code,
+                        target: e.target, serverCode: e.serverCode))
+            }
+            console.error("ferry \(name): \(sentence(Hints.describe(e)))")
+            return code
         } catch {
-            console.error("ferry \(first): \(error)")
+            if json { console.json(JSONFailure(command: name, message: "\(error)", code: "unexpected", exitCode: 1)) }
+            console.error("ferry \(name): \(sentence("\(error)"))")
             return 1
         }
+    }
+
+    /// A message as one sentence: with a full stop unless it ends with one, `?` or `!`.
+    static func sentence(_ text: String) -> String {
+        guard let last = text.last, !".?!".contains(last) else { return text }
+        return text + "."
     }
 
     /// The exit code of a command that failed with `error`: 2 for a URL Ferry
@@ -88,11 +160,15 @@ public enum CLI {
     static let interruptedExitCode: Int32 = 130
 
     static func unknownCommand(_ name: String) -> String {
-        var text = "ferry: no command '\(name)'"
-        if let near = Suggestion.nearest(to: name, in: commands.map { $0.spec.name }) {
-            text += "; did you mean '\(near)'?"
+        let text = "ferry: no command '\(name)'"
+        if name.hasPrefix("-") {
+            // An option where the command belongs (`ferry -x`): no command name is near it.
+            return text + ": a command comes first (ferry get URL \(name)). See 'ferry --help'."
         }
-        return text + " See 'ferry --help'"
+        if let near = Suggestion.nearest(to: name, in: commands.map { $0.spec.name }) {
+            return text + "; did you mean '\(near)'? See 'ferry --help'."
+        }
+        return text + ". See 'ferry --help'."
     }
 
     static func command(named name: String) -> (any Command.Type)? {
@@ -102,7 +178,7 @@ public enum CLI {
     static func overview() -> String {
         var s = """
             ferry \(Ferry.version): browse remote storage and move files between it and your disk
-            (FlashAir cards, FTP/FTPS, HTTP/HTTPS).
+            (FlashAir cards, FTP/FTPS, SFTP, HTTP/HTTPS, local folders).
 
             usage: ferry COMMAND [ARGUMENTS] [OPTIONS]
 
@@ -114,7 +190,10 @@ public enum CLI {
         }
         s += """
 
-            'ferry help COMMAND' describes one command. Exit codes: 0 success,
+            'ferry help COMMAND' describes one command; 'man ferry' has the options
+            every command takes (-v, --json, --quiet, connections and timeouts) and
+            the environment (FERRY_USER, FERRY_PASSWORD, ~/.netrc, FERRY_KEY_PASSPHRASE,
+            SSH_AUTH_SOCK, CURL_CA_BUNDLE, SSL_CERT_FILE). Exit codes: 0 success,
             1 an operation failed, 2 bad usage or bad URL, 130 interrupted (Ctrl-C).
             """
         return s
@@ -125,4 +204,27 @@ public enum CLI {
 protocol Command {
     static var spec: CommandSpec { get }
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32
+}
+
+/// A failure with `--json`: one object on stdout, beside the message on stderr.
+struct JSONFailure: Encodable {
+    var type = "error"
+    var command: String?
+    var error: String
+    var errorCode: String
+    var exitCode: Int32
+    var target: String?
+    var serverCode: Int?
+
+    init(
+        command: String?, message: String, code: String, exitCode: Int32, target: String? = nil,
+        serverCode: Int? = nil
+    ) {
+        self.command = command
+        self.error = message
+        self.errorCode = code
+        self.exitCode = exitCode
+        self.target = target
+        self.serverCode = serverCode
+    }
 }

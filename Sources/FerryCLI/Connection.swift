@@ -14,9 +14,64 @@ enum ConnectionKeys {
         valueName: "FILE")
 }
 
+/// Timeouts, as in curl.
+enum TimeoutKeys {
+    static let connect = ValueOption(
+        "connect-timeout", help: "give up opening a connection after this many seconds", valueName: "S")
+    static let timeout = ValueOption(
+        "timeout", help: "a connection that moves nothing for this many seconds is dead (then retried)",
+        valueName: "S")
+}
+
 /// The connection options as declared in a command's spec.
 let connectionOptions: [any OptionKey] =
-    [ConnectionKeys.insecure, ConnectionKeys.cacert, ConnectionKeys.connections] + sshOptions
+    [
+        ConnectionKeys.insecure, ConnectionKeys.cacert, ConnectionKeys.connections, TimeoutKeys.connect,
+        TimeoutKeys.timeout,
+    ]
+    + sshOptions
+
+/// What every request of the command follows (`RequestSettings`): `-v`'s trace
+/// on stderr, `--connect-timeout`, `--timeout`.
+func requestSettings(_ args: ParsedArguments, console: Console) throws -> RequestSettings {
+    var settings = RequestSettings()
+    func seconds(_ key: ValueOption) throws -> Duration? {
+        guard args.declared.contains(key.option.long), let text = args.value(key) else { return nil }
+        guard let n = Double(text), n > 0, n <= 86_400 else {
+            throw UsageError(message: "--\(key.option.long) wants a number of seconds, not \"\(text)\"")
+        }
+        return .milliseconds(Int64(n * 1000))
+    }
+    settings.connectTimeout = try seconds(TimeoutKeys.connect)
+    settings.stallTimeout = try seconds(TimeoutKeys.timeout)
+    if args.has(CommonOptions.verbose) {
+        let secrets = traceSecrets(args.positionals)
+        settings.trace = { line in
+            var text = line.text
+            for secret in secrets { text = text.replacingOccurrences(of: secret, with: "****") }
+            let mark =
+                switch line.kind {
+                case .info: "*"
+                case .sent: ">"
+                case .received: "<"
+                }
+            console.error("\(mark) \(text)")
+        }
+    }
+    return settings
+}
+
+/// Passwords the trace must never show, beside what FerryKit masks: those in
+/// the command's URLs and `FERRY_PASSWORD`, as given and percent-encoded.
+func traceSecrets(_ positionals: [String]) -> [String] {
+    var found: [String] = []
+    for p in positionals where p.contains("://") {
+        if let u = try? RemoteURL(parsing: p), let password = u.password, !password.isEmpty { found.append(password) }
+    }
+    if let p = ProcessInfo.processInfo.environment["FERRY_PASSWORD"], !p.isEmpty { found.append(p) }
+    let encoded = found.compactMap { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) }
+    return Array(Set(found + encoded)).filter { $0.count >= 2 }.sorted { $0.count > $1.count }
+}
 
 /// Options of the commands that move files (`get`, `put`).
 enum TransferKeys {
@@ -24,6 +79,15 @@ enum TransferKeys {
     static let retries = ValueOption(
         "retries", help: "failed tries in a row before giving up (default 5)", valueName: "N")
     static let json = Flag("json", help: "print JSON lines of progress and results")
+    /// As in curl and wget; Ferry resumes anyway.
+    static let resume = Flag(
+        "continue", short: "c", help: "resume a partial file (the default; accepted for curl -C - and wget -c)")
+
+    /// `-c` changes nothing: said once, unless quiet.
+    static func sayResumingIsTheDefault(_ args: ParsedArguments, command: String, console: Console) {
+        guard args.has(resume), !args.has(CommonOptions.quiet), !args.has(CommonOptions.json) else { return }
+        console.error("ferry \(command): -c/--continue is the default: Ferry resumes from the .part file anyway.")
+    }
 }
 
 /// The one place a command's connection options are built: TLS (`--insecure`,
@@ -88,7 +152,13 @@ struct FileSystemOpener {
             if let last, last.server == server {
                 options.credentials = last.credentials
             } else {
-                let found = credentials[server] ?? Credentials.resolve(for: url) ?? .anonymous
+                var found = credentials[server] ?? Credentials.resolve(for: url) ?? .anonymous
+                // The password typed at the prompt, for the user who had none.
+                if let typed = PasswordPrompt.value, (found.password ?? "").isEmpty,
+                    let user = found.isAnonymous ? url.user : found.user
+                {
+                    found = Credentials(user: user, password: typed)
+                }
                 credentials[server] = found
                 options.credentials = found
                 last = (server, found)
@@ -100,6 +170,7 @@ struct FileSystemOpener {
 
 /// A remote URL argument (a local path is refused: these commands act on servers).
 func remoteURL(_ text: String, for command: String) throws -> RemoteURL {
+    if let bare = bareHostURL(text) { return try RemoteURL(parsing: bare) }
     let u = try RemoteURL(parsing: text)
     if u.scheme == .file {
         throw UsageError(
@@ -113,4 +184,22 @@ func waitingText(for url: RemoteURL, connections: Int?) -> String? {
     if url.scheme == .flashair { return "waiting for the card (1 connection)" }
     if let n = connections { return "waiting for the server (\(n) connection\(n == 1 ? "" : "s"))" }
     return nil
+}
+
+/// `host/path` or `host:port/path` as curl takes it: `http://host/path`, when
+/// it cannot be a local path that exists and its first part looks like a host
+/// (a dot, a port, or `localhost`).
+func bareHostURL(_ text: String) -> String? {
+    guard !text.contains("://"), let first = text.split(separator: "/", omittingEmptySubsequences: false).first,
+        !first.isEmpty, !text.hasPrefix("."), !text.hasPrefix("~")
+    else { return nil }
+    let parts = first.split(separator: ":", omittingEmptySubsequences: false)
+    guard parts.count <= 2, let host = parts.first, !host.isEmpty,
+        host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }),
+        !host.hasPrefix("."), !host.hasSuffix(".")
+    else { return nil }
+    if parts.count == 2 { guard let port = Int(parts[1]), (1...65535).contains(port) else { return nil } }
+    guard parts.count == 2 || host.contains(".") || host.lowercased() == "localhost" else { return nil }
+    guard !FileManager.default.fileExists(atPath: text) else { return nil }
+    return "http://" + text
 }

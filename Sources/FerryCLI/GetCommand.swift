@@ -21,7 +21,7 @@ enum GetCommand: Command {
         usage: "ferry get URL... [-o DEST | DIR | -] [-r] [--only EXTS] [-j N] [--overwrite|--skip-existing] [--json]",
         options: [
             Keys.output, Keys.recursive, Keys.only, TransferKeys.jobs, Keys.overwrite, Keys.skipExisting,
-            Keys.noResume, TransferKeys.retries, Keys.all, TransferKeys.json,
+            Keys.noResume, TransferKeys.retries, Keys.all, TransferKeys.json, Glob.ignoreCase, TransferKeys.resume,
         ] + connectionOptions,
         minPositionals: 1,
         maxPositionals: nil,
@@ -48,6 +48,7 @@ enum GetCommand: Command {
             throw UsageError(message: "--overwrite and --skip-existing exclude each other")
         }
         let jobs = try args.int(TransferKeys.jobs, default: 4, in: 1...64)
+        TransferKeys.sayResumingIsTheDefault(args, command: "get", console: console)
         var positionals = args.positionals
         var output = args.value(Keys.output)
         if output == "" {
@@ -61,7 +62,9 @@ enum GetCommand: Command {
             }
         }
         // `get URL DIR/`, `get URL .`: an existing local folder as the last argument, as cp takes it.
-        if !toStandardOutput, positionals.count >= 2, let last = positionals.last, !last.contains(":") {
+        if !toStandardOutput, positionals.count >= 2, let last = positionals.last, !last.contains(":"),
+            isDirectory(last) || bareHostURL(last) == nil
+        {
             guard output == nil, isDirectory(last) else {
                 throw UsageError(
                     message: "\(last) is no URL and no existing folder; name where to save with -o \(last)")

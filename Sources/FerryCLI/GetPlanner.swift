@@ -53,7 +53,8 @@ struct GetPlanner {
             }
             let matched: [RemoteEntry]?
             do {
-                matched = try await Glob.expand(url, in: fs, includeHidden: includeHidden)
+                matched = try await Glob.expand(
+                    url, in: fs, includeHidden: includeHidden, ignoreCase: args.has(Glob.ignoreCase))
             } catch let e as FerryError {
                 out.report(.failed(e))
                 failed += 1

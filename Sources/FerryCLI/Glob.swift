@@ -35,15 +35,24 @@ enum Glob {
     }
 
     /// Whether `name` matches `pattern`, as a shell matches (a leading dot only by a leading dot).
-    static func matches(_ pattern: String, _ name: String) -> Bool {
-        fnmatch(pattern, name, FNM_PERIOD) == 0
+    static func matches(_ pattern: String, _ name: String, ignoreCase: Bool = false) -> Bool {
+        fnmatch(pattern, name, FNM_PERIOD | (ignoreCase ? Glob.caseFold : 0)) == 0
     }
+
+    /// glibc's `FNM_CASEFOLD` (a GNU extension the Swift module does not import).
+    static let caseFold: Int32 = 1 << 4
+
+    /// `--ignore-case`: for the commands that match patterns.
+    static let ignoreCase = Flag(
+        "ignore-case", help: "patterns match names in any case (always on FlashAir cards: FAT names have no case)")
 
     /// The entries of the URL's folder whose names match its last component, by
     /// name; nil when the last component is no pattern. No match is `notFound`.
-    static func expand(_ url: RemoteURL, in fs: any RemoteFileSystem, includeHidden: Bool = false) async throws
-        -> [RemoteEntry]?
-    {
+    static func expand(
+        _ url: RemoteURL, in fs: any RemoteFileSystem, includeHidden: Bool = false, ignoreCase: Bool = false
+    ) async throws -> [RemoteEntry]? {
+        // A FAT card's names match in any case, as the card itself finds them.
+        let fold = ignoreCase || url.scheme == .flashair
         let path = url.path
         guard let pattern = pattern(of: path) else { return nil }
         let folder = remoteParent(path)
@@ -51,7 +60,7 @@ enum Glob {
             throw UsageError(message: "patterns work in the last part of a path only, not in \(folder)")
         }
         let entries = try await fs.list(folder)
-            .filter { (includeHidden || !$0.isHidden) && matches(pattern, $0.name) }
+            .filter { (includeHidden || !$0.isHidden) && matches(pattern, $0.name, ignoreCase: fold) }
             .sorted { $0.name < $1.name }
         guard !entries.isEmpty else {
             throw FerryError(

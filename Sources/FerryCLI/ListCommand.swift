@@ -7,13 +7,16 @@ enum ListCommand: Command {
         static let json = Flag("json", help: "print one JSON array")
         static let all = Flag("all", short: "a", help: "include hidden and system entries")
         static let long = Flag("long", short: "l", help: "type, size, date and name in aligned columns")
-        static let human = Flag("human-readable", short: "h", help: "with -l, sizes as 1.2 MB")
+        static let human = Flag(
+            "human-readable", short: "h", help: "with -l, sizes as 1.2 MB (-h is --help for every other command)")
+        static let recursive = Flag(
+            "recursive", short: "R", help: "list every folder below too, names as paths below URL")
     }
 
     static let spec = CommandSpec(
         name: "ls", summary: "list one folder (or one file)",
-        usage: "ferry ls URL [-l [-h]] [--json] [--all]",
-        options: [Keys.json, Keys.all, Keys.long, Keys.human] + connectionOptions,
+        usage: "ferry ls URL [-l [-h]] [-R] [--json] [--all]",
+        options: [Keys.json, Keys.all, Keys.long, Keys.human, Keys.recursive, Glob.ignoreCase] + connectionOptions,
         minPositionals: 1, maxPositionals: 1,
         details: """
             Folders come first, then files, each sorted by name. A file's URL lists that
@@ -24,6 +27,9 @@ enum ListCommand: Command {
             knows it: seconds when it gives them, 20:16 when only the minute (web folder
             pages, FTP LIST for this year), the date alone when only the day. --json
             prints one array; "modifiedPrecision" is "second", "minute" or "day".
+            -R lists the whole tree below URL, each entry named by its path below URL
+            (sub/IMG_0001.JPG), folders before their contents; with --json, one object
+            per line (JSON lines) instead of one array, so a large tree streams.
             """)
 
     struct JSONEntry: Encodable {
@@ -57,12 +63,48 @@ enum ListCommand: Command {
         }
     }
 
+    static func row(_ e: RemoteEntry) -> JSONEntry {
+        JSONEntry(
+            name: e.name, path: e.path, type: e.kind.rawValue, size: e.size, modified: e.modified?.iso8601,
+            modifiedPrecision: e.modified?.precision.rawValue, hidden: e.isHidden, readOnly: e.isReadOnly,
+            target: e.symlinkTarget)
+    }
+
+    /// `ls -R`: the tree below the URL, named by paths below it.
+    static func listTree(_ fs: any RemoteFileSystem, _ url: RemoteURL, _ args: ParsedArguments, console: Console)
+        async throws -> Int32
+    {
+        let (folders, files) = try await fs.walk(url.path, includeHidden: args.has(Keys.all))
+        let base = url.path.hasSuffix("/") ? url.path : url.path + "/"
+        // Folders before their contents: sorted by path, a folder's path is a prefix of its entries'.
+        let entries = (folders + files).sorted { $0.path < $1.path }
+        if args.has(Keys.json) {
+            for e in entries { console.json(row(e)) }
+            return 0
+        }
+        let named = entries.map { e -> RemoteEntry in
+            var e = e
+            if e.path.hasPrefix(base) { e.name = String(e.path.dropFirst(base.count)) }
+            return e
+        }
+        console.show(args.has(Keys.long) ? longListing(named, human: args.has(Keys.human)) : plainListing(named))
+        if !args.has(CommonOptions.quiet) {
+            let f = files.count == 1 ? "" : "s"
+            let d = folders.count == 1 ? "" : "s"
+            console.error("\(files.count) file\(f) in \(folders.count) folder\(d) below \(url.redacted)")
+        }
+        return 0
+    }
+
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
         let url = try remoteURL(args.positionals[0], for: "ls")
         let fs = try openFileSystem(url, args)
+        if args.has(Keys.recursive) { return try await listTree(fs, url, args, console: console) }
         let listed: [RemoteEntry]
         var shown = url.redacted
-        if let matches = try await Glob.expand(url, in: fs, includeHidden: args.has(Keys.all)) {
+        if let matches = try await Glob.expand(
+            url, in: fs, includeHidden: args.has(Keys.all), ignoreCase: args.has(Glob.ignoreCase))
+        {
             listed = matches
             shown = "\(url.with(path: remoteParent(url.path)).redacted) matching \(localName(url.path))"
         } else {
@@ -73,12 +115,7 @@ enum ListCommand: Command {
             .filter { args.has(Keys.all) || !$0.isHidden }
             .sorted { ($0.isDirectory ? 0 : 1, $0.name) < ($1.isDirectory ? 0 : 1, $1.name) }
         if args.has(Keys.json) {
-            let rows = entries.map {
-                JSONEntry(
-                    name: $0.name, path: $0.path, type: $0.kind.rawValue, size: $0.size, modified: $0.modified?.iso8601,
-                    modifiedPrecision: $0.modified?.precision.rawValue, hidden: $0.isHidden, readOnly: $0.isReadOnly,
-                    target: $0.symlinkTarget)
-            }
+            let rows = entries.map(row)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
             console.out(String(decoding: try encoder.encode(rows), as: UTF8.self) + "\n")

@@ -17,6 +17,7 @@ enum PutCommand: Command {
         usage: "ferry put FILE... URL [--overwrite|--skip-existing] [-r] [-j N] [--json]",
         options: [
             Keys.recursive, Keys.overwrite, Keys.skipExisting, Keys.parents, TransferKeys.jobs, TransferKeys.json,
+            TransferKeys.resume,
         ] + connectionOptions,
         minPositionals: 2, maxPositionals: nil,
         details: """
@@ -32,6 +33,7 @@ enum PutCommand: Command {
             throw UsageError(message: "--overwrite and --skip-existing exclude each other")
         }
         let jobs = try args.int(TransferKeys.jobs, default: 4, in: 1...64)
+        TransferKeys.sayResumingIsTheDefault(args, command: "put", console: console)
         let target = try remoteURL(args.positionals.last!, for: "put")
         let sources = args.positionals.dropLast().map { LocalPath.standardized($0) }
         for s in sources where !FileManager.default.fileExists(atPath: s) {

@@ -88,7 +88,7 @@ enum ServeCommand: Command {
         }
         console.out("ferry serve: open \(server.openURL)\n")
         if configuration.accessToken != nil && !args.has(CommonOptions.quiet) {
-            console.error("ferry serve: listening on \(configuration.host); the URL above carries the access token")
+            console.error("ferry serve: listening on \(configuration.host); the URL above carries the access token.")
         }
         await stop.wait()
         server.stop()

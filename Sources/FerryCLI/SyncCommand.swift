@@ -121,7 +121,7 @@ enum SyncCommand: Command {
             && (options.jobs > 1 && args.value(Keys.jobs) != nil || connection.maxConnections ?? 1 > 1)
             && !args.has(CommonOptions.quiet)
         {
-            console.error("ferry sync: a FlashAir card gets one connection at a time; -j is ignored")
+            console.error("ferry sync: a FlashAir card gets one connection at a time; -j is ignored.")
         }
         let engine = try SyncEngine(url: url, directory: directory, options: options, connection: connection)
 
@@ -146,7 +146,7 @@ enum SyncCommand: Command {
         switch outcome {
         case .success(let summary):
             if summary?.interrupted == true {
-                console.error("ferry sync: interrupted; partial files kept, run the same command again to resume")
+                console.error("ferry sync: interrupted; partial files kept, run the same command again to resume.")
                 return CLI.interruptedExitCode
             }
             guard let summary else { return interrupt.fired ? 0 : 1 }
@@ -154,7 +154,7 @@ enum SyncCommand: Command {
         case .failure(let failure):
             let error = FerryError.wrap(failure)
             if error.code == .cancelled && interrupt.fired {
-                console.error("ferry sync: interrupted")
+                console.error("ferry sync: interrupted.")
                 return CLI.interruptedExitCode
             }
             throw error

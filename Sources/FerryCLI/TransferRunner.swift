@@ -81,7 +81,7 @@ enum TransferRunner {
         if multi { output.report(.summary(summary)) }
         if interrupt.fired {
             console.error(
-                "ferry \(command): interrupted; partial files (.part) kept: run the same command again to resume")
+                "ferry \(command): interrupted; partial files (.part) kept: run the same command again to resume.")
             return CLI.interruptedExitCode
         }
         return summary.failed == 0 && summary.differs == 0 ? 0 : 1

@@ -199,7 +199,9 @@ struct DestinationShapeTests {
         defer { nginx.stop() }
         let json = try run(["get", nginx.url("/small.txt"), "-o", "-", "--json"])
         #expect(json.status == 2, "\(json.stderr)")
-        #expect(json.stdout.isEmpty)
+        // No file bytes: only the error, as every --json failure is (one object).
+        let lines = json.stdout.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("\"type\":\"error\"") && lines[0].contains("\"exitCode\":2"))
         let recursive = try run(["get", "-r", nginx.url("/index/"), "-o", "-"])
         #expect(recursive.status == 2, "\(recursive.stderr)")
         #expect(leftInWork().isEmpty, "\(leftInWork())")

@@ -43,6 +43,46 @@ struct GeneratedDocsTests {
         #expect(try TestProcess.run(ferry, ["__generate", "html"]).status == 2)
     }
 
+    /// Issue 29: every scheme, every variable, connection options once, `-h` for ls said.
+    @Test func theManPageNamesEverySchemeAndVariableAndConnectionOptionsOnce() throws {
+        let page = try generate("man")
+        for text in [
+            "sftp://", "SFTP", "FERRY_KEY_PASSPHRASE", "SSH_AUTH_SOCK", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "FERRY_USER",
+            ".SH CONNECTION OPTIONS", "\\fB\\-\\-human\\-readable\\fR", "\"type\":\"error\"",
+        ] {
+            #expect(page.contains(text), "no \(text)")
+        }
+        // Once under CONNECTION OPTIONS, not under each command that takes it.
+        for option in ["connect\\-timeout", "timeout", "connections"] {
+            let heading = ".TP\n\\fB\\-\\-\(option)\\fR \\fI"
+            #expect(
+                page.components(separatedBy: heading).count == 2,
+                "--\(option) is listed \(page.components(separatedBy: heading).count - 1) times")
+        }
+        let help = try TestProcess.run(ferry, ["--help"]).stdout
+        for text in ["SFTP", "FERRY_KEY_PASSPHRASE", "SSH_AUTH_SOCK", "CURL_CA_BUNDLE", "SSL_CERT_FILE"] {
+            #expect(help.contains(text), "--help names no \(text)")
+        }
+    }
+
+    @Test func fishCompletesEveryCommandAndOption() throws {
+        let text = try generate("fish")
+        for spec in CLI.commands.map({ $0.spec }) {
+            #expect(text.contains("-a \(spec.name) -d"), "no command \(spec.name)")
+            for option in spec.allOptions {
+                #expect(
+                    text.contains("__fish_seen_subcommand_from \(spec.name)' -l \(option.long)"),
+                    "\(spec.name) --\(option.long)")
+            }
+        }
+        #expect(text.contains("-l layout -r -f -a 'tree date'"), "\(text)")
+        if let fish = TestProcess.which("fish") {
+            let script = work.file("ferry.fish")
+            try text.write(toFile: script, atomically: true, encoding: .utf8)
+            #expect(try TestProcess.run(fish, ["--no-execute", script]).status == 0)
+        }
+    }
+
     @Test func theManPageRendersWithoutWarnings() throws {
         let page = try generate("man")
         let file = work.file("ferry.1")

@@ -72,6 +72,27 @@ struct SecretsTests {
 
     // MARK: Output and error messages
 
+    /// `-v` traces every request and reply with the `Authorization` header masked.
+    @Test func verboseTraceMasksThePassword() async throws {
+        try await onThread {
+            let url = "http://ferry:\(Self.encoded)@127.0.0.1:\(self.nginx.port)/private/a.bin"
+            for arguments in [
+                ["-v", "get", url, "-o", "x.bin"], ["ls", "-v", "http://127.0.0.1:\(self.nginx.port)/private/"],
+                ["get", "-v", "--json", url, "-o", "y.bin"],
+            ] {
+                let r = try self.ferry(arguments)
+                #expect(r.status != 0, "\(arguments)")
+                #expect(
+                    (r.stderr.contains("> GET /private/") || r.stderr.contains("> HEAD /private/")),
+                    "no trace: \(r.stderr)")
+                #expect(r.stderr.contains("> Authorization: ****"), "\(r.stderr)")
+                #expect(r.stderr.contains("< HTTP/1.1 401"), "\(r.stderr)")
+                self.expectNoPassword(r.stdout + r.stderr, "ferry \(arguments.joined(separator: " "))")
+            }
+            try self.expectNoPasswordInFiles()
+        }
+    }
+
     @Test func wrongPasswordInTheURL() async throws { try await onThread { try self.wrongPasswordInTheURLBody() } }
 
     func wrongPasswordInTheURLBody() throws {

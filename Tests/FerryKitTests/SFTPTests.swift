@@ -133,6 +133,27 @@ struct SFTPOpenSSHTests {
         }
     }
 
+    /// Issue 29, item 12: ranges, whole small files and thumbnails come into memory over SFTP.
+    @Test func rangedReadsIntoMemory() async throws {
+        let fs = try fs()
+        #expect(fs.capabilities.contains(.rangeReads))
+        let bytes = try TestData.file(server.local("r.bin"), size: 300_000, seed: 7)
+        #expect(try await fs.data(at: path("r.bin"), range: 1000..<1100) == bytes[1000..<1100])
+        #expect(try await fs.data(at: path("r.bin"), range: 299_990..<400_000) == bytes[299_990...])
+        #expect(try await fs.data(at: path("r.bin"), range: 500_000..<500_010).isEmpty)
+        #expect(try await fs.data(at: path("r.bin"), limit: 400_000) == bytes)
+        await #expect(throws: FerryError.self) { try await fs.data(at: path("r.bin"), limit: 1000) }
+        do {
+            _ = try await fs.data(at: path("missing.bin"), range: 0..<10)
+            Issue.record("a missing file was read")
+        } catch {
+            #expect(error.code == .notFound, "\(error)")
+        }
+        let jpeg = SampleJPEG.withThumbnail()
+        try Data(jpeg).write(to: URL(fileURLWithPath: server.local("p.jpg")))
+        #expect(try await fs.thumbnail(path("p.jpg")) != nil)
+    }
+
     @Test func treeDownloadAndUploadWithParents() async throws {
         for i in 0..<12 {
             try FileManager.default.createDirectory(

@@ -153,3 +153,42 @@ enum Completions {
         return s
     }
 }
+
+// MARK: fish
+
+extension Completions {
+    static func fish(commands: [CommandSpec]) -> String {
+        func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "\\'") + "'" }
+        let names = commands.map(\.name) + ["help"]
+        var s = """
+            # fish completion for ferry(1). \(header)
+            complete -c ferry -f
+            complete -c ferry -n __fish_use_subcommand -l help -s h -d 'show the help'
+            complete -c ferry -n __fish_use_subcommand -l version -s V -d 'print the version'
+            complete -c ferry -n __fish_use_subcommand -a help -d 'describe one command'
+            complete -c ferry -n '__fish_seen_subcommand_from help' -a \(quoted(names.dropLast().joined(separator: " ")))
+
+            """
+        for c in commands {
+            s += "complete -c ferry -n __fish_use_subcommand -a \(c.name) -d \(quoted(c.summary))\n"
+            let when = "-n '__fish_seen_subcommand_from \(c.name)'"
+            // Arguments are URLs or local paths.
+            s += "complete -c ferry \(when) -F\n"
+            for o in c.allOptions {
+                var line = "complete -c ferry \(when) -l \(o.long)"
+                if let short = o.short { line += " -s \(short)" }
+                if o.takesValue {
+                    line += " -r"
+                    if !o.choices.isEmpty {
+                        line += " -f -a \(quoted(o.choices.joined(separator: " ")))"
+                    } else if pathValueNames.contains(o.valueName) {
+                        line += " -F"
+                    }
+                }
+                line += " -d \(quoted(o.help))"
+                s += line + "\n"
+            }
+        }
+        return s
+    }
+}

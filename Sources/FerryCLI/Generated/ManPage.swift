@@ -26,7 +26,8 @@ enum ManPage {
             .SH DESCRIPTION
             .B ferry
             lists, downloads, uploads and deletes files on Wi\\-Fi SD cards (Toshiba FlashAir),
-            FTP and FTPS servers, HTTP and HTTPS servers and local folders, and imports new
+            FTP and FTPS servers, SFTP (SSH) servers, HTTP and HTTPS servers and local folders,
+            and imports new
             photos from them once each.
             Downloads show progress, resume after an interruption and never leave a short file
             under a final name.
@@ -41,7 +42,26 @@ enum ManPage {
         s += "and \\fB\\-\\-\\fR ends the options.\n"
         for o in CommandSpec.common { s += option(o) }
         s += ".TP\n\\fB\\-\\-version\\fR\n"
-        s += "(alone, in place of a command) print the version of ferry and of the libraries it runs with\n"
+        s +=
+            "(alone, in place of a command; also \\fB\\-V\\fR) print the version of ferry and of the libraries it runs with\n"
+        s +=
+            ".PP\n\\fB\\-h\\fR is \\fB\\-\\-help\\fR except for \\fBls\\fR, where it is \\fB\\-\\-human\\-readable\\fR.\n"
+        s += ".PP\nWith \\fB\\-\\-json\\fR, a failure is one object on standard output, beside the message on\n"
+        s += "standard error, and the exit status is the same:\n"
+        s +=
+            ".nf\n" + escape(#"{"type":"error","command":"ls","error":"...","errorCode":"not found","exitCode":1}"#)
+            + "\n.fi\n"
+        s +=
+            ".PP\n\\fBls \\-\\-json\\fR prints one array of \\fI{name, path, type, size, modified, modifiedPrecision,\n"
+        s +=
+            "hidden, readOnly}\\fR; \\fBls \\-R \\-\\-json\\fR one such object per line; \\fBget\\fR, \\fBput\\fR and\n"
+        s += "\\fBsync\\fR JSON lines of progress and results and a final \\fIsummary\\fR; \\fBrm\\fR, \\fBmkdir\\fR,\n"
+        s +=
+            "\\fBrmdir\\fR and \\fBmv\\fR one \\fI{type: \"done\", action, target}\\fR line each; \\fBinfo\\fR one object.\n"
+        s += section("CONNECTION OPTIONS")
+        s += "Every command that talks to a server (ls, get, cat, put, rm, mkdir, rmdir, mv, info,\n"
+        s += "sync) accepts these; serve has its own.\n"
+        for o in connectionOptions.map(\.option) { s += option(o) }
         s += prose
         return s
     }
@@ -64,7 +84,14 @@ enum ManPage {
         for paragraph in c.details.components(separatedBy: "\n\n") where !paragraph.isEmpty {
             s += ".PP\n" + escape(paragraph) + "\n"
         }
-        for o in c.options { s += option(o) }
+        // The connection options once, under CONNECTION OPTIONS, for the commands that take them all.
+        let shared = connectionOptions.map(\.option)
+        let takesAll = shared.allSatisfy(c.options.contains)
+        let own = takesAll ? c.options.filter { !shared.contains($0) } : c.options
+        for o in own { s += option(o) }
+        if own.count < c.options.count {
+            s += ".PP\nand the connection options (see \\fBCONNECTION OPTIONS\\fR).\n"
+        }
         return s
     }
 
@@ -98,15 +125,23 @@ enum ManPage {
         \\fBftp://\\fR[\\fIUSER\\fR[:\\fIPASS\\fR]@]\\fIHOST\\fR[:\\fIPORT\\fR]/\\fIPATH\\fR
         FTP; \\fBftps://\\fR is FTP over implicit TLS, \\fBftpes://\\fR explicit TLS (AUTH TLS).
         .TP
+        \\fBsftp://\\fR[\\fIUSER\\fR[:\\fIPASS\\fR]@]\\fIHOST\\fR[:\\fIPORT\\fR]/\\fIPATH\\fR
+        SFTP over SSH: a key (\\fI~/.ssh/id_*\\fR or \\fB\\-\\-identity\\fR), the ssh\\-agent, or a password;
+        the host key is checked against \\fI~/.ssh/known_hosts\\fR.
+        .TP
         \\fBhttp://\\fR, \\fBhttps://\\fR
         HTTP servers; a URL ending in / is a folder read from the server's index page.
+        \\fIHOST\\fR/\\fIPATH\\fR or \\fIHOST\\fR:\\fIPORT\\fR/\\fIPATH\\fR alone is taken as \\fBhttp://\\fR, as curl
+        takes it, unless a local path of that name exists.
         .TP
         \\fIPATH\\fR, \\fBfile://\\fR\\fIPATH\\fR
         a local file or folder.
         .PP
         Credentials come from the URL, then \\fBFERRY_USER\\fR and \\fBFERRY_PASSWORD\\fR, then
         \\fI~/.netrc\\fR. Passwords never appear in any output: URLs are printed as
-        \\fIuser\\fR:***@\\fIhost\\fR.
+        \\fIuser\\fR:***@\\fIhost\\fR. When a server refuses a login that had no password, ferry
+        asks for it on a terminal (without echo, kept only for that command); without a
+        terminal, the message names \\fBFERRY_PASSWORD\\fR and \\fI~/.netrc\\fR.
         .SH EXIT STATUS
         .TP
         .B 0
@@ -120,6 +155,7 @@ enum ManPage {
         .TP
         .B 130
         interrupted (Ctrl\\-C or SIGTERM); partial files are kept and the same command resumes them
+        (\\fBsync \\-\\-watch\\fR stopped while it waits between passes exits 0)
         .SH ENVIRONMENT
         .TP
         .B FERRY_USER
@@ -130,6 +166,16 @@ enum ManPage {
         .TP
         .B NETRC
         the netrc file to read instead of \\fI~/.netrc\\fR
+        .TP
+        .B FERRY_KEY_PASSPHRASE
+        the passphrase of the SFTP private key (\\fB\\-\\-identity\\fR or \\fI~/.ssh/id_*\\fR)
+        .TP
+        .B SSH_AUTH_SOCK
+        the ssh\\-agent that SFTP logins ask for keys
+        .TP
+        .BR CURL_CA_BUNDLE ", " SSL_CERT_FILE
+        a PEM file of certificate authorities to trust instead of the system's (as curl reads
+        them; \\fB\\-\\-cacert\\fR comes first)
         .TP
         .B XDG_CACHE_HOME
         where \\fBferry serve\\fR keeps thumbnails and copies of remote files

@@ -94,12 +94,21 @@ final class ProgressTable: Sendable {
             && (waiting.first.map { now - $0.0.started > .seconds(1) } ?? false)
         var lines: [String] = []
         for (row, p) in moving.prefix(8) {
+            if let retry = p.retry {
+                // One terminal line: a wrapped line would break the redraw.
+                lines.append(
+                    String(
+                        (ProgressTable.name(row.label) + "  " + ProgressTable.retrying(retry)).prefix(
+                            max(20, width - 1))))
+                continue
+            }
             lines.append(
                 ProgressTable.bar(label: row.label, progress: p, paused: row.transfer.state == .paused, width: width))
         }
-        for (i, (row, _)) in waiting.prefix(max(0, 8 - lines.count)).enumerated() {
-            let text = i == 0 && stalled ? waitingText ?? "queued" : "queued"
-            lines.append(ProgressTable.name(row.label) + "  " + text)
+        for (i, (row, p)) in waiting.prefix(max(0, 8 - lines.count)).enumerated() {
+            var text = i == 0 && stalled ? waitingText ?? "queued" : "queued"
+            if let retry = p.retry { text = ProgressTable.retrying(retry) }
+            lines.append(String((ProgressTable.name(row.label) + "  " + text).prefix(max(20, width - 1))))
         }
         if rows.count > 8 { lines.append("  ... and \(rows.count - 8) more") }
         if totalFiles > 1 && !rows.isEmpty {
@@ -115,16 +124,26 @@ final class ProgressTable: Sendable {
         return lines
     }
 
+    /// `retrying (2 of 5) in 4 s: timed out ...`
+    static func retrying(_ r: TransferProgress.Retry) -> String {
+        let seconds = Double(r.delay / .milliseconds(1)) / 1000
+        var text = "retrying (\(r.number) of \(r.of)) in \(Format.seconds(seconds))"
+        if !r.reason.isEmpty { text += ": " + r.reason }
+        return text
+    }
+
     static func name(_ label: String) -> String {
         label.count > 28 ? "…" + label.suffix(27) : label.padding(toLength: 28, withPad: " ", startingAt: 0)
     }
 
     static func bar(label: String, progress p: TransferProgress, paused: Bool, width: Int) -> String {
         let name = name(label)
-        var right = Format.bytes(p.bytesDone)
+        // One width from the first frame on: no speed yet reads `--`, no time left `--:--`.
+        var right = Format.bytes(p.bytesDone).leftPadded(to: 7)
         if let total = p.totalBytes { right += "/" + Format.bytes(total) }
-        right += paused ? "  paused" : "  " + Format.rate(p.bytesPerSecond)
-        if let eta = p.eta, !paused { right += "  ETA " + Format.duration(eta) }
+        let speed = p.bytesPerSecond > 0 ? Format.rate(p.bytesPerSecond) : "-- B/s"
+        right += paused ? "  " + "paused".leftPadded(to: 9) : "  " + speed.leftPadded(to: 9)
+        if p.totalBytes != nil { right += "  ETA " + (paused ? "--:--" : p.eta.map(Format.duration) ?? "--:--") }
         let barWidth = max(10, min(40, width - name.count - right.count - 10))
         var bar: String
         if let f = p.fraction {

@@ -18,11 +18,18 @@ final class SyncReporter: Sendable {
         self.watching = watching
     }
 
-    /// A destination as shown: relative to DIR.
+    /// A destination as shown: relative to DIR. A file the date layout stages
+    /// until its date is known (`DIR/.ferry-sync-incoming/...`) is shown where
+    /// it will go: `<date taken>/NAME`.
     func shown(_ path: String) -> String {
         let prefix = directory.hasSuffix("/") ? directory : directory + "/"
-        return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+        let relative = path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+        if relative.hasPrefix(SyncReporter.staging) { return "<date taken>/" + localName(relative) }
+        return relative
     }
+
+    /// Where the engine stages date-layout files whose date it learns from the download.
+    static let staging = ".ferry-sync-incoming/"
 
     func handle(_ event: SyncEvent) {
         switch event {

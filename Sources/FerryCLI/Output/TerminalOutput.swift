@@ -162,6 +162,9 @@ final class TerminalOutput: CommandOutput {
     private func draw() {
         let lines = table.lines(width: TerminalOutput.terminalWidth())
         let previous = table.takeLinesDrawn(lines.count)
+        // Nothing drawn and nothing to draw: leave the cursor alone (a question
+        // on the line, as rm -r asks, would be overwritten by a carriage return).
+        if previous == 0 && lines.isEmpty { return }
         var text = String(repeating: "\u{1B}[1A", count: previous) + "\r"
         for l in lines { text += "\u{1B}[2K" + l + "\n" }
         // Fewer lines than before: erase the leftovers.

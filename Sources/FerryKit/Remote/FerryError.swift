@@ -6,6 +6,18 @@ import Foundation
 /// URLs inside an error are always redacted; passwords never appear.
 public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// The kind of failure. Compare with the static members (`.notFound`, ...).
+    ///
+    /// `Code` is a struct, not an enum, so that a later FerryKit may add codes
+    /// without breaking your build: a `switch` over codes needs a `default:`
+    /// case, and `==` or `case .notFound:` patterns work as for an enum.
+    ///
+    /// ```swift
+    /// switch error.code {
+    /// case .notFound: print("no such file")
+    /// case .authenticationFailed: print("wrong password")
+    /// default: print(error)
+    /// }
+    /// ```
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String, Hashable, Sendable {
             case invalidURL = "invalid URL"

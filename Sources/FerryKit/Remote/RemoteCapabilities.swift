@@ -10,7 +10,7 @@ import Foundation
 /// let fs = try Ferry.fileSystem(for: url)
 /// if fs.capabilities.contains(.cardInfo) { print(try await fs.info().firmware ?? "?") }
 /// ```
-public struct RemoteCapabilities: OptionSet, Sendable, Hashable {
+public struct RemoteCapabilities: OptionSet, Sendable, Hashable, CustomStringConvertible {
     /// The bits of the set.
     public let rawValue: Int
 
@@ -32,6 +32,21 @@ public struct RemoteCapabilities: OptionSet, Sendable, Hashable {
     public static let rangeReads = RemoteCapabilities(rawValue: 1 << 4)
     /// The source wants one request at a time (a card): run transfers one by one.
     public static let oneConnection = RemoteCapabilities(rawValue: 1 << 5)
+
+    /// Every capability by name, in declaration order.
+    static let named: [(RemoteCapabilities, String)] = [
+        (.nativeCount, "nativeCount"), (.sourceThumbnails, "sourceThumbnails"), (.cardInfo, "cardInfo"),
+        (.changeDetection, "changeDetection"), (.rangeReads, "rangeReads"), (.oneConnection, "oneConnection"),
+    ]
+
+    /// The members by name, as an array literal would list them: `[.rangeReads, .oneConnection]`.
+    public var description: String {
+        var names = RemoteCapabilities.named.filter { contains($0.0) }.map { "." + $0.1 }
+        let known = RemoteCapabilities.named.reduce(into: RemoteCapabilities()) { $0.formUnion($1.0) }
+        let rest = rawValue & ~known.rawValue
+        if rest != 0 { names.append("RemoteCapabilities(rawValue: \(rest))") }
+        return "[" + names.joined(separator: ", ") + "]"
+    }
 }
 
 extension RemoteFileSystem {

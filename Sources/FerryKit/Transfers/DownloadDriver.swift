@@ -265,7 +265,10 @@ enum DownloadDriver {
                 action = .attempt
             case .backOff(var delay):
                 part.checkpoint()
-                try await transfer.backOff(&delay)
+                let retry = TransferProgress.Retry(
+                    number: decision.budget.failuresInRow, of: decision.budget.maxRetries, delay: delay,
+                    reason: decision.lastFailure?.description ?? "")
+                try await transfer.backOff(&delay, retry: retry)
                 action = .attempt
             case .fail(let error):
                 part.checkpoint()

@@ -116,6 +116,8 @@ struct DownloadLoop: Sendable {
 
     private(set) var state = State.attempting
     private(set) var budget: RetryBudget
+    /// The failure the last back-off retries.
+    private(set) var lastFailure: FerryError?
     /// Bytes moved over the network in all attempts.
     private(set) var transferred: Int64 = 0
     /// The offset the bytes were last continued from: the part's length at the
@@ -199,6 +201,7 @@ struct DownloadLoop: Sendable {
     }
 
     private mutating func retry(_ error: FerryError, progressed: Bool) -> Action {
+        lastFailure = error
         switch budget.failure(progressed: progressed) {
         case .again(let delay): return .backOff(delay)
         case .exhaustedInRow(let tries):

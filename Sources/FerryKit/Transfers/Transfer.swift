@@ -253,14 +253,30 @@ public final class Transfer: Sendable, Identifiable {
 
     /// Sleeps for a back-off delay, waking early on cancel, then doubles `delay`
     /// for the next failure (up to ``maxBackOff``).
-    func backOff(_ delay: inout Duration) async throws(FerryError) {
+    ///
+    /// With `retry`, the progress says which retry it waits for
+    /// (``TransferProgress/retry``) until the sleep ends.
+    func backOff(_ delay: inout Duration, retry: TransferProgress.Retry? = nil) async throws(FerryError) {
         let deadline = ContinuousClock.now + delay
         delay = min(delay * 2, Transfer.maxBackOff)
+        if let retry { announce(retry) }
+        defer { if retry != nil { announce(nil) } }
         while ContinuousClock.now < deadline {
             if isCancelled { throw FerryError(.cancelled, target: destination) }
             try? await Task.sleep(for: min(.milliseconds(100), deadline - .now))
         }
         try await waitWhilePaused()
+    }
+
+    /// Sends a snapshot that says which retry the transfer waits for (nil: none).
+    private func announce(_ retry: TransferProgress.Retry?) {
+        box.withLock { b in
+            b.progress.retry = retry
+            b.lastEmit = .now
+            b.held = false
+            Transfer.stamp(&b)
+            for o in b.observers.values { o.yield(b.progress) }
+        }
     }
 
     /// Records progress; emits to observers when 100 ms passed or 1% moved since

@@ -25,6 +25,29 @@ public struct TransferProgress: Sendable, Hashable {
     /// Bytes done since the previous snapshot was sent (BlackRaccoon's "bytes
     /// this iteration"); negative after a restart from zero.
     public var bytesSinceLastSnapshot: Int64 = 0
+    /// While the transfer waits to try again after a failure: which retry, and
+    /// why; nil while it works.
+    public var retry: Retry?
+
+    /// A retry the transfer waits for (`ferry` shows "retrying (2 of 5) in 4 s").
+    public struct Retry: Sendable, Hashable {
+        /// This retry's number among the failures in a row, from 1.
+        public var number: Int
+        /// How many failures in a row the transfer allows before it gives up.
+        public var of: Int
+        /// How long it waits before the retry.
+        public var delay: Duration
+        /// The failure that is retried.
+        public var reason: String
+
+        /// Creates a retry description.
+        public init(number: Int, of: Int, delay: Duration, reason: String) {
+            self.number = number
+            self.of = of
+            self.delay = delay
+            self.reason = reason
+        }
+    }
 
     /// Creates a snapshot.
     public init(bytesDone: Int64 = 0, totalBytes: Int64? = nil, bytesPerSecond: Double = 0, resumedFrom: Int64 = 0) {

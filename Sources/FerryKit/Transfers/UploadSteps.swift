@@ -54,7 +54,9 @@ struct UploadBudget: Sendable {
     /// out a pause).
     mutating func backOff(after failure: FerryError, _ transfer: Transfer) async throws(FerryError) {
         var delay = try spend(failure)
-        try await transfer.backOff(&delay)
+        let retry = TransferProgress.Retry(
+            number: budget.failuresInRow, of: budget.maxRetries, delay: delay, reason: failure.description)
+        try await transfer.backOff(&delay, retry: retry)
     }
 
     /// Runs a step, retrying its transient failures (a dropped connection) from

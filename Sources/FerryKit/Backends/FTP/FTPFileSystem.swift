@@ -283,6 +283,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Starts uploading a local file: to `.NAME.ferry-part` then renamed, resuming
     /// an interrupted upload with `APPE`, after the overwrite policy allowed it.
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
+        let source = LocalPath.expandingTilde(source)
         let p = FTPEndpoint.normalize(path)
         let display = endpoint.display(p)
         do {

@@ -198,6 +198,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// (FTIME, in this machine's time zone). `options.overwrite` decides about an
     /// existing file; `options.createParents` creates missing folders.
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
+        let source = LocalPath.expandingTilde(source)
         var remote = path
         if remote.hasSuffix("/") || remote.isEmpty {
             remote = FlashAirListing.join(FlashAirListing.normalize(remote), LocalPath.lastComponent(source))

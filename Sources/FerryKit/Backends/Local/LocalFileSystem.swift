@@ -81,6 +81,7 @@ public struct LocalFileSystem: RemoteFileSystem {
     /// says the same upload may resume from it; otherwise both are removed, so a
     /// failure (a full disk, a cancel) leaves nothing in the folder.
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
+        let source = LocalPath.expandingTilde(source)
         if options.createParents {
             try? FileManager.default.createDirectory(
                 atPath: remoteParent(path), withIntermediateDirectories: true)

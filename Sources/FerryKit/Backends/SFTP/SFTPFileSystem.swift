@@ -185,6 +185,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Starts uploading a local file: to `.NAME.ferry-part` then renamed, resuming
     /// an interrupted upload by appending after its last bytes were compared.
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
+        let source = LocalPath.expandingTilde(source)
         let p = FTPEndpoint.normalize(path)
         let display = endpoint.display(p)
         do {

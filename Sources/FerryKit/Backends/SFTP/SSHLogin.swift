@@ -60,7 +60,7 @@ struct SSHLogin: Sendable, Hashable {
         let home = environment["HOME"] ?? NSHomeDirectory()
         let keys: [String]
         var unreadable: String?
-        if let identity = options.identityFile {
+        if let identity = options.identityFile.map(LocalPath.expandingTilde) {
             keys = FileManager.default.isReadableFile(atPath: identity) ? [identity] : []
             if keys.isEmpty { unreadable = identity }
         } else {

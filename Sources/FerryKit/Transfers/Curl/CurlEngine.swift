@@ -106,6 +106,8 @@ final class CurlEngine: Sendable {
 
     /// Runs a job to completion. Cancelling the calling task interrupts it.
     func perform(_ job: CurlJob) async -> CurlCompletion {
+        let settings = RequestSettings.current
+        if !settings.isEmpty { job.apply(settings) }
         let completion = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<CurlCompletion, Never>) in
                 job.continuation = c

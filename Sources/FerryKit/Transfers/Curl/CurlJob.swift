@@ -107,14 +107,38 @@ class CurlJob: @unchecked Sendable {
         }
     }
 
-    /// Installs the debug callback, which sees protocol text (FTP replies) as `debug`.
+    /// Installs the debug callback, which sees protocol text (FTP replies) as `debug`
+    /// and hands it to `trace` when one is set.
     func enableDebug() {
         easy.set(CURLOPT_DEBUGDATA, pointer: Unmanaged.passUnretained(self).toOpaque())
         easy.setDebugCallback { _, type, data, size, ctx in
             let job = Unmanaged<CurlJob>.fromOpaque(ctx!).takeUnretainedValue()
             CurlEngine.assertOnEngineThread()
-            job.debug(type, UnsafeRawBufferPointer(start: data, count: size))
+            let bytes = UnsafeRawBufferPointer(start: data, count: size)
+            if let trace = job.trace {
+                for line in RequestSettings.lines(type: type.rawValue, bytes) { trace(line) }
+            }
+            job.debug(type, bytes)
             return 0
+        }
+    }
+
+    /// Who sees this job's protocol trace (``RequestSettings/trace``); set before `CurlEngine.perform`.
+    var trace: (@Sendable (TraceLine) -> Void)?
+
+    /// Applies the submitting task's ``RequestSettings`` over the job's own
+    /// options (on the submitting thread, before the engine sees the job).
+    func apply(_ settings: RequestSettings) {
+        if let connect = settings.connectTimeout {
+            easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(connect / .milliseconds(1))))
+        }
+        if let stall = settings.stallTimeout {
+            easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+            easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(stall / .seconds(1))))
+        }
+        if let trace = settings.trace {
+            self.trace = trace
+            enableDebug()
         }
     }
 

@@ -76,11 +76,7 @@ def main():
         return ui.testid("import-panel").get_attribute(attr)
 
     def select(name, shift=False):
-        box = ui.entry(name).find_element(By.CSS_SELECTOR, '[data-testid="select"]')
-        if shift:
-            ActionChains(d).key_down(Keys.SHIFT).click(box).key_up(Keys.SHIFT).perform()
-        else:
-            box.click()
+        ui.select(name, shift)
 
     def selected():
         return [e.get_attribute("data-name") for e in ui.entries() if "selected" in e.get_attribute("class")]
@@ -120,7 +116,9 @@ def main():
         ui.go()
         names = [e.get_attribute("data-name") for e in ui.entries()]
         expect(names == ["DCIM"], f"root without hidden: {names}")
-        expect(not ui.entry("DCIM").find_elements(By.CSS_SELECTOR, '[data-testid="delete"]'), "delete on DCIM")
+        ui.select("DCIM")
+        expect(not ui.testid("delete-selected").is_enabled(), "delete on DCIM")
+        ui.keys(Keys.ESCAPE)
         ui.testid("show-hidden").click()
         ui.wait(lambda: len(ui.entries()) == 2, "the hidden file listed")
         expect(ui.entry(".hidden.txt").get_attribute("data-hidden") == "true", "data-hidden")
@@ -148,10 +146,9 @@ def main():
         expect("IMG_0005.JPG" in selected() and not ui.viewer_open(), "tap selects in selection mode")
         select("IMG_0005.JPG")
         expect(len(selected()) == 3, f"unselect: {selected()}")
-        # Tile controls fit one row.
-        tops = d.execute_script("return [...document.querySelectorAll('.entry .actions')].map(a =>"
-                                " new Set([...a.children].map(c => Math.round(c.getBoundingClientRect().top))).size)")
-        expect(max(tops) == 1, f"tile controls on {max(tops)} rows")
+        # Photo tiles only: no buttons under them.
+        expect(not d.find_elements(By.CSS_SELECTOR, '.entries .entry button:not(.open), .entries .entry a'),
+               "per-tile buttons")
         ui.screenshot("desktop-selection.png")
 
     @check("import 3 selected: identical bytes, imported badges")
@@ -362,9 +359,11 @@ def main():
             expect(not [b for b in bar if b[3] > PHONE[0] + 0.5], f"toolbar beyond the screen: {bar}")
             sort = ui.testid("sort").is_displayed(), ui.testid("sort-direction").is_displayed()
             expect(sort[0] == sort[1], f"sort menu and direction shown together: {sort}")
-            tops = d.execute_script("return [...document.querySelectorAll('.entry .actions')].map(a =>"
-                                    " new Set([...a.children].map(c => Math.round(c.getBoundingClientRect().top))).size)")
-            expect(max(tops) == 1, f"tile controls on {max(tops)} rows")
+            toolbar = d.execute_script("return document.querySelector('.bar').getBoundingClientRect().height")
+            expect(toolbar < PHONE[1] / 5, f"the toolbar takes {toolbar} of {PHONE[1]} px")
+            columns = d.execute_script("return new Set([...document.querySelectorAll('.entries .entry')]"
+                                       ".map(e => Math.round(e.getBoundingClientRect().left))).size")
+            expect(columns >= 4, f"{columns} columns at 390 px")
             select("IMG_0004.JPG")
             select("IMG_0006.JPG", shift=True)
             bar = visible_boxes(".bar button, .bar select, .bar .button, .bar .check, .bar summary, #count,"
@@ -429,7 +428,8 @@ def main():
             with open(os.path.join(old, name), "wb") as f:
                 f.write(b"x" * (1000 * (i + 1)))
         ui.go()
-        ui.entry("OLD").find_element(By.CSS_SELECTOR, '[data-testid="delete"]').click()
+        ui.select("OLD")
+        ui.testid("delete-selected").click()
         ui.wait(lambda: ui.testid("dialog").is_displayed(), "the question")
         ui.testid("dialog-ok").click()  # "Delete the folder OLD?"
         ui.wait(lambda: ui.testid("dialog").is_displayed() and "holds" in ui.testid("dialog").text,

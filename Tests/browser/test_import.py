@@ -68,7 +68,7 @@ def main():
 
     def size(w, h):
         d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                          {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": w < 600})
+                          {"width": w, "height": h, "deviceScaleFactor": 3 if w < 600 else 1, "mobile": w < 600})
 
     check = checker(ui, results, prefix="import-")
 
@@ -151,9 +151,11 @@ def main():
                "per-tile buttons")
         ui.screenshot("desktop-selection.png")
 
-    @check("import 3 selected: identical bytes, imported badges")
+    @check("import 3 selected: identical bytes, imported badges, counts that follow (item 5)")
     def _():
         expect(ui.testid("import-selected").text == "Import 3 selected", ui.testid("import-selected").text)
+        ui.wait(lambda: ui.testid("import-new").get_attribute("data-count"), "the count of new files")
+        new_before = int(ui.testid("import-new").get_attribute("data-count"))
         ui.testid("import-selected").click()
         wait_import("done", 60)
         expect(panel("data-done") == "3" and panel("data-total") == "3", f"{panel('data-done')}/{panel('data-total')}")
@@ -162,6 +164,16 @@ def main():
         ui.wait(lambda: ui.entry("IMG_0002.JPG").get_attribute("data-imported") == "true", "imported badge")
         expect(ui.entry("IMG_0004.JPG").get_attribute("data-imported") == "false", "IMG_0004 not imported")
         expect(ui.entry("IMG_0001.JPG").find_elements(By.CSS_SELECTOR, '[data-testid="imported-badge"]'), "badge shown")
+        # "Import all new (N, SIZE)" follows without a reload, as /api/new does.
+        ui.wait(lambda: ui.testid("import-new").get_attribute("data-count") == str(new_before - 3),
+                f"Import all new to drop from {new_before} by 3: {ui.testid('import-new').text}", 10)
+        answer = d.execute_script("return fetch('/api/new').then(r => r.json())")
+        expect(answer["count"] == new_before - 3, f"/api/new says {answer}")
+        # The selection bar counts what is imported among the selected.
+        select("IMG_0001.JPG")
+        select("IMG_0004.JPG")
+        expect("1 imported" in ui.testid("selection-count").text, ui.testid("selection-count").text)
+        ui.keys(Keys.ESCAPE)
 
     @check("delete after import removes only verified files, after a confirmation naming the count")
     def _():

@@ -18,6 +18,7 @@ failed.
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -622,6 +623,227 @@ def main():
             time.sleep(0.2)
             ui.screenshot(f"{kind}-{name}")
         ui.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def phone(scale=3):
+        """A phone: 390x844 CSS pixels at 3x, mobile emulation with touch events."""
+        ui.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                  {"width": 390, "height": 844, "deviceScaleFactor": scale, "mobile": True})
+        ui.driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+
+    def desktop():
+        ui.driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+        ui.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                  {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+
+    def normal():
+        ui.driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+        ui.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def photo_folder(name, count, days=1, per_day=None):
+        """A folder of `count` copies of FER_0001.JPG, `days` calendar days apart in groups (local times)."""
+        folder = os.path.join(root, name)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(root, "DCIM/100FERRY/FER_0001.JPG"), "rb") as f:
+            body = f.read()
+        per_day = per_day or max(1, -(-count // days))
+        start = time.mktime((2024, 5, 1, 10, 0, 0, 0, 0, -1))
+        for i in range(count):
+            path = os.path.join(folder, f"P_{i + 1:05d}.JPG")
+            with open(path, "wb") as f:
+                f.write(body)
+            t = start + (i // per_day) * 86400 + (i % per_day) * 60
+            os.utime(path, (t, t))
+        return folder
+
+    def node_count():
+        return ui.driver.execute_script("return document.getElementsByTagName('*').length")
+
+    def screenshots_3x(name):
+        """`name` at a 1280x800 desktop and a 390x844 phone at 3x (mobile emulation)."""
+        desktop()
+        time.sleep(0.3)
+        ui.screenshot(f"desktop-{name}")
+        phone()
+        time.sleep(0.5)
+        ui.screenshot(f"phone-{name}")
+        normal()
+
+    @check("virtualized grid: 2,500 photos, DOM bounded while scrolling, thumbnails near view only, aborted when passed")
+    def _():
+        folder = photo_folder("HUGE", 2500, days=10)
+        try:
+            ui.driver.execute_script("localStorage.removeItem('ferry.sort')")
+            phone()
+            ui.go("/HUGE", base=args.local_url)
+            ui.wait(lambda: ui.driver.execute_script("return window.ferry.grid.loader.requested") > 0, "thumbnails")
+            time.sleep(1)
+            first = ui.driver.execute_script("return window.ferry.grid.loader.requested")
+            tiles = len(ui.entries())
+            expect(tiles < 300, f"{tiles} tiles in the DOM for 2,500 photos")
+            expect(first <= 60, f"{first} thumbnail requests for the first screen")
+            # The scroll height comes from the count: 2,500 photos in 4+ columns and 10 day headers.
+            height, tile, cols = ui.driver.execute_script(
+                "const g = window.ferry.grid.grid; return [document.getElementById('entries').offsetHeight, g.tile, g.cols]")
+            expect(cols >= 4, f"{cols} columns on a phone")
+            rows = -(-250 // cols) * 10
+            expect(abs(height - (rows * (tile + 3) + 10 * 40)) < 2, f"grid height {height} for {rows} rows")
+            # Slow thumbnails, then a fast scroll through: what was asked for and passed is aborted.
+            ui.driver.set_network_conditions(offline=False, latency=400, download_throughput=500_000,
+                                             upload_throughput=500_000)
+            try:
+                most = node_count()
+                for y in range(0, int(height) + 2000, 1500):
+                    ui.driver.execute_script(f"window.scrollTo(0, {y})")
+                    time.sleep(0.05)
+                    most = max(most, node_count())
+                aborted = ui.driver.execute_script("return window.ferry.grid.loader.aborted")
+            finally:
+                ui.driver.delete_network_conditions()
+            expect(most < 3000, f"{most} DOM nodes while scrolling")
+            expect(aborted > 0, "no thumbnail request aborted while scrolling past")
+            ui.wait(lambda: ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="entry"][data-name="P_02500.JPG"]'),
+                    "the last photo at the bottom")
+            ui.wait(lambda: ui.driver.execute_script(
+                "const img = document.querySelector('[data-name=\"P_02500.JPG\"] img'); return img && img.complete"
+                " && img.naturalWidth > 0"), "its thumbnail")
+            # Sharp on a 3x screen: the 512-pixel thumbnail of a fast source.
+            width = ui.driver.execute_script("return document.querySelector('[data-name=\"P_02500.JPG\"] img').naturalWidth")
+            expect(width == 512, f"thumbnail width {width} for a {tile:.0f} px tile at 3x")
+            ui.screenshot("phone-grid-bottom.png")
+            figures["2,500 photos: tiles in the DOM at rest"] = tiles
+            figures["2,500 photos: most DOM nodes while scrolling"] = most
+            figures["2,500 photos: thumbnail requests for the first screen"] = first
+        finally:
+            normal()
+            shutil.rmtree(folder)
+
+    @check("day headers: newest or oldest first by date, select all of a day, none by size")
+    def _():
+        folder = photo_folder("DAYS", 9, days=3)
+        try:
+            desktop()
+            ui.go("/DAYS", base=args.local_url)
+            ui.driver.find_element(By.CSS_SELECTOR, '#sort option[value="date"]').click()
+            days = lambda: [e.get_attribute("data-day") for e in ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="day"]')]
+            order = days()
+            if order and order[0] < order[-1]:
+                ui.testid("sort-direction").click()
+                order = days()
+            expect(order == ["2024-05-03", "2024-05-02", "2024-05-01"], f"newest first: {order}")
+            names = [e.get_attribute("data-name") for e in ui.entries()]
+            expect(names[:3] == ["P_00009.JPG", "P_00008.JPG", "P_00007.JPG"], f"newest photo first: {names}")
+            # A header sits above its photos.
+            header = ui.driver.find_element(By.CSS_SELECTOR, '[data-testid="day"][data-day="2024-05-02"]')
+            top = header.rect["y"]
+            photos = [ui.entry(f"P_{i:05d}.JPG").rect["y"] for i in (4, 5, 6)]
+            expect(all(y > top for y in photos), f"header at {top}, its photos at {photos}")
+            header.find_element(By.CSS_SELECTOR, '[data-testid="day-select"]').click()
+            picked = sorted(e.get_attribute("data-name") for e in ui.entries() if "selected" in e.get_attribute("class"))
+            expect(picked == ["P_00004.JPG", "P_00005.JPG", "P_00006.JPG"], f"select the day: {picked}")
+            expect(ui.testid("import-selected").text == "Import 3 selected", ui.testid("import-selected").text)
+            screenshots_3x("grid-days-selection.png")
+            ui.keys(Keys.ESCAPE)
+            ui.testid("sort-direction").click()
+            expect(days() == ["2024-05-01", "2024-05-02", "2024-05-03"], f"oldest first: {days()}")
+            ui.driver.find_element(By.CSS_SELECTOR, '#sort option[value="size"]').click()
+            expect(days() == [], f"headers by size: {days()}")
+            ui.driver.find_element(By.CSS_SELECTOR, '#sort option[value="name"]').click()
+            ui.driver.execute_script("localStorage.removeItem('ferry.sort')")
+        finally:
+            normal()
+            shutil.rmtree(folder)
+
+    def tile_boxes():
+        return ui.driver.execute_script(
+            "return [...document.querySelectorAll('[data-testid=entry]')].slice(0, 40).map(e => {"
+            " const r = e.getBoundingClientRect(); return [e.dataset.name, Math.round(r.left), Math.round(r.top)]; })")
+
+    @check("the selection bar overlays: selecting moves no tile (phone and desktop)")
+    def _():
+        for kind in ("phone", "desktop"):
+            phone() if kind == "phone" else desktop()
+            try:
+                ui.go("/BIG")
+                before = tile_boxes()
+                ui.select(before[0][0])
+                expect(ui.testid("selection-bar").is_displayed(), "the selection bar")
+                after = tile_boxes()
+                expect(before == after, f"{kind}: tiles moved: {before[:6]} -> {after[:6]}")
+                position = ui.driver.execute_script(
+                    "return getComputedStyle(document.getElementById('dock')).position")
+                expect(position == "fixed", f"the bar is {position}")
+                ui.keys(Keys.ESCAPE)
+                expect(tile_boxes() == before, f"{kind}: tiles moved when the bar went")
+            finally:
+                normal()
+
+    def record_events():
+        ui.driver.execute_script("""
+            window.events = [];
+            for (const type of ['pointerdown', 'pointerup', 'click']) {
+              document.addEventListener(type, (e) => {
+                const t = e.target.closest && e.target.closest('[data-testid]');
+                window.events.push(type + ':' + (t ? t.dataset.testid : e.target.tagName));
+              }, true);
+            }""")
+
+    @check("a long press never reaches a button that appears: not Delete, not on the tile (touch emulation)")
+    def _():
+        phone()
+        try:
+            ui.go("/BIG", base=args.local_url)
+            ui.driver.execute_script("localStorage.removeItem('ferry.sort')")
+            ui.go("/BIG", base=args.local_url)
+            # Where the selection bar's Delete appears: put a photo under that point, long-press it there.
+            ui.driver.execute_script("document.querySelector('[data-testid=select]').click()")
+            spot = ui.driver.execute_script(
+                "const r = document.getElementById('delete-selected').getBoundingClientRect();"
+                "return [r.left + r.width / 2, r.top + r.height / 2]")
+            ui.keys(Keys.ESCAPE)
+            ui.wait(lambda: not ui.testid("selection-bar").is_displayed(), "the bar gone")
+            under = ui.driver.execute_script(
+                "const e = document.elementFromPoint(arguments[0], arguments[1]).closest('[data-testid=entry]');"
+                "return e && e.dataset.name", *spot)
+            expect(under, f"no photo under the Delete button's place {spot}")
+            record_events()
+            first = ui.entries()[0]
+            fx, fy = center(first.find_element(By.CSS_SELECTOR, ".open"))
+            # Held past the page's 500 ms: a lift before Chromium's own long press makes a click, one
+            # after it makes none; both kinds, on the first row and under the bar's Delete.
+            for (x, y), name, hold in (((fx, fy), first.get_attribute("data-name"), 0.65), (spot, under, 0.65),
+                                       (spot, under, 1.2)):
+                before = tile_boxes()
+                touch([(x, y, 0), (x, y, hold)])
+                ui.wait(lambda: name in selected(), f"the long press on {name} to select it ({selected()})")
+                time.sleep(0.4)
+                events = ui.driver.execute_script("return window.events")
+                expect(not ui.testid("dialog").is_displayed(), f"a dialog after a long press: {events}")
+                expect(not [e for e in events if e.startswith("click:") and e != "click:HTML" and "entry" not in e
+                            and e.split(":")[1] not in ("grid", "select")],
+                       f"a click reached a button: {events}")
+                expect(selected() == [name], f"the lifted finger changed the selection: {selected()} ({events})")
+                expect(not ui.viewer_open(), "the long press opened the viewer")
+                expect(tile_boxes() == before, "tiles moved under the finger")
+                swallowed = ui.driver.execute_script("return window.ferry.swallowed || 0")
+                figures[f"long press of {hold} s on {name}: events"] = " ".join(events) + f" (clicks swallowed: {swallowed})"
+                # The next tap is a tap again: it selects another photo (selection mode).
+                other = ui.entries()[5]
+                ox, oy = center(other.find_element(By.CSS_SELECTOR, ".open"))
+                touch([(ox, oy, 0), (ox, oy, 0.05)])
+                ui.wait(lambda: other.get_attribute("data-name") in selected(), f"a tap after: {selected()}")
+                ui.keys(Keys.ESCAPE)
+                ui.driver.execute_script("window.events = []")
+        finally:
+            normal()
+
+    @check("screenshots: the viewer at phone (3x) and desktop size")
+    def _():
+        ui.go("/DCIM/100FERRY")
+        ui.open_image("FER_0002.JPG")
+        ui.wait_loaded("FER_0002.JPG")
+        screenshots_3x("viewer-3x.png")
+        ui.keys(Keys.ESCAPE)
+        ui.wait(lambda: not ui.viewer_open(), "closed")
 
     @check("touch: a long press starts selecting, then a tap selects; a swipe turns the page")
     def _():

@@ -22,7 +22,8 @@ export function renderSelectionBar() {
   const files = entries.filter((e) => e.type !== 'directory');
   const bytes = files.reduce((s, e) => s + (e.size || 0), 0);
   const imported = files.filter((e) => e.imported).length;
-  $('selection-count').textContent = `${n} · ${formatSize(bytes)}` + (imported ? ` · ${imported} imported` : '');
+  $('selection-count').replaceChildren(`${n}`, element('span', { class: 'long', text: ' selected' }),
+    ` · ${formatSize(bytes)}` + (imported ? ` · ${imported} imported` : ''));
   $('selection-count').title = `${n} selected, ${formatSize(bytes)}`;
   // "Import 3 selected"; on a phone just "Import" (app.css hides the rest): the bar keeps one row.
   $('import-selected').replaceChildren('Import', element('span', { class: 'long', text: ` ${files.length} selected` }));
@@ -78,7 +79,9 @@ export async function refreshNewCount() {
 function renderNewButton() {
   const b = $('import-new');
   const n = job.newCount;
-  b.textContent = n ? `Import all new (${n.count}, ${formatSize(n.bytes)})` : 'Import all new (counting…)';
+  // "Import all new (12, 8.8 MB)"; on a phone "Import new (12, 8.8 MB)" (app.css hides "all").
+  b.replaceChildren('Import', element('span', { class: 'long', text: ' all' }),
+    n ? ` new (${n.count}, ${formatSize(n.bytes)})` : ' new (counting…)');
   b.dataset.count = n ? String(n.count) : '';
   b.disabled = running() || (n && n.count === 0);
 }

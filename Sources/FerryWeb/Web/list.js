@@ -94,7 +94,8 @@ export async function refreshFolder() {
 }
 
 function importedBadge() {
-  return element('span', { class: 'badge', text: 'Imported', dataset: { testid: 'imported-badge' } });
+  // A small check at the corner (a word would cover a phone's tile); its name for screen readers.
+  return element('span', { class: 'badge', text: '✓', role: 'img', 'aria-label': 'Imported', dataset: { testid: 'imported-badge' } });
 }
 
 export async function reloadFolder() {
@@ -426,6 +427,7 @@ export function bindBrowser() {
   document.addEventListener('click', (event) => {
     if (!justLongPressed()) return;
     longPressAt = -1e9;
+    ferry.swallowed = (ferry.swallowed || 0) + 1;
     event.stopImmediatePropagation();
     event.preventDefault();
   }, true);

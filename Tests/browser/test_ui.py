@@ -691,17 +691,44 @@ def main():
             ui.driver.set_network_conditions(offline=False, latency=400, download_throughput=500_000,
                                              upload_throughput=500_000)
             try:
+                # Stopped at a place, its thumbnails are asked for; flung on before they come, they
+                # are aborted.
+                ui.driver.execute_script("window.scrollTo(0, 6000)")
+                ui.wait(lambda: ui.driver.execute_script("return window.ferry.grid.loader.requested") > first,
+                        "thumbnails asked for where the scroll stopped")
                 most = node_count()
-                for y in range(0, int(height) + 2000, 1500):
+                for y in range(6000, int(height) + 2000, 1500):
                     ui.driver.execute_script(f"window.scrollTo(0, {y})")
                     time.sleep(0.05)
                     most = max(most, node_count())
                 aborted = ui.driver.execute_script("return window.ferry.grid.loader.aborted")
+                flung = ui.driver.execute_script("return window.ferry.grid.loader.requested")
             finally:
                 ui.driver.delete_network_conditions()
             expect(most < 3000, f"{most} DOM nodes while scrolling")
             expect(aborted > 0, "no thumbnail request aborted while scrolling past")
-            ui.wait(lambda: ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="entry"][data-name="P_02500.JPG"]'),
+            # A fling asks for (almost) nothing on the way: at most the rows of a frame that settled.
+            expect(flung - first < 120, f"{flung - first} thumbnails asked for during a fling through 2,500")
+            # The date scrubber: dragged to the middle, the middle of the folder, and the day said.
+            ui.driver.execute_script("window.scrollTo(0, 0)")
+            expect(ui.testid("scrubber").is_displayed(), "no scrubber on a long folder")
+            marks = ui.driver.execute_script("return [...document.querySelectorAll('.scrub-mark')].map(m => m.textContent)")
+            expect(2 <= len(marks) <= 10, f"scrubber marks {marks}")
+            sx, sy, sw, sh = ui.driver.execute_script(
+                "const r = document.getElementById('scrubber').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]")
+            touch([(sx + sw / 2, sy + 5, 0), (sx + sw / 2, sy + sh * 0.3, 0.05), (sx + sw / 2, sy + sh * 0.5, 0.05)])
+            where = ui.driver.execute_script(
+                "return [scrollY / (document.documentElement.scrollHeight - innerHeight),"
+                " document.getElementById('scrubber').dataset.day]")
+            expect(abs(where[0] - 0.5) < 0.03, f"the scrubber's middle scrolled to {where[0]:.2f}")
+            expect(where[1] in ("2024-05-05", "2024-05-06"), f"the scrubber said {where[1]} in the middle of May 1-10")
+            top_day = ui.wait(lambda: ui.driver.execute_script(
+                "const e = document.elementFromPoint(innerWidth / 8, innerHeight / 2).closest('[data-testid=entry]');"
+                "return e && e.dataset.name"), "a photo in the middle of the screen")
+            expect(top_day and 1000 <= int(top_day[2:7]) <= 1500, f"the middle of the screen shows {top_day}")
+            ui.screenshot("phone-scrubber.png")
+            ui.wait(lambda: ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="entry"][data-name="P_02500.JPG"]')
+                    or ui.driver.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)"),
                     "the last photo at the bottom")
             ui.wait(lambda: ui.driver.execute_script(
                 "const img = document.querySelector('[data-name=\"P_02500.JPG\"] img'); return img && img.complete"

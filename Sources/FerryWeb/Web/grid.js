@@ -7,6 +7,8 @@
 const HEADER = 40;        // px, a day header's row
 const RENDER_MARGIN = 1;  // screens above and below the window kept in the DOM
 const LOAD_MARGIN = 200;  // px below (and above) the window whose thumbnails are asked for
+const FAST = 2;           // px/ms: scrolling faster (a fling, a drag of the scrubber) asks for nothing...
+const SETTLE = 120;       // ms: ...until it has been slower for this long
 
 /**
  * A grid in `list` (an absolutely positioned container the window scrolls). `draw(item)` makes
@@ -15,7 +17,7 @@ const LOAD_MARGIN = 200;  // px below (and above) the window whose thumbnails ar
  */
 export function createGrid(list, { draw, update, dropped, minTile, gap }) {
   const grid = {
-    items: [], rows: [], height: 0, cols: 1, tile: 100,
+    list, items: [], rows: [], height: 0, cols: 1, tile: 100,
     shown: new Map(),  // key -> element in the DOM
     frame: 0,
     loader: null,
@@ -120,8 +122,9 @@ export function createGrid(list, { draw, update, dropped, minTile, gap }) {
     grid.items = items;
     layout();
     render();
+    if (grid.onLayout) grid.onLayout();
   };
-  grid.relayout = () => { layout(); render(); };
+  grid.relayout = () => { layout(); render(); if (grid.onLayout) grid.onLayout(); };
   grid.clear = () => {
     for (const element of grid.shown.values()) { element.remove(); dropped(element); }
     grid.shown.clear();
@@ -149,6 +152,9 @@ export function createGrid(list, { draw, update, dropped, minTile, gap }) {
 export function createLoader(grid, { inFlight, failed }) {
   const waiting = new Set();      // img elements wanting their thumbnail
   const running = new Map();      // img -> AbortController
+  let last = null;                // the window's top when last pumped, and when
+  let fastUntil = 0;
+  let settle = 0;
   const loader = {
     requested: 0,  // thumbnail requests made (for tests and the benchmark)
     aborted: 0,
@@ -160,6 +166,10 @@ export function createLoader(grid, { inFlight, failed }) {
       if (img.src.startsWith('blob:')) URL.revokeObjectURL(img.src);
     },
     pump(v = grid.view()) {
+      // Flung past, a tile gets no request: the rows on screen a moment later are what counts.
+      const now = performance.now();
+      if (last && now > last.time && Math.abs(v.top - last.top) / (now - last.time) > FAST) fastUntil = now + SETTLE;
+      last = { top: v.top, time: now };
       const near = (img) => {
         const top = img.tile ? img.tile.top : 0;
         return top + grid.tile >= v.top - LOAD_MARGIN && top <= v.bottom + LOAD_MARGIN;
@@ -173,6 +183,11 @@ export function createLoader(grid, { inFlight, failed }) {
         }
       }
       if (running.size >= inFlight() || !waiting.size) return;
+      if (now < fastUntil) {
+        clearTimeout(settle);
+        settle = setTimeout(() => loader.pump(), fastUntil - now + 5);
+        return;
+      }
       const candidates = [...waiting].filter(near);
       // The visible ones first, from the top of the window; then the margins.
       const distance = (img) => {
@@ -193,7 +208,11 @@ export function createLoader(grid, { inFlight, failed }) {
     running.set(img, controller);
     loader.requested++;
     fetch(img.dataset.src, { signal: controller.signal }).then(async (response) => {
-      if (!response.ok) throw new Error(String(response.status));
+      if (!response.ok) {
+        const error = new Error(String(response.status));
+        error.refused = true;  // the server cannot make one (a raw file without a preview ...)
+        throw error;
+      }
       const blob = await response.blob();
       if (running.get(img) !== controller) return;
       running.delete(img);
@@ -203,7 +222,12 @@ export function createLoader(grid, { inFlight, failed }) {
     }).catch((error) => {
       if (running.get(img) !== controller) return;  // aborted: dropped or requeued
       running.delete(img);
-      if (error.name !== 'AbortError') failed(img);
+      if (error.refused) {
+        failed(img);
+      } else if (error.name !== 'AbortError' && (img.tries = (img.tries || 0) + 1) < 3) {
+        // The connection failed (a server restarting, a network changing): asked again later.
+        setTimeout(() => { if (img.isConnected) { waiting.add(img); loader.pump(); } }, 500 * img.tries);
+      }
       loader.pump();
     });
   }

@@ -1,6 +1,7 @@
 // The folder list: listing, sorting (sort.js), tiles, thumbnails, hidden entries and selection.
 import { api, fileURL, thumbURL } from './api.js';
 import { createGrid, createLoader } from './grid.js';
+import { createScrubber } from './scrubber.js';
 import { $, element, ferry, formatDate, formatSize, parentPath } from './util.js';
 import { showMessage, clearMessage } from './messages.js';
 import { sortEntries } from './sort.js';
@@ -139,7 +140,10 @@ export function renderFolder() {
   const side = thumbSide();
   if (g.folder !== path || side !== state.thumbSide) { g.clear(); g.folder = path; }
   state.thumbSide = side;
-  g.setItems(gridItems(files));
+  const items = gridItems(files);
+  const months = new Set(items.filter((i) => i.kind === 'day').map((i) => i.day.slice(0, 7)));
+  g.oneMonth = months.size <= 1;
+  g.setItems(items);
   $('empty').hidden = count > 0;
   list.dataset.rendered = String(count);
   renderSelection();
@@ -157,6 +161,17 @@ export function dayOf(entry) {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '';
   return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+const monthNames = new Intl.DateTimeFormat(undefined, { month: 'short', year: 'numeric', timeZone: 'UTC' });
+const shortDays = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+
+/** The scrubber's mark for a day: its month, or the day itself in a folder of one month. */
+function dayMark(day) {
+  if (!day) return '—';
+  const d = new Date(`${day}T00:00:00Z`);
+  if (Number.isNaN(d.getTime())) return day;
+  return grid && grid.oneMonth ? shortDays.format(d) : monthNames.format(d);
 }
 
 function dayLabel(day) {
@@ -212,6 +227,8 @@ function theGrid() {
     inFlight: () => (state.source && state.source.singleConnection ? 2 : 4),
     failed: (img) => fileTile(img),
   });
+  const scrubber = createScrubber($('scrubber'), grid, { label: dayLabel, mark: dayMark });
+  grid.onLayout = () => scrubber.update();
   ferry.grid = { loader, grid };
   return grid;
 }

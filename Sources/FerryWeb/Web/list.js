@@ -132,7 +132,14 @@ export function renderFolder() {
   // Folders at the top, as a plain list (a folder holds few); files in the virtualized grid.
   const folders = entries.filter((e) => e.type === 'directory');
   const files = entries.filter((e) => e.type !== 'directory');
-  $('folders').replaceChildren(...folders.map((e) => renderEntry(e)));
+  // The same folders again (a refresh while importing) are updated in place: a rebuild under the
+  // pointer would swallow a click.
+  const shown = [...$('folders').children];
+  if (shown.length === folders.length && shown.every((li, i) => li.dataset.path === folders[i].path)) {
+    shown.forEach((li, i) => updateTile(li, folders[i]));
+  } else {
+    $('folders').replaceChildren(...folders.map((e) => renderEntry(e)));
+  }
   $('folders').hidden = folders.length === 0;
   const list = $('entries');
   list.dataset.path = path;
@@ -145,7 +152,6 @@ export function renderFolder() {
   g.oneMonth = months.size <= 1;
   g.setItems(items);
   $('empty').hidden = count > 0;
-  list.dataset.rendered = String(count);
   renderSelection();
 }
 

@@ -54,7 +54,7 @@ def make_photos(folder, count):
 def serve(ferry, folder, cache, web=None):
     binary = ferry
     if web:
-        prefix = tempfile.mkdtemp(prefix="ferry-web-", dir=os.path.join(ROOT, ".build"))
+        prefix = os.path.join(os.path.dirname(cache), "prefix")
         os.makedirs(os.path.join(prefix, "bin"))
         os.makedirs(os.path.join(prefix, "share", "ferry"))
         shutil.copytree(web, os.path.join(prefix, "share", "ferry", "Web"))
@@ -191,7 +191,7 @@ def main():
         started = time.monotonic()
         size = make_photos(folder, args.photos)
         print(f"{args.photos} photos of {size} bytes in {time.monotonic() - started:.1f} s", file=sys.stderr)
-        proc, url = serve(ferry, folder, os.path.join(work, "cache"), args.web)
+        proc, url = serve(ferry, folder, os.path.join(work, "cache"), args.web)  # its prefix in `work` too
         d = browser(args.viewport)
         try:
             figures = measure(d, url, args.photos)

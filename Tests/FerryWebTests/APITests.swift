@@ -233,6 +233,25 @@ struct APITests {
         #expect(await api.handle(Self.request("/api/thumb?path=/DCIM/100FERRY/a.txt")).status == 415)
     }
 
+    @Test func makesSharperThumbnailsOnlyInFixedSizes() async throws {
+        let api = try api()
+        func width(_ query: String) async throws -> Int {
+            let response = await api.handle(Self.request("/api/thumb?path=/DCIM/100FERRY/IMG_0003.JPG" + query))
+            guard case .data(let data) = response.body else { return -1 }
+            return try JPEGCodec.decode(data: data).image.width
+        }
+        // 512 for a dense screen (this 320 x 240 photo keeps its size), cached apart from the
+        // default; any other size is the default.
+        #expect(try await width("&s=512") == 320)
+        #expect(try await width("") == 256)
+        #expect(try await width("&s=512") == 320)
+        #expect(try await width("&s=4000") == 256)
+        #expect(try await width("&s=x") == 256)
+        // A one-connection card keeps its own thumbnails: no full download for a tile.
+        #expect(WebAPI.thumbnailSide("512", singleConnection: true) == 256)
+        #expect(WebAPI.thumbnailSide("512", singleConnection: false) == 512)
+    }
+
     @Test func uploadsDeletesMakesAndRenames() async throws {
         let api = try api()
         let spool = try TempDir(prefix: "spool")

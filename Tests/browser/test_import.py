@@ -68,7 +68,7 @@ def main():
 
     def size(w, h):
         d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                          {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": w < 600})
+                          {"width": w, "height": h, "deviceScaleFactor": 3 if w < 600 else 1, "mobile": w < 600})
 
     check = checker(ui, results, prefix="import-")
 
@@ -76,11 +76,7 @@ def main():
         return ui.testid("import-panel").get_attribute(attr)
 
     def select(name, shift=False):
-        box = ui.entry(name).find_element(By.CSS_SELECTOR, '[data-testid="select"]')
-        if shift:
-            ActionChains(d).key_down(Keys.SHIFT).click(box).key_up(Keys.SHIFT).perform()
-        else:
-            box.click()
+        ui.select(name, shift)
 
     def selected():
         return [e.get_attribute("data-name") for e in ui.entries() if "selected" in e.get_attribute("class")]
@@ -120,7 +116,9 @@ def main():
         ui.go()
         names = [e.get_attribute("data-name") for e in ui.entries()]
         expect(names == ["DCIM"], f"root without hidden: {names}")
-        expect(not ui.entry("DCIM").find_elements(By.CSS_SELECTOR, '[data-testid="delete"]'), "delete on DCIM")
+        ui.select("DCIM")
+        expect(not ui.testid("delete-selected").is_enabled(), "delete on DCIM")
+        ui.keys(Keys.ESCAPE)
         ui.testid("show-hidden").click()
         ui.wait(lambda: len(ui.entries()) == 2, "the hidden file listed")
         expect(ui.entry(".hidden.txt").get_attribute("data-hidden") == "true", "data-hidden")
@@ -148,15 +146,16 @@ def main():
         expect("IMG_0005.JPG" in selected() and not ui.viewer_open(), "tap selects in selection mode")
         select("IMG_0005.JPG")
         expect(len(selected()) == 3, f"unselect: {selected()}")
-        # Tile controls fit one row.
-        tops = d.execute_script("return [...document.querySelectorAll('.entry .actions')].map(a =>"
-                                " new Set([...a.children].map(c => Math.round(c.getBoundingClientRect().top))).size)")
-        expect(max(tops) == 1, f"tile controls on {max(tops)} rows")
+        # Photo tiles only: no buttons under them.
+        expect(not d.find_elements(By.CSS_SELECTOR, '.entries .entry button:not(.open), .entries .entry a'),
+               "per-tile buttons")
         ui.screenshot("desktop-selection.png")
 
-    @check("import 3 selected: identical bytes, imported badges")
+    @check("import 3 selected: identical bytes, imported badges, counts that follow (item 5)")
     def _():
         expect(ui.testid("import-selected").text == "Import 3 selected", ui.testid("import-selected").text)
+        ui.wait(lambda: ui.testid("import-new").get_attribute("data-count"), "the count of new files")
+        new_before = int(ui.testid("import-new").get_attribute("data-count"))
         ui.testid("import-selected").click()
         wait_import("done", 60)
         expect(panel("data-done") == "3" and panel("data-total") == "3", f"{panel('data-done')}/{panel('data-total')}")
@@ -165,6 +164,16 @@ def main():
         ui.wait(lambda: ui.entry("IMG_0002.JPG").get_attribute("data-imported") == "true", "imported badge")
         expect(ui.entry("IMG_0004.JPG").get_attribute("data-imported") == "false", "IMG_0004 not imported")
         expect(ui.entry("IMG_0001.JPG").find_elements(By.CSS_SELECTOR, '[data-testid="imported-badge"]'), "badge shown")
+        # "Import all new (N, SIZE)" follows without a reload, as /api/new does.
+        ui.wait(lambda: ui.testid("import-new").get_attribute("data-count") == str(new_before - 3),
+                f"Import all new to drop from {new_before} by 3: {ui.testid('import-new').text}", 10)
+        answer = d.execute_script("return fetch('/api/new').then(r => r.json())")
+        expect(answer["count"] == new_before - 3, f"/api/new says {answer}")
+        # The selection bar counts what is imported among the selected.
+        select("IMG_0001.JPG")
+        select("IMG_0004.JPG")
+        expect("1 imported" in ui.testid("selection-count").text, ui.testid("selection-count").text)
+        ui.keys(Keys.ESCAPE)
 
     @check("delete after import removes only verified files, after a confirmation naming the count")
     def _():
@@ -362,9 +371,11 @@ def main():
             expect(not [b for b in bar if b[3] > PHONE[0] + 0.5], f"toolbar beyond the screen: {bar}")
             sort = ui.testid("sort").is_displayed(), ui.testid("sort-direction").is_displayed()
             expect(sort[0] == sort[1], f"sort menu and direction shown together: {sort}")
-            tops = d.execute_script("return [...document.querySelectorAll('.entry .actions')].map(a =>"
-                                    " new Set([...a.children].map(c => Math.round(c.getBoundingClientRect().top))).size)")
-            expect(max(tops) == 1, f"tile controls on {max(tops)} rows")
+            toolbar = d.execute_script("return document.querySelector('.bar').getBoundingClientRect().height")
+            expect(toolbar < PHONE[1] / 5, f"the toolbar takes {toolbar} of {PHONE[1]} px")
+            columns = d.execute_script("return new Set([...document.querySelectorAll('.entries .entry')]"
+                                       ".map(e => Math.round(e.getBoundingClientRect().left))).size")
+            expect(columns >= 4, f"{columns} columns at 390 px")
             select("IMG_0004.JPG")
             select("IMG_0006.JPG", shift=True)
             bar = visible_boxes(".bar button, .bar select, .bar .button, .bar .check, .bar summary, #count,"
@@ -429,7 +440,8 @@ def main():
             with open(os.path.join(old, name), "wb") as f:
                 f.write(b"x" * (1000 * (i + 1)))
         ui.go()
-        ui.entry("OLD").find_element(By.CSS_SELECTOR, '[data-testid="delete"]').click()
+        ui.select("OLD")
+        ui.testid("delete-selected").click()
         ui.wait(lambda: ui.testid("dialog").is_displayed(), "the question")
         ui.testid("dialog-ok").click()  # "Delete the folder OLD?"
         ui.wait(lambda: ui.testid("dialog").is_displayed() and "holds" in ui.testid("dialog").text,

@@ -18,6 +18,7 @@ failed.
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -109,7 +110,23 @@ class UI:
         self.wait_listed()
 
     def wait_listed(self):
-        self.wait(lambda: len(self.entries()) == self.count(), "the list to match its count")
+        # The grid holds only the tiles near the window: listed is rendered for this folder, with
+        # every entry when it is short and some when it is long.
+        self.wait(lambda: self.driver.execute_script(
+            "const e = document.getElementById('entries'), c = document.getElementById('count');"
+            "const n = document.querySelectorAll('[data-testid=entry]').length;"
+            "return e.dataset.path === document.getElementById('crumbs').dataset.path &&"
+            " c.dataset.count !== undefined && (n === Number(c.dataset.count) || n > 30)"), "the list rendered")
+
+    def select(self, name, shift=False):
+        """Clicks the tile's check mark (hovered first, as a mouse would)."""
+        box = self.entry(name).find_element(By.CSS_SELECTOR, '[data-testid="select"]')
+        chain = ActionChains(self.driver).move_to_element(self.entry(name))
+        if shift:
+            chain.key_down(Keys.SHIFT).click(box).key_up(Keys.SHIFT)
+        else:
+            chain.click(box)
+        chain.perform()
 
     def open_folder(self, name):
         before = self.path()
@@ -507,9 +524,16 @@ def main():
     @check("rename (on the local folder: cards cannot rename)")
     def _():
         ui.go("/MISC")
-        expect(not ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="rename"]'), "no rename on a card")
+        ui.select("small.txt")
+        expect(not ui.testid("rename-selected").is_displayed(), "rename on a card")
+        ui.keys(Keys.ESCAPE)
         ui.go("/MISC", base=args.local_url)
-        ui.entry("small.txt").find_element(By.CSS_SELECTOR, '[data-testid="rename"]').click()
+        expect(not ui.driver.find_elements(By.CSS_SELECTOR, '.entry button:not(.open), .entry a'), "per-tile buttons")
+        ui.select("small.txt")
+        ui.select("bigger.bin")
+        expect(not ui.testid("rename-selected").is_enabled(), "rename with two selected")
+        ui.select("bigger.bin")
+        ui.testid("rename-selected").click()
         ui.dialog("renamed.txt")
         ui.wait(lambda: len(ui.driver.find_elements(By.CSS_SELECTOR, '[data-name="renamed.txt"]')) == 1, "renamed")
         expect(os.path.exists(os.path.join(root, "MISC", "renamed.txt")), "renamed on disk")
@@ -518,14 +542,17 @@ def main():
     @check("delete with confirmation")
     def _():
         ui.go("/MISC")
-        ui.entry("renamed.txt").find_element(By.CSS_SELECTOR, '[data-testid="delete"]').click()
+        ui.select("renamed.txt")
+        ui.testid("delete-selected").click()
         ui.dialog(ok=False)  # cancel keeps it
         expect(os.path.exists(os.path.join(root, "MISC", "renamed.txt")), "cancel keeps the file")
-        ui.entry("renamed.txt").find_element(By.CSS_SELECTOR, '[data-testid="delete"]').click()
+        ui.testid("delete-selected").click()
         ui.dialog()
         ui.wait(lambda: len(ui.driver.find_elements(By.CSS_SELECTOR, '[data-name="renamed.txt"]')) == 0, "deleted")
         expect(not os.path.exists(os.path.join(root, "MISC", "renamed.txt")), "deleted on disk")
-        ui.entry("Holiday 2024").find_element(By.CSS_SELECTOR, '[data-testid="delete"]').click()
+        expect(not ui.testid("selection-bar").is_displayed(), "the selection bar after the delete")
+        ui.select("Holiday 2024")
+        ui.testid("delete-selected").click()
         ui.dialog()
         ui.wait(lambda: len(ui.driver.find_elements(By.CSS_SELECTOR, '[data-name="Holiday 2024"]')) == 0, "folder gone")
 
@@ -549,7 +576,8 @@ def main():
             timing = ui.driver.execute_script("return window.ferry.timings.list")
             clicks.append(timing["painted"])
             renders.append(timing["painted"] - timing["fetch"])
-        expect(len(ui.entries()) == 1000, f"{len(ui.entries())} entries rendered")
+        rendered = len(ui.entries())
+        expect(10 < rendered < 400, f"{rendered} of 1,000 entries in the DOM: not virtualized")
         loaded = ui.driver.execute_script(
             "return [...document.querySelectorAll('.entry .thumb img')].filter(i => i.getAttribute('src')).length")
         figures["navigation start to list painted, page load, ms (best of 3)"] = round(min(loads))
@@ -595,6 +623,254 @@ def main():
             time.sleep(0.2)
             ui.screenshot(f"{kind}-{name}")
         ui.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def phone(scale=3):
+        """A phone: 390x844 CSS pixels at 3x, mobile emulation with touch events."""
+        ui.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                  {"width": 390, "height": 844, "deviceScaleFactor": scale, "mobile": True})
+        ui.driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+
+    def desktop():
+        ui.driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+        ui.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                  {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+
+    def normal():
+        ui.driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+        ui.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def photo_folder(name, count, days=1, per_day=None):
+        """A folder of `count` copies of FER_0001.JPG, `days` calendar days apart in groups (local times)."""
+        folder = os.path.join(root, name)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(root, "DCIM/100FERRY/FER_0001.JPG"), "rb") as f:
+            body = f.read()
+        per_day = per_day or max(1, -(-count // days))
+        start = time.mktime((2024, 5, 1, 10, 0, 0, 0, 0, -1))
+        for i in range(count):
+            path = os.path.join(folder, f"P_{i + 1:05d}.JPG")
+            with open(path, "wb") as f:
+                f.write(body)
+            t = start + (i // per_day) * 86400 + (i % per_day) * 60
+            os.utime(path, (t, t))
+        return folder
+
+    def node_count():
+        return ui.driver.execute_script("return document.getElementsByTagName('*').length")
+
+    def screenshots_3x(name):
+        """`name` at a 1280x800 desktop and a 390x844 phone at 3x (mobile emulation)."""
+        desktop()
+        time.sleep(0.3)
+        ui.screenshot(f"desktop-{name}")
+        phone()
+        time.sleep(0.5)
+        ui.screenshot(f"phone-{name}")
+        normal()
+
+    @check("virtualized grid: 2,500 photos, DOM bounded while scrolling, thumbnails near view only, aborted when passed")
+    def _():
+        folder = photo_folder("HUGE", 2500, days=10)
+        try:
+            ui.driver.execute_script("localStorage.removeItem('ferry.sort')")
+            phone()
+            ui.go("/HUGE", base=args.local_url)
+            ui.wait(lambda: ui.driver.execute_script("return window.ferry.grid.loader.requested") > 0, "thumbnails")
+            time.sleep(1)
+            first = ui.driver.execute_script("return window.ferry.grid.loader.requested")
+            tiles = len(ui.entries())
+            expect(tiles < 300, f"{tiles} tiles in the DOM for 2,500 photos")
+            expect(first <= 60, f"{first} thumbnail requests for the first screen")
+            # The scroll height comes from the count: 2,500 photos in 4+ columns and 10 day headers.
+            height, tile, cols = ui.driver.execute_script(
+                "const g = window.ferry.grid.grid; return [document.getElementById('entries').offsetHeight, g.tile, g.cols]")
+            expect(cols >= 4, f"{cols} columns on a phone")
+            rows = -(-250 // cols) * 10
+            expect(abs(height - (rows * (tile + 3) + 10 * 40)) < 2, f"grid height {height} for {rows} rows")
+            # Slow thumbnails, then a fast scroll through: what was asked for and passed is aborted.
+            ui.driver.set_network_conditions(offline=False, latency=400, download_throughput=500_000,
+                                             upload_throughput=500_000)
+            try:
+                # Stopped at a place, its thumbnails are asked for; flung on before they come, they
+                # are aborted.
+                ui.driver.execute_script("window.scrollTo(0, 6000)")
+                ui.wait(lambda: ui.driver.execute_script("return window.ferry.grid.loader.requested") > first,
+                        "thumbnails asked for where the scroll stopped")
+                most = node_count()
+                for y in range(6000, int(height) + 2000, 1500):
+                    ui.driver.execute_script(f"window.scrollTo(0, {y})")
+                    time.sleep(0.05)
+                    most = max(most, node_count())
+                aborted = ui.driver.execute_script("return window.ferry.grid.loader.aborted")
+                flung = ui.driver.execute_script("return window.ferry.grid.loader.requested")
+            finally:
+                ui.driver.delete_network_conditions()
+            expect(most < 3000, f"{most} DOM nodes while scrolling")
+            expect(aborted > 0, "no thumbnail request aborted while scrolling past")
+            # A fling asks for (almost) nothing on the way: at most the rows of a frame that settled.
+            expect(flung - first < 120, f"{flung - first} thumbnails asked for during a fling through 2,500")
+            # The date scrubber: dragged to the middle, the middle of the folder, and the day said.
+            ui.driver.execute_script("window.scrollTo(0, 0)")
+            expect(ui.testid("scrubber").is_displayed(), "no scrubber on a long folder")
+            marks = ui.driver.execute_script("return [...document.querySelectorAll('.scrub-mark')].map(m => m.textContent)")
+            expect(2 <= len(marks) <= 10, f"scrubber marks {marks}")
+            sx, sy, sw, sh = ui.driver.execute_script(
+                "const r = document.getElementById('scrubber').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]")
+            touch([(sx + sw / 2, sy + 5, 0), (sx + sw / 2, sy + sh * 0.3, 0.05), (sx + sw / 2, sy + sh * 0.5, 0.05)])
+            where = ui.driver.execute_script(
+                "return [scrollY / (document.documentElement.scrollHeight - innerHeight),"
+                " document.getElementById('scrubber').dataset.day]")
+            expect(abs(where[0] - 0.5) < 0.03, f"the scrubber's middle scrolled to {where[0]:.2f}")
+            expect(where[1] in ("2024-05-05", "2024-05-06"), f"the scrubber said {where[1]} in the middle of May 1-10")
+            top_day = ui.wait(lambda: ui.driver.execute_script(
+                "const e = document.elementFromPoint(innerWidth / 8, innerHeight / 2).closest('[data-testid=entry]');"
+                "return e && e.dataset.name"), "a photo in the middle of the screen")
+            expect(top_day and 1000 <= int(top_day[2:7]) <= 1500, f"the middle of the screen shows {top_day}")
+            ui.screenshot("phone-scrubber.png")
+            ui.wait(lambda: ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="entry"][data-name="P_02500.JPG"]')
+                    or ui.driver.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)"),
+                    "the last photo at the bottom")
+            ui.wait(lambda: ui.driver.execute_script(
+                "const img = document.querySelector('[data-name=\"P_02500.JPG\"] img'); return img && img.complete"
+                " && img.naturalWidth > 0"), "its thumbnail")
+            # Sharp on a 3x screen: the 512-pixel thumbnail of a fast source.
+            width = ui.driver.execute_script("return document.querySelector('[data-name=\"P_02500.JPG\"] img').naturalWidth")
+            expect(width == 512, f"thumbnail width {width} for a {tile:.0f} px tile at 3x")
+            ui.screenshot("phone-grid-bottom.png")
+            figures["2,500 photos: tiles in the DOM at rest"] = tiles
+            figures["2,500 photos: most DOM nodes while scrolling"] = most
+            figures["2,500 photos: thumbnail requests for the first screen"] = first
+        finally:
+            normal()
+            shutil.rmtree(folder)
+
+    @check("day headers: newest or oldest first by date, select all of a day, none by size")
+    def _():
+        folder = photo_folder("DAYS", 9, days=3)
+        try:
+            desktop()
+            ui.go("/DAYS", base=args.local_url)
+            ui.driver.find_element(By.CSS_SELECTOR, '#sort option[value="date"]').click()
+            days = lambda: [e.get_attribute("data-day") for e in ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="day"]')]
+            order = days()
+            if order and order[0] < order[-1]:
+                ui.testid("sort-direction").click()
+                order = days()
+            expect(order == ["2024-05-03", "2024-05-02", "2024-05-01"], f"newest first: {order}")
+            names = [e.get_attribute("data-name") for e in ui.entries()]
+            expect(names[:3] == ["P_00009.JPG", "P_00008.JPG", "P_00007.JPG"], f"newest photo first: {names}")
+            # A header sits above its photos.
+            header = ui.driver.find_element(By.CSS_SELECTOR, '[data-testid="day"][data-day="2024-05-02"]')
+            top = header.rect["y"]
+            photos = [ui.entry(f"P_{i:05d}.JPG").rect["y"] for i in (4, 5, 6)]
+            expect(all(y > top for y in photos), f"header at {top}, its photos at {photos}")
+            header.find_element(By.CSS_SELECTOR, '[data-testid="day-select"]').click()
+            picked = sorted(e.get_attribute("data-name") for e in ui.entries() if "selected" in e.get_attribute("class"))
+            expect(picked == ["P_00004.JPG", "P_00005.JPG", "P_00006.JPG"], f"select the day: {picked}")
+            expect(ui.testid("import-selected").text == "Import 3 selected", ui.testid("import-selected").text)
+            screenshots_3x("grid-days-selection.png")
+            ui.keys(Keys.ESCAPE)
+            ui.testid("sort-direction").click()
+            expect(days() == ["2024-05-01", "2024-05-02", "2024-05-03"], f"oldest first: {days()}")
+            ui.driver.find_element(By.CSS_SELECTOR, '#sort option[value="size"]').click()
+            expect(days() == [], f"headers by size: {days()}")
+            ui.driver.find_element(By.CSS_SELECTOR, '#sort option[value="name"]').click()
+            ui.driver.execute_script("localStorage.removeItem('ferry.sort')")
+        finally:
+            normal()
+            shutil.rmtree(folder)
+
+    def tile_boxes():
+        return ui.driver.execute_script(
+            "return [...document.querySelectorAll('[data-testid=entry]')].slice(0, 40).map(e => {"
+            " const r = e.getBoundingClientRect(); return [e.dataset.name, Math.round(r.left), Math.round(r.top)]; })")
+
+    @check("the selection bar overlays: selecting moves no tile (phone and desktop)")
+    def _():
+        for kind in ("phone", "desktop"):
+            phone() if kind == "phone" else desktop()
+            try:
+                ui.go("/BIG")
+                before = tile_boxes()
+                ui.select(before[0][0])
+                expect(ui.testid("selection-bar").is_displayed(), "the selection bar")
+                after = tile_boxes()
+                expect(before == after, f"{kind}: tiles moved: {before[:6]} -> {after[:6]}")
+                position = ui.driver.execute_script(
+                    "return getComputedStyle(document.getElementById('dock')).position")
+                expect(position == "fixed", f"the bar is {position}")
+                ui.keys(Keys.ESCAPE)
+                expect(tile_boxes() == before, f"{kind}: tiles moved when the bar went")
+            finally:
+                normal()
+
+    def record_events():
+        ui.driver.execute_script("""
+            window.events = [];
+            for (const type of ['pointerdown', 'pointerup', 'click']) {
+              document.addEventListener(type, (e) => {
+                const t = e.target.closest && e.target.closest('[data-testid]');
+                window.events.push(type + ':' + (t ? t.dataset.testid : e.target.tagName));
+              }, true);
+            }""")
+
+    @check("a long press never reaches a button that appears: not Delete, not on the tile (touch emulation)")
+    def _():
+        phone()
+        try:
+            ui.go("/BIG", base=args.local_url)
+            ui.driver.execute_script("localStorage.removeItem('ferry.sort')")
+            ui.go("/BIG", base=args.local_url)
+            # Where the selection bar's Delete appears: put a photo under that point, long-press it there.
+            ui.driver.execute_script("document.querySelector('[data-testid=select]').click()")
+            spot = ui.driver.execute_script(
+                "const r = document.getElementById('delete-selected').getBoundingClientRect();"
+                "return [r.left + r.width / 2, r.top + r.height / 2]")
+            ui.keys(Keys.ESCAPE)
+            ui.wait(lambda: not ui.testid("selection-bar").is_displayed(), "the bar gone")
+            under = ui.driver.execute_script(
+                "const e = document.elementFromPoint(arguments[0], arguments[1]).closest('[data-testid=entry]');"
+                "return e && e.dataset.name", *spot)
+            expect(under, f"no photo under the Delete button's place {spot}")
+            record_events()
+            first = ui.entries()[0]
+            fx, fy = center(first.find_element(By.CSS_SELECTOR, ".open"))
+            # Held past the page's 500 ms: a lift before Chromium's own long press makes a click, one
+            # after it makes none; both kinds, on the first row and under the bar's Delete.
+            for (x, y), name, hold in (((fx, fy), first.get_attribute("data-name"), 0.65), (spot, under, 0.65),
+                                       (spot, under, 1.2)):
+                before = tile_boxes()
+                touch([(x, y, 0), (x, y, hold)])
+                ui.wait(lambda: name in selected(), f"the long press on {name} to select it ({selected()})")
+                time.sleep(0.4)
+                events = ui.driver.execute_script("return window.events")
+                expect(not ui.testid("dialog").is_displayed(), f"a dialog after a long press: {events}")
+                expect(not [e for e in events if e.startswith("click:") and e != "click:HTML" and "entry" not in e
+                            and e.split(":")[1] not in ("grid", "select")],
+                       f"a click reached a button: {events}")
+                expect(selected() == [name], f"the lifted finger changed the selection: {selected()} ({events})")
+                expect(not ui.viewer_open(), "the long press opened the viewer")
+                expect(tile_boxes() == before, "tiles moved under the finger")
+                swallowed = ui.driver.execute_script("return window.ferry.swallowed || 0")
+                figures[f"long press of {hold} s on {name}: events"] = " ".join(events) + f" (clicks swallowed: {swallowed})"
+                # The next tap is a tap again: it selects another photo (selection mode).
+                other = ui.entries()[5]
+                ox, oy = center(other.find_element(By.CSS_SELECTOR, ".open"))
+                touch([(ox, oy, 0), (ox, oy, 0.05)])
+                ui.wait(lambda: other.get_attribute("data-name") in selected(), f"a tap after: {selected()}")
+                ui.keys(Keys.ESCAPE)
+                ui.driver.execute_script("window.events = []")
+        finally:
+            normal()
+
+    @check("screenshots: the viewer at phone (3x) and desktop size")
+    def _():
+        ui.go("/DCIM/100FERRY")
+        ui.open_image("FER_0002.JPG")
+        ui.wait_loaded("FER_0002.JPG")
+        screenshots_3x("viewer-3x.png")
+        ui.keys(Keys.ESCAPE)
+        ui.wait(lambda: not ui.viewer_open(), "closed")
 
     @check("touch: a long press starts selecting, then a tap selects; a swipe turns the page")
     def _():

@@ -89,12 +89,16 @@ extension WebAPI {
                 let entry = try await source.fs.stat(backend)
                 version = "\(entry.size ?? 0)-\(entry.modified?.iso8601 ?? "")"
             }
+            // `s=512`: a sharper thumbnail for a dense screen, where the photo's bytes come fast (a
+            // folder, a LAN server); on a one-connection card the card's own (no full download).
+            let side = Self.thumbnailSide(request.query("s"), singleConnection: source.share.isSingleConnection)
             // "upright": thumbnails cached before they were turned by their orientation are not reused.
-            let key = "\(source.url.hostKey)\n\(backend)\n\(version)\n\(ThumbnailMaker.defaultSide)\nupright"
+            let key = "\(source.url.hostKey)\n\(backend)\n\(version)\n\(side)\nupright"
             let bytes: [UInt8]
             if let cached = thumbnails.get(key) {
                 bytes = cached
-            } else if kind == .jpeg, !source.isLocal, let embedded = try? await source.fs.thumbnail(backend),
+            } else if kind == .jpeg, !source.isLocal, side == ThumbnailMaker.defaultSide,
+                let embedded = try? await source.fs.thumbnail(backend),
                 let upright = try? await workers.run({
                     try ThumbnailMaker.upright(jpeg: embedded.jpeg, orientation: embedded.orientation)
                 })
@@ -106,17 +110,31 @@ extension WebAPI {
                 bytes = upright
                 thumbnails.put(key, bytes)
             } else if kind == .raw, let embedded = await remoteRawJPEG(backend, source: source) {
-                bytes = try await scaledJPEG(embedded, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
+                bytes = try await scaledJPEG(embedded, side: side, quality: 80, of: web)
                 thumbnails.put(key, bytes)
             } else {
                 let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
-                bytes = try await scaledJPEG(local, kind: kind, side: ThumbnailMaker.defaultSide, quality: 80, of: web)
+                bytes = try await scaledJPEG(local, kind: kind, side: side, quality: 80, of: web)
                 thumbnails.put(key, bytes)
             }
             var response = HTTPResponse.data(Data(bytes), contentType: "image/jpeg")
             response.headers.add(name: "Cache-Control", value: "private, max-age=86400")
             return response
         }
+    }
+
+    /// The thumbnail sizes the page may ask for (`s=`): the default and one for dense screens
+    /// (a phone's tile at 3x), each cached on its own.
+    static let thumbnailSides = [ThumbnailMaker.defaultSide, 512]
+
+    /// The longest side of the thumbnail `s` asks for: one of ``thumbnailSides`` (else the
+    /// default), and the default on a one-connection source, where a larger one would mean
+    /// downloading the whole photo just for a tile.
+    static func thumbnailSide(_ asked: String?, singleConnection: Bool) -> Int {
+        guard !singleConnection, let asked = asked.flatMap({ Int($0) }), thumbnailSides.contains(asked) else {
+            return ThumbnailMaker.defaultSide
+        }
+        return asked
     }
 
     /// The embedded JPEG of a raw file on a remote source, read with `Range` (its IFDs,

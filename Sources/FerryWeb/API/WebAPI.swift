@@ -12,7 +12,7 @@ import Synchronization
 /// | `GET /api/list?path=` | `{path, count, entries}` in the source's order, with `hidden`, `imported` |
 /// | `GET /api/stat?path=` | one entry |
 /// | `GET /api/file?path=[&download=1]` | the file, with `Range` |
-/// | `GET /api/thumb?path=[&v=]` | a JPEG thumbnail |
+/// | `GET /api/thumb?path=[&v=][&s=512]` | a JPEG thumbnail (256 px, or 512 where the source is fast) |
 /// | `GET /api/preview?path=&w=&h=` | the photo fitted to `w` x `h`, its size in `X-Image-Width/Height` |
 /// | `GET /api/info?path=` | date taken, camera, lens, exposure, pixel size |
 /// | `GET /api/new` | `{count, bytes, imported}`: files of the source not imported yet |

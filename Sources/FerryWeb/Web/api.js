@@ -91,6 +91,9 @@ export function fileURL(entry, download) {
   return apiURL('file', params);
 }
 
-export function thumbURL(entry) {
-  return apiURL('thumb', { path: entry.path, v: version(entry) });
+/** A thumbnail's URL; `side` (512) asks for a sharper one than the default 256 pixels. */
+export function thumbURL(entry, side) {
+  const params = { path: entry.path, v: version(entry) };
+  if (side) params.s = String(side);
+  return apiURL('thumb', params);
 }

@@ -1,7 +1,8 @@
 // Ferry's browser UI over the JSON API of `ferry serve`: plain JavaScript modules, no build step,
 // no third-party code. This module starts the page; the others hold one concern each:
 //   api.js       the API client ("waiting for the card")
-//   list.js      the folder list, hidden entries and selection (sorting: sort.js)
+//   list.js      the folder: folders, the photo grid (grid.js: virtualized rows, thumbnail
+//                loading), day sections, hidden entries and selection (sorting: sort.js)
 //   viewer.js    the progressive viewer
 //   importer.js  import to the computer: buttons, panel
 //   changes.js   new folder, rename, delete;  uploads.js  uploads
@@ -108,5 +109,10 @@ window.addEventListener('popstate', () => {
 });
 
 $('change-source').onclick = () => { showConnect(); };
+// Phones: the toolbar's less used actions behind "…" (app.css), so it stays one or two rows.
+$('more').onclick = () => {
+  const open = document.querySelector('.bar').classList.toggle('more-open');
+  $('more').setAttribute('aria-expanded', String(open));
+};
 
 start();

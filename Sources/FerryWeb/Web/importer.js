@@ -8,19 +8,33 @@ import { showMessage, clearMessage } from './messages.js';
 import { state } from './state.js';
 import { refreshFolder, selectedEntries, clearSelection } from './list.js';
 
-const job = { status: null, timer: 0, newCount: null };
+const job = { status: null, timer: 0, newCount: null, seen: '', counted: 0 };
 
+/**
+ * The selection bar (over the grid, at the bottom): the count and size, and Import counting what
+ * is still to import, so it follows an import as it goes.
+ */
 export function renderSelectionBar() {
   const entries = selectedEntries();
   const n = entries.length;
   const bar = $('selection-bar');
   bar.hidden = n === 0;
-  const bytes = entries.reduce((s, e) => s + (e.size || 0), 0);
-  $('selection-count').textContent = `${n} selected · ${formatSize(bytes)}`;
-  $('import-selected').textContent = `Import ${n} selected`;
-  $('import-selected').disabled = n === 0 || running();
+  const files = entries.filter((e) => e.type !== 'directory');
+  const bytes = files.reduce((s, e) => s + (e.size || 0), 0);
+  const imported = files.filter((e) => e.imported).length;
+  $('selection-count').replaceChildren(`${n}`, element('span', { class: 'long', text: ' selected' }),
+    ` · ${formatSize(bytes)}` + (imported ? ` · ${imported} imported` : ''));
+  $('selection-count').title = `${n} selected, ${formatSize(bytes)}`;
+  // "Import 3 selected"; on a phone just "Import" (app.css hides the rest): the bar keeps one row.
+  $('import-selected').replaceChildren('Import', element('span', { class: 'long', text: ` ${files.length} selected` }));
+  $('import-selected').dataset.count = String(files.length - imported);
+  $('import-selected').disabled = files.length === 0 || running();
+  $('download-selected').disabled = files.length === 0;
   const can = (state.source && state.source.capabilities) || {};
   $('delete-selected').hidden = !can.delete;
+  $('delete-selected').disabled = entries.every((e) => e.system);
+  $('rename-selected').hidden = !can.rename;
+  $('rename-selected').disabled = n !== 1;
 }
 
 function running() {
@@ -42,6 +56,7 @@ async function start(paths, count, bytes) {
     const body = { layout, deleteAfter };
     if (paths) body.paths = paths;
     job.status = await api('import', { body });
+    job.seen = 'started';  // the next poll's answer counts as a change
     clearMessage('import');
     renderPanel();
     poll();
@@ -64,7 +79,9 @@ export async function refreshNewCount() {
 function renderNewButton() {
   const b = $('import-new');
   const n = job.newCount;
-  b.textContent = n ? `Import all new (${n.count}, ${formatSize(n.bytes)})` : 'Import all new (counting…)';
+  // "Import all new (12, 8.8 MB)"; on a phone "Import new (12, 8.8 MB)" (app.css hides "all").
+  b.replaceChildren('Import', element('span', { class: 'long', text: ' all' }),
+    n ? ` new (${n.count}, ${formatSize(n.bytes)})` : ' new (counting…)');
   b.dataset.count = n ? String(n.count) : '';
   b.disabled = running() || (n && n.count === 0);
 }
@@ -106,14 +123,24 @@ async function poll() {
   clearTimeout(job.timer);
   try {
     const s = await api('import', { quiet: true });
-    const was = job.status && job.status.state;
-    const progressed = job.status && s.done !== job.status.done;
+    // Any change of the job (a file done, the end; here or started in another tab): badges,
+    // files deleted after import, the selection bar and "Import all new (N, SIZE)" follow it.
+    const seen = `${s.state}-${s.done}-${s.total}-${s.failed}-${s.deleted || 0}`;
+    const changed = job.seen !== '' && seen !== job.seen;
+    const first = job.seen === '';
+    job.seen = seen;
     job.status = s;
     renderPanel();
-    if ((was === 'running' && s.state !== 'running') || (s.state === 'running' && progressed)) {
-      // Imported badges, and files deleted after import.
+    if (changed) {
       refreshFolder();
-      if (s.state !== 'running') refreshNewCount();
+      const now = performance.now();
+      // While it runs, the count at most every 2 s (it walks the source); at the end, at once.
+      if (s.state !== 'running' || now - job.counted > 2000) {
+        job.counted = now;
+        refreshNewCount();
+      }
+    } else if (first && s.state === 'running') {
+      refreshFolder();
     }
   } catch (_) { /* the server went away: try again later */ }
   job.timer = setTimeout(poll, running() ? 500 : 3000);
@@ -121,7 +148,7 @@ async function poll() {
 
 export function bindImport() {
   $('import-selected').onclick = async () => {
-    const entries = selectedEntries();
+    const entries = selectedEntries().filter((e) => e.type !== 'directory');
     if (!entries.length) return;
     const bytes = entries.reduce((s, e) => s + (e.size || 0), 0);
     await start(entries.map((e) => e.path), entries.length, bytes);
@@ -144,6 +171,7 @@ export function bindImport() {
     // browser): what is imported already is skipped, partial files resume.
     try {
       job.status = await api('import', { body: { restart: true } });
+      job.seen = 'started';
       clearMessage('import');
       renderPanel();
       poll();

@@ -1,5 +1,7 @@
 // The folder list: listing, sorting (sort.js), tiles, thumbnails, hidden entries and selection.
 import { api, fileURL, thumbURL } from './api.js';
+import { createGrid, createLoader } from './grid.js';
+import { createScrubber } from './scrubber.js';
 import { $, element, ferry, formatDate, formatSize, parentPath } from './util.js';
 import { showMessage, clearMessage } from './messages.js';
 import { sortEntries } from './sort.js';
@@ -88,17 +90,13 @@ export async function refreshFolder() {
     return;
   }
   state.entries = listing.entries;
-  for (const li of $('entries').children) {
-    const entry = listing.entries.find((e) => e.path === li.dataset.path);
-    if (!entry || String(!!entry.imported) === li.dataset.imported) continue;
-    li.dataset.imported = String(!!entry.imported);
-    li.querySelector('.badge')?.remove();
-    if (entry.imported) li.prepend(importedBadge());
-  }
+  // The grid's items again (cheap): its tiles in the DOM are updated in place, none rebuilt.
+  renderFolder();
 }
 
 function importedBadge() {
-  return element('span', { class: 'badge', text: 'Imported', dataset: { testid: 'imported-badge' } });
+  // A small check at the corner (a word would cover a phone's tile); its name for screen readers.
+  return element('span', { class: 'badge', text: '✓', role: 'img', 'aria-label': 'Imported', dataset: { testid: 'imported-badge' } });
 }
 
 export async function reloadFolder() {
@@ -128,111 +126,216 @@ export function renderFolder() {
   $('count').textContent = `${count} item${count === 1 ? '' : 's'}` + (hidden > 0 ? ` (${hidden} hidden)` : '');
   $('sort').value = state.sort;
   $('sort-direction').innerHTML = state.descending ? '&#8593;' : '&#8595;';
+  $('sort-direction').title = state.sort === 'date' ? (state.descending ? 'Newest first' : 'Oldest first') : 'Reverse order';
   $('show-hidden').checked = state.showHidden;
 
-  const can = (state.source && state.source.capabilities) || {};
-  const list = $('entries');
-  const fragment = document.createDocumentFragment();
-  for (const entry of entries) fragment.append(renderEntry(entry, can));
-  thumbnails.disconnect();
-  list.replaceChildren(fragment);
-  // The first screen's thumbnails at once: the observer would first wait for a frame, and on a
-  // card every thumbnail waits its turn behind the others. Tiles come in reading order, so the
-  // first one below the screen ends it (one layout, no more).
-  let below = false;
-  for (const img of list.querySelectorAll('img[data-src]')) {
-    below = below || img.getBoundingClientRect().top > window.innerHeight + 150;
-    if (below) thumbnails.observe(img);
-    else loadThumbnail(img);
+  // Folders at the top, as a plain list (a folder holds few); files in the virtualized grid.
+  const folders = entries.filter((e) => e.type === 'directory');
+  const files = entries.filter((e) => e.type !== 'directory');
+  // The same folders again (a refresh while importing) are updated in place: a rebuild under the
+  // pointer would swallow a click.
+  const shown = [...$('folders').children];
+  if (shown.length === folders.length && shown.every((li, i) => li.dataset.path === folders[i].path)) {
+    shown.forEach((li, i) => updateTile(li, folders[i]));
+  } else {
+    $('folders').replaceChildren(...folders.map((e) => renderEntry(e)));
   }
+  $('folders').hidden = folders.length === 0;
+  const list = $('entries');
+  list.dataset.path = path;
+  const g = theGrid();
+  const side = thumbSide();
+  if (g.folder !== path || side !== state.thumbSide) { g.clear(); g.folder = path; }
+  state.thumbSide = side;
+  const items = gridItems(files);
+  const months = new Set(items.filter((i) => i.kind === 'day').map((i) => i.day.slice(0, 7)));
+  g.oneMonth = months.size <= 1;
+  g.setItems(items);
   $('empty').hidden = count > 0;
   renderSelection();
 }
 
-const FOLDER_ICON = '<svg viewBox="0 0 24 24" width="56" height="56" aria-hidden="true">' +
-  '<path fill="currentColor" d="M3 6a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z"/></svg>';
-const FILE_ICON = '<svg viewBox="0 0 24 24" width="48" height="48" aria-hidden="true">' +
-  '<path fill="currentColor" d="M6 2h8l5 5v13a2 2 0 0 1-2 2H6a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2zm7 1.5V8h4.5z"/></svg>';
-const VIDEO_ICON = '<svg viewBox="0 0 24 24" width="48" height="48" aria-hidden="true">' +
-  '<path fill="currentColor" d="M4 5h11a2 2 0 0 1 2 2v2.5l4-2.5v10l-4-2.5V17a2 2 0 0 1-2 2H4a2 2 0 0 1-2-2V7a2 2 0 0 1 2-2z"/></svg>';
-const ICONS = {
-  download: '<svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true"><path fill="currentColor" d="M11 3h2v10l3.5-3.5 1.4 1.4L12 16.8l-5.9-5.9 1.4-1.4L11 13zM4 19h16v2H4z"/></svg>',
-  rename: '<svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true"><path fill="currentColor" d="M4 17.2V20h2.8l8.3-8.3-2.8-2.8zM19.7 7.3a1 1 0 0 0 0-1.4l-1.6-1.6a1 1 0 0 0-1.4 0l-1.3 1.3 2.8 2.8z"/></svg>',
-  delete: '<svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true"><path fill="currentColor" d="M9 3h6l1 2h4v2H4V5h4zM6 8h12l-1 13H7z"/></svg>',
-};
+// ---------------------------------------------------------------- the grid
 
-function iconButton(tag, props, icon) {
-  const b = element(tag, props);
-  b.innerHTML = ICONS[icon];  // constant markup
-  return b;
+const dayNames = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' });
+
+/** The local calendar day of an entry's date (taken, else modified) as YYYY-MM-DD, or ''. */
+export function dayOf(entry) {
+  const iso = entry.taken || entry.modified;
+  if (!iso) return '';
+  if (!iso.endsWith('Z')) return iso.slice(0, 10);  // floating: the source's local time as it is
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
 }
 
-function renderEntry(entry, can) {
+const monthNames = new Intl.DateTimeFormat(undefined, { month: 'short', year: 'numeric', timeZone: 'UTC' });
+const shortDays = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+
+/** The scrubber's mark for a day: its month, or the day itself in a folder of one month. */
+function dayMark(day) {
+  if (!day) return '—';
+  const d = new Date(`${day}T00:00:00Z`);
+  if (Number.isNaN(d.getTime())) return day;
+  return grid && grid.oneMonth ? shortDays.format(d) : monthNames.format(d);
+}
+
+function dayLabel(day) {
+  if (!day) return 'No date';
+  const d = new Date(`${day}T00:00:00Z`);
+  return Number.isNaN(d.getTime()) ? day : dayNames.format(d);
+}
+
+/**
+ * The grid's items: files under day headers where the order keeps days together (by date, and by
+ * name, which on a camera follows the time); by size, one run without headers.
+ */
+function gridItems(files) {
+  const items = [];
+  const sections = state.sort !== 'size';
+  let current = null;
+  let header = null;
+  for (const entry of files) {
+    if (sections) {
+      const day = dayOf(entry);
+      if (day !== current || !header) {
+        current = day;
+        header = { kind: 'day', key: `day:${day}:${items.length}`, day, count: 0, paths: [] };
+        items.push(header);
+      }
+      header.count++;
+      header.paths.push(entry.path);
+    }
+    items.push({ kind: 'tile', key: entry.path, entry });
+  }
+  return items;
+}
+
+/** CSS pixels a tile needs at least: four columns on a phone, denser than a file manager anywhere. */
+function minTile() {
+  return window.innerWidth <= 600 ? 88 : 150;
+}
+
+const GAP = 3;  // px between tiles
+let grid = null;
+let loader = null;
+
+function theGrid() {
+  if (grid) return grid;
+  grid = createGrid($('entries'), {
+    minTile, gap: GAP,
+    draw: (item) => (item.kind === 'day' ? renderDay(item) : renderTile(item.entry)),
+    update: (li, item) => (item.kind === 'day' ? updateDay(li, item) : updateTile(li, item.entry)),
+    dropped: (li) => { const img = li.querySelector('img'); if (img) loader.drop(img); },
+  });
+  loader = createLoader(grid, {
+    // A card answers one request at a time (the server sends thumbnails one by one): two keep it busy.
+    inFlight: () => (state.source && state.source.singleConnection ? 2 : 4),
+    failed: (img) => fileTile(img),
+  });
+  const scrubber = createScrubber($('scrubber'), grid, { label: dayLabel, mark: dayMark });
+  grid.onLayout = () => scrubber.update();
+  ferry.grid = { loader, grid };
+  return grid;
+}
+
+function renderDay(item) {
+  const li = element('li', { class: 'day', dataset: { testid: 'day', day: item.day } },
+    element('span', { class: 'day-label', text: dayLabel(item.day) }),
+    element('span', { class: 'day-count muted' }),
+    element('button', { type: 'button', class: 'day-select', dataset: { testid: 'day-select' } }));
+  updateDay(li, item);
+  return li;
+}
+
+function updateDay(li, item) {
+  li.item = item;
+  li.dataset.day = item.day;
+  li.querySelector('.day-label').textContent = dayLabel(item.day);
+  li.querySelector('.day-count').textContent = `${item.count}`;
+  const all = item.paths.every((p) => state.selected.has(p));
+  const button = li.querySelector('.day-select');
+  button.textContent = all ? 'Clear day' : 'Select day';
+  button.setAttribute('aria-label', `${all ? 'Clear' : 'Select'} all photos of ${dayLabel(item.day)}`);
+  button.dataset.all = String(all);
+}
+
+/** The thumbnail size to ask for: the tile's pixels on this screen, where the source is fast. */
+function thumbSide() {
+  const source = state.source || {};
+  if (source.singleConnection) return undefined;  // a card: its own thumbnails, no full download
+  const width = $('entries').clientWidth || window.innerWidth;
+  const cols = Math.max(1, Math.floor((width + GAP) / (minTile() + GAP)));
+  const tile = (width - GAP * (cols - 1)) / cols;
+  // A 256-pixel thumbnail of a 4:3 photo is 192 high: a square tile crops to that.
+  return tile * (window.devicePixelRatio || 1) > 200 ? 512 : undefined;
+}
+
+function renderTile(entry) {
+  const li = renderEntry(entry);
+  const img = li.querySelector('img');
+  if (img) {
+    img.tile = li;
+    loader.want(img);
+  }
+  return li;
+}
+
+function updateTile(li, entry) {
+  li.dataset.imported = String(!!entry.imported);
+  li.querySelector('.badge')?.remove();
+  if (entry.imported) li.prepend(importedBadge());
+  const on = state.selected.has(entry.path);
+  li.classList.toggle('selected', on);
+  const box = li.querySelector('.select');
+  if (box) box.checked = on;
+}
+
+const FOLDER_ICON = '<svg viewBox="0 0 24 24" width="28" height="28" aria-hidden="true">' +
+  '<path fill="currentColor" d="M3 6a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z"/></svg>';
+const FILE_ICON = '<svg viewBox="0 0 24 24" width="40" height="40" aria-hidden="true">' +
+  '<path fill="currentColor" d="M6 2h8l5 5v13a2 2 0 0 1-2 2H6a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2zm7 1.5V8h4.5z"/></svg>';
+const VIDEO_ICON = '<svg viewBox="0 0 24 24" width="40" height="40" aria-hidden="true">' +
+  '<path fill="currentColor" d="M4 5h11a2 2 0 0 1 2 2v2.5l4-2.5v10l-4-2.5V17a2 2 0 0 1-2 2H4a2 2 0 0 1-2-2V7a2 2 0 0 1 2-2z"/></svg>';
+
+/** What a tile's tooltip and screen reader say: the name, size and date (no caption under a photo). */
+function describe(entry) {
+  if (entry.type === 'directory') return `${entry.name} (folder)`;
+  return [entry.name, formatSize(entry.size), formatDate(entry.modified)].filter(Boolean).join(' · ');
+}
+
+/** A tile: photo only (no per-tile buttons), a check mark, the imported badge; folders with their name. */
+function renderEntry(entry) {
   const isFolder = entry.type === 'directory';
-  const isFile = !isFolder;
   let thumb;
-  if (entry.thumbnail || entry.image) {
-    const src = entry.thumbnail ? thumbURL(entry) : fileURL(entry);
-    thumb = element('span', { class: 'thumb' },
-      element('img', { alt: '', loading: 'lazy', decoding: 'async', dataset: { src } }));
+  let caption = null;
+  if (!isFolder && (entry.thumbnail || entry.image)) {
+    const src = entry.thumbnail ? thumbURL(entry, state.thumbSide) : fileURL(entry);
+    thumb = element('span', { class: 'thumb' }, element('img', { alt: '', decoding: 'async', draggable: false, dataset: { src } }));
   } else {
     thumb = element('span', { class: 'thumb' });
     thumb.innerHTML = isFolder ? FOLDER_ICON : entry.media === 'video' ? VIDEO_ICON : FILE_ICON;  // constant markup
-    if (isFile) {
+    if (!isFolder) {
       const ext = entry.name.includes('.') ? entry.name.split('.').pop().toUpperCase() : 'FILE';
       thumb.append(element('span', { class: 'kind', text: ext.slice(0, 5) }));
     }
+    caption = element('span', { class: 'name', text: entry.name });
   }
-  const meta = isFolder ? 'Folder' : [formatSize(entry.size), formatDate(entry.modified)].filter(Boolean).join(' · ');
-  const open = element('button', { class: 'open', type: 'button', title: entry.name },
-    thumb, element('span', { class: 'name', text: entry.name }), element('span', { class: 'meta', text: meta }));
+  const label = describe(entry);
+  const open = element('button', { class: 'open', type: 'button', title: label, 'aria-label': label }, thumb, caption);
   const selected = state.selected.has(entry.path);
-  const box = isFile ? element('input', {
+  const box = element('input', {
     type: 'checkbox', class: 'select', checked: selected, title: `Select ${entry.name}`,
     'aria-label': `Select ${entry.name}`, dataset: { testid: 'select' },
-  }) : null;
+  });
   const badge = entry.imported ? importedBadge() : null;
-  const actions = element('span', { class: 'actions' });
-  if (isFile) {
-    actions.append(iconButton('a', {
-      class: 'button icon', href: fileURL(entry, true), download: entry.name, title: `Download ${entry.name}`,
-      'aria-label': 'Download', dataset: { testid: 'download' },
-    }, 'download'));
-  }
-  if (can.rename) {
-    actions.append(iconButton('button', {
-      type: 'button', class: 'icon', title: 'Rename', 'aria-label': 'Rename', dataset: { testid: 'rename', action: 'rename' },
-    }, 'rename'));
-  }
-  if (can.delete && !entry.system) {
-    actions.append(iconButton('button', {
-      type: 'button', class: 'icon', title: 'Delete', 'aria-label': 'Delete', dataset: { testid: 'delete', action: 'delete' },
-    }, 'delete'));
-  }
   return element('li', {
     class: 'entry' + (selected ? ' selected' : ''), dataset: {
       testid: 'entry', name: entry.name, type: isFolder ? 'directory' : 'file', path: entry.path,
       imported: String(!!entry.imported), hidden: String(!!entry.hidden), media: entry.media || (entry.image ? 'image' : ''),
     },
-  }, box, badge, open, actions);
+  }, box, badge, open);
 }
-
-/** Thumbnails load when they scroll near the window, so a folder of 1,000 photos opens at once. */
-function loadThumbnail(img) {
-  img.src = img.dataset.src;
-  img.removeAttribute('data-src');
-  img.onerror = () => fileTile(img);
-}
-
-const thumbnails = 'IntersectionObserver' in window
-  ? new IntersectionObserver((items, observer) => {
-    for (const item of items) {
-      if (!item.isIntersecting) continue;
-      loadThumbnail(item.target);
-      observer.unobserve(item.target);
-    }
-  }, { rootMargin: '150px' })  // a card answers one request at a time: the first screen first
-  : { observe: loadThumbnail, disconnect() {} };
 
 /** A thumbnail the server could not make (a raw file without a preview): the file-type tile instead. */
 function fileTile(img) {
@@ -242,6 +345,7 @@ function fileTile(img) {
   if (!thumb) return;
   thumb.innerHTML = FILE_ICON;  // constant markup
   thumb.append(element('span', { class: 'kind', text: (name.includes('.') ? name.split('.').pop() : 'file').toUpperCase().slice(0, 5) }));
+  thumb.closest('.open')?.append(element('span', { class: 'name', text: name }));
 }
 
 function entryOf(node) {
@@ -287,9 +391,11 @@ export function clearSelection() {
   renderSelection();
 }
 
-/** Updates checkboxes and the selection bar without rebuilding the list. */
+/** Updates the check marks in the DOM and the selection bar without rebuilding anything. */
 export function renderSelection() {
-  for (const li of $('entries').children) {
+  const elements = [...$('folders').children, ...(grid ? grid.shown.values() : [])];
+  for (const li of elements) {
+    if (li.classList.contains('day')) { updateDay(li, li.item); continue; }
     const on = state.selected.has(li.dataset.path);
     li.classList.toggle('selected', on);
     const box = li.querySelector('.select');
@@ -299,14 +405,26 @@ export function renderSelection() {
   renderSelectionBar();
 }
 
+/** Time of the last long press: the click the lifted finger makes is swallowed, wherever it lands. */
+let longPressAt = -1e9;
+const AFTER_LONG_PRESS = 800;  // ms
+
+export function justLongPressed() {
+  return performance.now() - longPressAt < AFTER_LONG_PRESS;
+}
+
 export function bindBrowser() {
   $('up').onclick = () => { if (state.folder && state.folder !== '/') showFolder(parentPath(state.folder)); };
   $('crumbs').onclick = (event) => {
     const button = event.target.closest('button');
     if (button && button.dataset.path !== state.folder) showFolder(button.dataset.path);
   };
-  $('sort').onchange = () => { state.sort = $('sort').value; renderFolder(); };
-  $('sort-direction').onclick = () => { state.descending = !state.descending; renderFolder(); };
+  const sortChanged = () => {
+    localStorage.setItem('ferry.sort', `${state.sort} ${state.descending ? 'down' : 'up'}`);
+    renderFolder();
+  };
+  $('sort').onchange = () => { state.sort = $('sort').value; sortChanged(); };
+  $('sort-direction').onclick = () => { state.descending = !state.descending; sortChanged(); };
   $('show-hidden').onchange = () => {
     state.showHidden = $('show-hidden').checked;
     localStorage.setItem('ferry.showHidden', state.showHidden ? '1' : '0');
@@ -315,57 +433,27 @@ export function bindBrowser() {
   $('select-all').onclick = () => selectAll();
   $('selection-clear').onclick = () => clearSelection();
   $('delete-selected').onclick = () => deleteEntries(selectedEntries());
+  $('rename-selected').onclick = () => { const [one] = selectedEntries(); if (one) renameEntry(one); };
   $('download-selected').onclick = () => {
     // One click each: browsers ask once for several downloads from a page.
     for (const e of selectedEntries()) {
+      if (e.type === 'directory') continue;
       const a = element('a', { href: fileURL(e, true), download: e.name });
       document.body.append(a);
       a.click();
       a.remove();
     }
   };
-  const list = $('entries');
-  list.addEventListener('click', async (event) => {
-    const entry = entryOf(event.target);
-    if (!entry) return;
-    if (event.target.closest('.select')) {
-      toggle(entry, { range: event.shiftKey, value: event.target.checked });
-      return;
-    }
-    const action = event.target.closest('[data-action]');
-    if (action) {
-      if (action.dataset.action === 'delete') await deleteEntries([entry]);
-      else if (action.dataset.action === 'rename') await renameEntry(entry);
-      return;
-    }
-    if (!event.target.closest('.open')) return;
-    // In selection mode a tap selects; shift-click selects a range.
-    if (entry.type !== 'directory' && (state.selected.size > 0 || event.shiftKey)) {
-      toggle(entry, { range: event.shiftKey });
-      return;
-    }
-    if (entry.type === 'directory') showFolder(entry.path);
-    else if (entry.image || entry.media === 'video') openViewer(entry);
-    else location.assign(fileURL(entry, true));
-  });
-  // A long press starts selecting (touch screens have no shift key).
-  let pressTimer = 0;
-  let pressed = false;
-  list.addEventListener('pointerdown', (event) => {
-    if (event.pointerType === 'mouse') return;
-    const entry = entryOf(event.target);
-    if (!entry || entry.type === 'directory') return;
-    pressed = false;
-    pressTimer = setTimeout(() => { pressed = true; toggle(entry, { value: true }); }, 500);
-  });
-  const cancelPress = () => clearTimeout(pressTimer);
-  list.addEventListener('pointerup', cancelPress);
-  list.addEventListener('pointercancel', cancelPress);
-  list.addEventListener('pointermove', cancelPress);
-  list.addEventListener('click', (event) => {
-    if (pressed) { pressed = false; event.stopImmediatePropagation(); event.preventDefault(); }
+  for (const list of [$('entries'), $('folders')]) bindList(list);
+  // Nothing a finger lifts after a long press may act: not the selection bar that appeared, not a
+  // tile (issue 28 item 9). Capture on the document, before any button's own handler.
+  document.addEventListener('click', (event) => {
+    if (!justLongPressed()) return;
+    longPressAt = -1e9;
+    ferry.swallowed = (ferry.swallowed || 0) + 1;
+    event.stopImmediatePropagation();
+    event.preventDefault();
   }, true);
-  list.addEventListener('contextmenu', (event) => { if (event.pointerType !== 'mouse' && entryOf(event.target)) event.preventDefault(); });
   $('new-folder').onclick = makeFolder;
   document.addEventListener('keydown', (event) => {
     if (viewer.open || $('dialog').open || $('browser').hidden) return;
@@ -381,4 +469,63 @@ export function bindBrowser() {
       selectAll();
     }
   });
+}
+
+function bindList(list) {
+  list.addEventListener('click', async (event) => {
+    const day = event.target.closest('.day-select');
+    if (day) {
+      const item = day.closest('li.day').item;
+      const all = item.paths.every((p) => state.selected.has(p));
+      for (const p of item.paths) if (all) state.selected.delete(p); else state.selected.add(p);
+      renderSelection();
+      return;
+    }
+    const entry = entryOf(event.target);
+    if (!entry) return;
+    if (event.target.closest('.select')) {
+      toggle(entry, { range: event.shiftKey, value: event.target.checked });
+      return;
+    }
+    if (!event.target.closest('.open')) return;
+    // In selection mode a tap selects; shift-click selects a range.
+    if (state.selected.size > 0 || (event.shiftKey && entry.type !== 'directory')) {
+      toggle(entry, { range: event.shiftKey && entry.type !== 'directory' });
+      return;
+    }
+    if (entry.type === 'directory') showFolder(entry.path);
+    else if (entry.image || entry.media === 'video') openViewer(entry);
+    else location.assign(fileURL(entry, true));
+  });
+  // A long press starts selecting (touch screens have no shift key).
+  let pressTimer = 0;
+  let start = null;
+  let fired = false;
+  list.addEventListener('pointerdown', (event) => {
+    if (event.pointerType === 'mouse') return;
+    const entry = entryOf(event.target);
+    if (!entry || event.target.closest('.select')) return;
+    start = { x: event.clientX, y: event.clientY };
+    fired = false;
+    clearTimeout(pressTimer);
+    pressTimer = setTimeout(() => {
+      fired = true;
+      longPressAt = performance.now();
+      if (navigator.vibrate) navigator.vibrate(10);
+      toggle(entry, { value: true });
+    }, 500);
+  });
+  const cancelPress = () => clearTimeout(pressTimer);
+  // A new touch is a new gesture: only the click of the long press's own lift is swallowed.
+  document.addEventListener('pointerdown', () => { longPressAt = -1e9; }, true);
+  // The click follows the lift, however long the finger stayed: swallowed from the lift on.
+  document.addEventListener('pointerup', () => {
+    cancelPress();
+    if (fired) { fired = false; longPressAt = performance.now(); }
+  }, true);
+  list.addEventListener('pointercancel', cancelPress);
+  list.addEventListener('pointermove', (event) => {
+    if (start && Math.hypot(event.clientX - start.x, event.clientY - start.y) > 10) cancelPress();
+  });
+  list.addEventListener('contextmenu', (event) => { if (event.pointerType !== 'mouse' && entryOf(event.target)) event.preventDefault(); });
 }

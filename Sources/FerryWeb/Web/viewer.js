@@ -110,7 +110,7 @@ function loadImage(entry) {
   img.hidden = false;
   // At once: the thumbnail the grid has (from the browser's cache), scaled up and marked.
   if (entry.thumbnail) {
-    placeholder.src = thumbURL(entry);
+    placeholder.src = thumbURL(entry, state.thumbSide);  // the grid's URL: from the cache
     placeholder.hidden = false;
   } else {
     placeholder.hidden = true;

@@ -108,7 +108,7 @@ public enum SampleCR3 {
         if let s = o.subSeconds { exif += [.ascii(0x9291, s), .ascii(0x9292, s)] }
         if let z = o.offset { exif += [.ascii(0x9010, z), .ascii(0x9011, z), .ascii(0x9012, z)] }
         let cmt2 = box("CMT2", tiff(exif))
-        let cmt3 = box("CMT3", tiff([.short(0x0001, 0), .long(0x0010, 0x8000_0453)]))
+        let cmt3 = box("CMT3", tiff([.long(0x0010, 0x8000_0453)]))
         let cmt4 = box("CMT4", tiff([.bytes(0x0000, [2, 3, 0, 0])]))
         var thmbPayload = [0, 0, 0, 0] + be16(160) + be16(120) + be32(thumbnail.count) + be16(1) + be16(0) + thumbnail
         while thmbPayload.count % 4 != 0 { thmbPayload.append(0) }

@@ -67,7 +67,8 @@ public enum SampleCR3 {
         for tag in sorted {
             func inline(_ type: Int, _ count: Int, _ value: [UInt8]) {
                 if value.count <= 4 {
-                    entries += le16(tag.tag) + le16(type) + le32(count) + value + [UInt8](repeating: 0, count: 4 - value.count)
+                    entries +=
+                        le16(tag.tag) + le16(type) + le32(count) + value + [UInt8](repeating: 0, count: 4 - value.count)
                 } else {
                     entries += le16(tag.tag) + le16(type) + le32(count) + le32(dataStart + data.count)
                     data += value
@@ -134,7 +135,8 @@ public enum SampleCR3 {
                 "CTBO",
                 be32(4) + records.enumerated().flatMap { i, r in be32(i + 1) + be64(r.0) + be64(r.1) })
         }
-        let canonSize = 8 + 16 + cncv.count + cctp.count + ctbo([]).count + 80 + free.count + cmt1.count + cmt2.count
+        let canonSize =
+            8 + 16 + cncv.count + cctp.count + ctbo([]).count + 80 + free.count + cmt1.count + cmt2.count
             + cmt3.count + cmt4.count + thmb.count
         let moovSize = 8 + canonSize + 8 + mvhd.count
         let xmpAt = ftyp.count + moovSize

@@ -64,7 +64,9 @@ import Testing
     @Test func localTilesAndPreviewsStandUpright() async throws {
         let folder = try TempDir(prefix: "cr3-local")
         for n in 1...8 {
-            try Self.write(try await onThread { try Self.sample(orientation: n, sensorBytes: 100_000) }, folder.file("IMG_000\(n).CR3"))
+            try Self.write(
+                try await onThread { try Self.sample(orientation: n, sensorBytes: 100_000) },
+                folder.file("IMG_000\(n).CR3"))
         }
         var configuration = WebConfiguration(source: try RemoteURL(parsing: folder.path))
         configuration.cacheDirectory = folder.path + "/.cache"
@@ -154,8 +156,10 @@ import Testing
         var bad: [String: [UInt8]] = [
             "empty": [], "ftyp-only": Array(good.prefix(24)), "half-moov": Array(good.prefix(3000)),
             "garbage": (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7919 >> 3) },
-            "huge-sizes": Array(good.prefix(24)) + [0, 0, 0, 1] + Array("moov".utf8) + [0x7F] + [UInt8](repeating: 0xFF, count: 7),
-            "zero-size-moov": Array(good.prefix(24)) + [0, 0, 0, 0] + Array("moov".utf8) + [UInt8](repeating: 0, count: 100),
+            "huge-sizes": Array(good.prefix(24)) + [0, 0, 0, 1] + Array("moov".utf8) + [0x7F]
+                + [UInt8](repeating: 0xFF, count: 7),
+            "zero-size-moov": Array(good.prefix(24)) + [0, 0, 0, 0] + Array("moov".utf8)
+                + [UInt8](repeating: 0, count: 100),
         ]
         // Every box size in the Canon box replaced by garbage, one at a time.
         var mangled = good

@@ -26,6 +26,7 @@ let fuzzers: [(String, [Target.Dependency])] = [
     ("ContentDisposition", ["FerryKit"]),
     ("EXIFThumbnail", ["FerryKit"]),
     ("CaptureDate", ["FerryKit"]),
+    ("CR3Boxes", ["FerryKit"]),
     ("ServerQuery", ["FerryServer"]),
     ("ServerRange", ["FerryServer"]),
     ("ServerHeaderParameters", ["FerryServer"]),

@@ -74,6 +74,45 @@ def exif_dated(date=b"2024:06:01 23:45:12", subsec=b"25", offset=b"+02:00", orie
     return b"\xff\xd8\xff\xe1" + struct.pack(">H", len(out) + 8) + b"Exif\x00\x00" + out + b"\xff\xd9"
 
 
+def cr3(orientation=6, date=b"2024:06:01 23:45:12", wide_moov=False, zero_mdat=True):
+    """A small CR3 laid out as Canon's (see Sources/FerryKit/Imaging/CR3.swift): ftyp crx, moov with
+    the Canon uuid (CNCV, CTBO, CMT1 with Orientation, CMT2 with DateTimeOriginal, THMB), the PRVW
+    uuid, mdat (size 0: to the end)."""
+    jpeg = b"\xff\xd8\xff\xfe\x00\x07thumb\xff\xd9"
+
+    def box(t, payload):
+        return struct.pack(">I", 8 + len(payload)) + t + payload
+
+    def tiff(entries):
+        out = b"II*\x00" + struct.pack("<IH", 8, len(entries))
+        data = b""
+        start = 8 + 2 + 12 * len(entries) + 4
+        for tag, typ, value in sorted(entries):
+            if typ == 3:
+                out += struct.pack("<HHIHH", tag, 3, 1, value, 0)
+            else:
+                out += struct.pack("<HHII", tag, 2, len(value) + 1, start + len(data))
+                data += value + b"\x00"
+        return out + struct.pack("<I", 0) + data
+
+    canon_id = bytes.fromhex("85c0b687820f11e08111f4ce462b6a48")
+    preview_id = bytes.fromhex("eaf42b5e1c984b88b9fbb7dc406e4d16")
+    cmt1 = box(b"CMT1", tiff([(0x010F, 2, b"Canon"), (0x0112, 3, orientation)]))
+    cmt2 = box(b"CMT2", tiff([(0x9003, 2, date), (0x9011, 2, b"+02:00")]))
+    thmb = box(b"THMB", struct.pack(">IHHIHH", 0, 160, 120, len(jpeg), 1, 0) + jpeg)
+    canon = box(b"uuid", canon_id + box(b"CNCV", b"CanonCR3_001/00.10.00/00.00.00") + cmt1 + cmt2 + thmb)
+    moov_payload = canon + box(b"mvhd", bytes(100))
+    if wide_moov:
+        moov = struct.pack(">I", 1) + b"moov" + struct.pack(">Q", 16 + len(moov_payload)) + moov_payload
+    else:
+        moov = box(b"moov", moov_payload)
+    prvw = box(b"uuid", preview_id + struct.pack(">II", 0, 1)
+               + box(b"PRVW", struct.pack(">IHHHHI", 0, 1, 1620, 1080, 1, len(jpeg)) + jpeg))
+    ftyp = box(b"ftyp", b"crx " + struct.pack(">I", 1) + b"crx isom")
+    mdat = (struct.pack(">I", 0) if zero_mdat else struct.pack(">I", 20)) + b"mdat" + bytes(12)
+    return ftyp + moov + prvw + mdat
+
+
 def multipart(parts, boundary=b"b0undary", preamble=b"", epilogue=b"", close=True):
     body = preamble
     for headers, content in parts:
@@ -149,6 +188,10 @@ SEEDS = {
         exif_dated(), exif_dated(big_endian=True, offset=b"-05:30"), exif_dated(raw=True, subsec=b"123456789123"),
         exif_dated(raw=True, big_endian=True, loop=True), exif_dated(date=b"0000:00:00 00:00:00"),
         exif_dated(date=b"2024:02:30 12:00:00", offset=b"+99:00"), exif_dated()[:60], jpeg_with_thumbnail(),
+    ],
+    "CR3Boxes": [
+        cr3(), cr3(orientation=3, wide_moov=True), cr3(zero_mdat=False), cr3()[:200],
+        cr3().replace(b"CMT2", b"CMTX"), cr3()[:24] + b"\xff\xff\xff\xff" + cr3()[28:],
     ],
     "ServerQuery": [
         b"/command.cgi?op=100&DIR=/DCIM", b"/thumbnail.cgi?/DCIM/100__TSB/A.JPG", b"/a%20b/c+d?x=1+2&y=%ZZ&&z&=v",

@@ -51,7 +51,8 @@ struct FuzzCorpusReplayTests {
     static let targets = [
         "FlashAirListing", "FlashAirReply", "FTPList", "FTPMLSD", "FTPReplies", "RemoteURL", "HTTPHeaderLines",
         "ContentRange",
-        "ContentDisposition", "EXIFThumbnail", "CaptureDate", "ServerQuery", "ServerRange", "ServerHeaderParameters",
+        "ContentDisposition", "EXIFThumbnail", "CaptureDate", "CR3Boxes", "ServerQuery", "ServerRange",
+        "ServerHeaderParameters",
         "ServerMultipart", "CardRequest", "WebPath", "WebAccess", "WebRequest", "JPEGDecode",
     ]
 
@@ -182,6 +183,57 @@ struct FuzzCorpusReplayTests {
         let impossible = seeds["seed-05"].flatMap(CaptureDate.read(from:))
         #expect(impossible == nil)
         #expect(seeds["seed-00"].flatMap(ExifOrientation.read(from:)) == 6)
+    }
+
+    /// The CR3 box walker and `CR3.scan` on every input, as `Fuzz/Targets/CR3Boxes` checks them,
+    /// and the seeds' shapes: a CR3 read whole, with a 64-bit moov size, cut short, without CMT2.
+    @Test func cr3Boxes() {
+        for input in Self.inputs {
+            let b = input.bytes
+            var at = 0
+            for box in ISOBMFF.boxes(in: b, from: 0, to: b.count) {
+                #expect(box.offset == at && box.payload <= box.end && box.end <= b.count, "\(input): \(box)")
+                at = box.end
+                if CR3.isPreviewBox(box), let jpeg = CR3.previewJPEG(in: Array(b[box.offset...]), box: box) {
+                    #expect(box.payload <= jpeg.lowerBound && jpeg.upperBound <= box.end, "\(input)")
+                }
+            }
+            switch CR3.scan(b, fileSize: b.count) {
+            case .found(let m):
+                for r in [m.ifd0, m.exif, m.thumbnail].compactMap({ $0 }) {
+                    #expect(r.upperBound <= b.count, "\(input)")
+                }
+            case .needs(let n): #expect(n > b.count, "\(input)")
+            case .invalid: break
+            }
+            // As a prefix of a larger file: asks for more, never past the limit.
+            if case .needs(let n) = CR3.scan(b, fileSize: b.count + 1_000_000) {
+                #expect(n > b.count && n <= CR3.maxMetadataLength, "\(input): needs \(n)")
+            }
+        }
+        let seeds = Dictionary(
+            uniqueKeysWithValues: Self.inputs.filter { $0.target == "CR3Boxes" }.map { ($0.name, $0.bytes) })
+        #expect(seeds.count >= 6)
+        #expect(seeds["seed-00"].flatMap(CaptureDate.read(from:))?.description == "2024-06-01T23:45:12+02:00")
+        #expect(seeds["seed-00"].flatMap(ExifOrientation.read(from:)) == 6)
+        #expect(seeds["seed-01"].flatMap(ExifOrientation.read(from:)) == 3, "a 64-bit moov size")
+        if let cut = seeds["seed-03"], case .needs(let n) = CR3.scan(cut, fileSize: 10_000) {
+            #expect(n > cut.count && n < 10_000, "cut short: read to the Canon box's end, \(n)")
+        } else {
+            Issue.record("seed-03: a cut CR3 does not ask for more")
+        }
+        #expect(seeds["seed-04"].flatMap(CaptureDate.read(from:)) == nil, "no CMT2")
+        #expect(seeds["seed-05"].map { CR3.scan($0, fileSize: $0.count) } == .invalid, "moov past the end")
+        if let whole = seeds["seed-00"], case .found(let m) = CR3.scan(whole, fileSize: whole.count) {
+            #expect(
+                m.thumbnail.map { Array(whole[$0]) } == [0xFF, 0xD8, 0xFF, 0xFE, 0, 7] + Array("thumb".utf8) + [
+                    0xFF, 0xD9,
+                ])
+            let preview = ISOBMFF.boxes(in: whole, from: 0, to: whole.count).first(where: CR3.isPreviewBox)
+            #expect(preview.flatMap { CR3.previewJPEG(in: Array(whole[$0.offset...]), box: $0) } != nil)
+        } else {
+            Issue.record("seed-00 is not read as a CR3")
+        }
     }
 
     @Test func serverRequestParsing() {

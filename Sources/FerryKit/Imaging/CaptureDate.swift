@@ -3,8 +3,9 @@ import Foundation
 /// When a photo was taken, as its Exif data records it: `DateTimeOriginal`
 /// with `SubSecTimeOriginal` and `OffsetTimeOriginal` (Exif 2.31).
 ///
-/// Reads a JPEG (its Exif APP1 segment) or a TIFF-based raw file (CR2, NEF,
-/// ARW, DNG, ORF, RW2, PEF: the Exif IFD, else IFD0) from its first bytes:
+/// Reads a JPEG (its Exif APP1 segment), a TIFF-based raw file (CR2, NEF,
+/// ARW, DNG, ORF, RW2, PEF: the Exif IFD, else IFD0) or a CR3 file (its `CMT2`
+/// box, the Exif IFD, else `CMT1`, IFD0; see ``CR3``) from its first bytes:
 /// ``prefixLength`` is enough for every camera, and 64 KiB for nearly all.
 /// Where the original time is missing, `DateTimeDigitized` (with its own
 /// sub-seconds and offset) stands in; `DateTime` (IFD0) is the time of the
@@ -68,31 +69,46 @@ public struct CaptureDate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The extensions (lowercase) of the files ``read(from:)`` finds a date in:
-    /// JPEG and the TIFF-based raw formats. `ferry sync --layout date` files these
+    /// JPEG, the TIFF-based raw formats and CR3. `ferry sync --layout date` files these
     /// by the day they were taken, the rest by their time on the source.
     public static let fileExtensions: Set<String> = [
         "jpg", "jpeg", "jpe", "tif", "tiff", "dng", "cr2", "nef", "nrw", "arw", "srf", "sr2", "pef", "orf", "rw2",
+        "cr3",
     ]
 
     /// How many leading bytes of a photo to read for its date (256 KiB).
     public static let prefixLength = 256 * 1024
 
-    /// The capture date in a photo's first bytes (a JPEG or a TIFF-based raw file).
+    /// The capture date in a photo's first bytes (a JPEG, a TIFF-based raw file or a CR3 file).
     ///
     /// - Parameter bytes: The file, or its first bytes (``prefixLength`` is enough).
     /// - Returns: The date, or nil when the bytes record none that is valid.
     public static func read(from bytes: some Sequence<UInt8>) -> CaptureDate? {
-        guard let tiff = ExifTIFF.locate(in: Array(bytes)) else { return nil }
-        var visited: Set<Int> = []
-        guard let ifd0 = tiff.ifd(at: tiff.firstIFD, visited: &visited) else { return nil }
-        let exif = tiff.ifd(at: tiff.number(ifd0[0x8769]), visited: &visited)
+        let bytes = Array(bytes)
+        // (TIFF, IFD) pairs: the Exif IFD first, then IFD0.
+        var ifds: [(ExifTIFF, ExifTIFF.IFD)] = []
+        if CR3.isCR3(bytes) {
+            // CR3: CMT2 is a TIFF of its own whose IFD0 is the Exif IFD; CMT1's IFD0 is IFD0.
+            let (ifd0, exif) = ExifTIFF.inCR3(bytes)
+            for tiff in [exif, ifd0] {
+                var visited: Set<Int> = []
+                if let tiff, let ifd = tiff.ifd(at: tiff.firstIFD, visited: &visited) { ifds.append((tiff, ifd)) }
+            }
+        } else {
+            guard let tiff = ExifTIFF.locate(in: bytes) else { return nil }
+            var visited: Set<Int> = []
+            guard let ifd0 = tiff.ifd(at: tiff.firstIFD, visited: &visited) else { return nil }
+            if let exif = tiff.ifd(at: tiff.number(ifd0[0x8769]), visited: &visited) { ifds.append((tiff, exif)) }
+            ifds.append((tiff, ifd0))
+        }
         // (date, sub-seconds, offset) tags: the original time, then the digitized one.
         for (dateTag, subTag, offsetTag) in [(0x9003, 0x9291, 0x9011), (0x9004, 0x9292, 0x9012)] {
-            for ifd in [exif, ifd0] {
-                guard let ifd, let local = parseDate(tiff.text(ifd[dateTag])) else { continue }
+            for (tiff, ifd) in ifds {
+                guard let local = parseDate(tiff.text(ifd[dateTag])) else { continue }
+                let offset = ifds.lazy.compactMap { parseOffset($0.0.text($0.1[offsetTag])) }.first
                 return CaptureDate(
                     local: local, nanoseconds: parseFraction(tiff.text(ifd[subTag])) ?? 0,
-                    utcOffsetSeconds: parseOffset(tiff.text(ifd[offsetTag]) ?? tiff.text(ifd0[offsetTag])))
+                    utcOffsetSeconds: parseOffset(tiff.text(ifd[offsetTag])) ?? offset)
             }
         }
         return nil

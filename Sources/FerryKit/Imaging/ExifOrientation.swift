@@ -19,7 +19,7 @@
 /// A photo without the tag, or with a value outside 1...8, is shown as stored (1).
 public enum ExifOrientation {
     /// The orientation of the photo whose first bytes are `bytes`: a JPEG's
-    /// Exif IFD0, or the IFD0 of a TIFF-based raw file. The first 64 KiB are
+    /// Exif IFD0, the IFD0 of a TIFF-based raw file, or a CR3 file's (its `CMT1` box). The first 64 KiB are
     /// enough for nearly every camera (the Exif segment comes first).
     ///
     /// - Returns: 1...8, or nil when the bytes show no Exif data or no valid tag.

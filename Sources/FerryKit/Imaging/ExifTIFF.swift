@@ -1,6 +1,6 @@
 /// The TIFF structure that holds a photo's Exif data: inside a JPEG's Exif APP1
-/// segment, or the whole header of a TIFF-based raw file (CR2, NEF, ARW, DNG,
-/// ORF, RW2, PEF), read from the file's first bytes.
+/// segment, the whole header of a TIFF-based raw file (CR2, NEF, ARW, DNG,
+/// ORF, RW2, PEF), or a CR3 file's `CMT1` box (``CR3``), read from the file's first bytes.
 ///
 /// Nothing in the bytes is trusted: every read is bounds-checked against the
 /// bytes given (a truncated file reads as missing fields), an IFD with more than
@@ -55,12 +55,22 @@ struct ExifTIFF {
         firstIFD = first
     }
 
-    /// The Exif TIFF data of a JPEG (its Exif APP1 segment) or of a TIFF-based
-    /// raw file (the file itself), or nil when `bytes` show neither.
+    /// The Exif TIFF data of a JPEG (its Exif APP1 segment), of a TIFF-based
+    /// raw file (the file itself) or of a CR3 file (`CMT1`, its IFD0), or nil when `bytes` show none.
     static func locate(in bytes: [UInt8]) -> ExifTIFF? {
         guard bytes.count >= 8 else { return nil }
         if bytes[0] == 0xFF, bytes[1] == 0xD8 { return inJPEG(bytes) }
+        if CR3.isCR3(bytes) { return inCR3(bytes).ifd0 }
         return ExifTIFF(bytes)
+    }
+
+    /// A CR3 file's `CMT1` (IFD0) and `CMT2` (whose IFD0 is the Exif IFD) TIFF blocks.
+    static func inCR3(_ bytes: [UInt8]) -> (ifd0: ExifTIFF?, exif: ExifTIFF?) {
+        guard let blocks = CR3.tiffBlocks(in: bytes) else { return (nil, nil) }
+        return (
+            blocks.ifd0.flatMap { ExifTIFF(bytes, base: $0.lowerBound, end: $0.upperBound) },
+            blocks.exif.flatMap { ExifTIFF(bytes, base: $0.lowerBound, end: $0.upperBound) }
+        )
     }
 
     /// Walks a JPEG's markers from SOI to the first Exif APP1 segment (before SOS).

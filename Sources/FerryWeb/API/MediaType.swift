@@ -11,8 +11,8 @@ enum MediaType {
     /// Camera raw files and HEIC: not shown by the browser itself (the viewer shows the server's
     /// preview, never the original); a file-type tile when the server cannot make a thumbnail.
     static let raw: Set<String> = ["cr2", "cr3", "nef", "arw", "dng", "raf", "orf", "rw2", "heic", "heif", "hif"]
-    /// Raw files whose embedded JPEG the server can find (TIFF-based ones and Fujifilm's RAF).
-    static let rawWithPreview: Set<String> = ["cr2", "nef", "arw", "dng", "orf", "rw2", "pef", "raf"]
+    /// Raw files whose embedded JPEG the server can find (TIFF-based ones, Fujifilm's RAF, Canon's CR3).
+    static let rawWithPreview: Set<String> = ["cr2", "cr3", "nef", "arw", "dng", "orf", "rw2", "pef", "raf"]
     /// HEIC/HEIF photos (phones; Canon's HIF), decoded with libheif.
     static let heif: Set<String> = ["heic", "heif", "hif"]
     /// Extensions the server can make thumbnails of.

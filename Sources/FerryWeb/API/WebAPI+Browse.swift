@@ -109,7 +109,7 @@ extension WebAPI {
                 // (one it cannot decode: made from the photo instead, below).
                 bytes = upright
                 thumbnails.put(key, bytes)
-            } else if kind == .raw, let embedded = await remoteRawJPEG(backend, source: source) {
+            } else if kind == .raw, let embedded = await remoteRawJPEG(backend, source: source, want: .thumbnail) {
                 bytes = try await scaledJPEG(embedded, side: side, quality: 80, of: web)
                 thumbnails.put(key, bytes)
             } else {
@@ -139,10 +139,13 @@ extension WebAPI {
 
     /// The embedded JPEG of a raw file on a remote source, read with `Range` (its IFDs,
     /// then the JPEG), or nil where the source cannot read ranges: the caller then
-    /// copies the whole file.
-    func remoteRawJPEG(_ backend: String, source: WebSource) async -> RawPreview.Embedded? {
+    /// copies the whole file. A CR3 file's thumbnail is its `THMB` (the first 64 KiB), its preview its `PRVW`.
+    func remoteRawJPEG(_ backend: String, source: WebSource, want: CR3Reader.Want = .preview) async
+        -> RawPreview.Embedded?
+    {
         guard !source.isLocal, let size = try? await source.fs.stat(backend).size else { return nil }
-        return try? await RawPreview.jpeg(fileSize: Int(size)) { range in
+        let cr3 = MediaType.fileExtension(backend) == "cr3"
+        return try? await RawPreview.jpeg(fileSize: Int(size), cr3: cr3, want: want) { range in
             try await source.fs.data(at: backend, range: range)
         }
     }

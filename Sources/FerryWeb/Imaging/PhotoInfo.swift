@@ -2,7 +2,7 @@ import FerryKit
 import Foundation
 
 /// What the viewer's information panel shows, read from a JPEG's Exif block
-/// and its frame header (or a TIFF-based raw file's IFDs): the first 256 KB of
+/// and its frame header (or a TIFF-based raw file's IFDs, or a CR3 file's CMT1 and CMT2): the first 256 KB of
 /// the file are enough. The pixel size is the photo's as shown, turned by its
 /// Exif orientation (a portrait shot stored as 6000 x 4000 is 4000 x 6000).
 struct PhotoInfo: Encodable, Sendable, Equatable {
@@ -27,12 +27,12 @@ struct PhotoInfo: Encodable, Sendable, Equatable {
     /// Exif orientation, 1...8, when recorded.
     var orientation: Int?
 
-    /// Reads a file (a JPEG, a TIFF-based raw file, a HEIF image); fields it cannot find stay nil.
+    /// Reads a file (a JPEG, a TIFF-based raw file, a CR3 file, a HEIF image); fields it cannot find stay nil.
     static func read(file path: String) -> PhotoInfo {
         guard let handle = FileHandle(forReadingAtPath: path) else { return PhotoInfo() }
         defer { try? handle.close() }
         let data = [UInt8]((try? handle.read(upToCount: 256 * 1024)) ?? Data())
-        if data.count >= 12, data[4..<8].elementsEqual("ftyp".utf8) { return readHEIF(file: path) }
+        if data.count >= 12, data[4..<8].elementsEqual("ftyp".utf8), !CR3.isCR3(data) { return readHEIF(file: path) }
         return read(bytes: data)
     }
 
@@ -70,6 +70,13 @@ struct PhotoInfo: Encodable, Sendable, Equatable {
     /// The fields as stored: the size not turned.
     private static func readStored(bytes b: [UInt8]) -> PhotoInfo {
         var info = PhotoInfo()
+        if CR3.isCR3(b) {
+            // CR3: IFD0 in CMT1, the Exif IFD in CMT2 (with the sensor's size, as shown unturned).
+            if let blocks = CR3.tiffBlocks(in: b), let ifd0 = blocks.ifd0 {
+                readTIFF(Array(b[ifd0]), into: &info, exifBlock: blocks.exif.map { Array(b[$0]) })
+            }
+            return info
+        }
         if b.count >= 8, b[0] == b[1], b[0] == 0x49 || b[0] == 0x4D {
             // A TIFF-based raw file: its IFDs are the Exif data (its pixel size is not read here).
             readTIFF(b, into: &info)
@@ -105,9 +112,12 @@ struct PhotoInfo: Encodable, Sendable, Equatable {
         return info
     }
 
-    private static func readTIFF(_ t: [UInt8], into info: inout PhotoInfo) {
-        guard t.count >= 8 else { return }
-        let little = t[0] == 0x49
+    /// A little- or big-endian TIFF block's readers, every read bounds-checked.
+    private struct TIFF {
+        typealias Field = (type: Int, count: Int, at: Int)
+        let t: [UInt8]
+        var little: Bool { t.first == 0x49 }
+
         func u16(_ at: Int) -> Int? {
             guard at >= 0, at + 2 <= t.count else { return nil }
             return little ? Int(t[at]) | Int(t[at + 1]) << 8 : Int(t[at]) << 8 | Int(t[at + 1])
@@ -116,7 +126,6 @@ struct PhotoInfo: Encodable, Sendable, Equatable {
             guard let a = u16(at), let b = u16(at + 2) else { return nil }
             return little ? a | b << 16 : a << 16 | b
         }
-        typealias Field = (type: Int, count: Int, at: Int)
         func ifd(_ offset: Int) -> [Int: Field] {
             guard let n = u16(offset), n < 512 else { return [:] }
             var fields: [Int: Field] = [:]
@@ -130,7 +139,7 @@ struct PhotoInfo: Encodable, Sendable, Equatable {
             return fields
         }
         func text(_ f: Field?) -> String? {
-            guard let f, f.type == 2, f.at >= 0, f.at + f.count <= t.count else { return nil }
+            guard let f, f.type == 2, f.at >= 0, f.count <= t.count, f.at <= t.count - f.count else { return nil }
             let s = String(decoding: t[f.at..<(f.at + f.count)].prefix { $0 != 0 }, as: UTF8.self)
                 .trimmingCharacters(in: .whitespaces)
             return s.isEmpty ? nil : s
@@ -149,32 +158,42 @@ struct PhotoInfo: Encodable, Sendable, Equatable {
             }
             return (n, d)
         }
-        guard let first = u32(4) else { return }
-        let ifd0 = ifd(first)
-        let make = text(ifd0[0x010F])
-        let model = text(ifd0[0x0110])
+    }
+
+    /// Reads IFD0 of `t` and its Exif IFD; for a CR3 file the Exif IFD is IFD0 of `exifBlock` (`CMT2`).
+    private static func readTIFF(_ t: [UInt8], into info: inout PhotoInfo, exifBlock: [UInt8]? = nil) {
+        guard t.count >= 8 else { return }
+        let tiff = TIFF(t: t)
+        guard let first = tiff.u32(4) else { return }
+        let ifd0 = tiff.ifd(first)
+        let make = tiff.text(ifd0[0x010F])
+        let model = tiff.text(ifd0[0x0110])
         if let model {
             info.camera = make.map { model.hasPrefix($0) ? model : "\($0) \(model)" } ?? model
         }
-        var taken = text(ifd0[0x0132])
-        if let exifAt = number(ifd0[0x8769]) {
-            let exif = ifd(exifAt)
-            taken = text(exif[0x9003]) ?? taken
-            info.lens = text(exif[0xA434])
-            if let (n, d) = rational(exif[0x829A]) {
+        var taken = tiff.text(ifd0[0x0132])
+        let exifTIFF = exifBlock.map { TIFF(t: $0) } ?? tiff
+        let exifAt = exifBlock == nil ? tiff.number(ifd0[0x8769]) : exifTIFF.u32(4)
+        if let exifAt {
+            let exif = exifTIFF.ifd(exifAt)
+            taken = exifTIFF.text(exif[0x9003]) ?? taken
+            info.lens = exifTIFF.text(exif[0xA434])
+            if let (n, d) = exifTIFF.rational(exif[0x829A]) {
                 info.shutter =
                     n >= d
                     ? "\(Double(n) / Double(d) == Double(n / d) ? String(n / d) : String(format: "%.1f", Double(n) / Double(d))) s"
                     : "1/\(Int((Double(d) / Double(n)).rounded())) s"
             }
-            if let (n, d) = rational(exif[0x829D]) { info.aperture = String(format: "f/%.1f", Double(n) / Double(d)) }
-            info.iso = number(exif[0x8827])
-            if let (n, d) = rational(exif[0x920A]) {
+            if let (n, d) = exifTIFF.rational(exif[0x829D]) {
+                info.aperture = String(format: "f/%.1f", Double(n) / Double(d))
+            }
+            info.iso = exifTIFF.number(exif[0x8827])
+            if let (n, d) = exifTIFF.rational(exif[0x920A]) {
                 let mm = Double(n) / Double(d)
                 info.focalLength = mm == mm.rounded() ? "\(Int(mm)) mm" : String(format: "%.1f mm", mm)
             }
-            if info.width == nil { info.width = number(exif[0xA002]) }
-            if info.height == nil { info.height = number(exif[0xA003]) }
+            if info.width == nil { info.width = exifTIFF.number(exif[0xA002]) }
+            if info.height == nil { info.height = exifTIFF.number(exif[0xA003]) }
         }
         if let taken, taken.count >= 19 {
             // `2024:06:01 12:00:00` → `2024-06-01 12:00:00`

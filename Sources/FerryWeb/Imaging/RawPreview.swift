@@ -4,7 +4,8 @@ import Foundation
 /// The JPEG a camera embeds in its raw file, for thumbnails and the viewer:
 /// for TIFF-based raw files (CR2, NEF, ARW, DNG, ORF, RW2, PEF) the largest
 /// baseline JPEG that any IFD (IFD chain, SubIFDs, Exif IFD) points at; for
-/// Fujifilm's RAF the JPEG its header points at.
+/// Fujifilm's RAF the JPEG its header points at; for Canon's CR3 its `PRVW`
+/// (1620 x 1080) or `THMB` (160 x 120) JPEG (``CR3Reader``).
 ///
 /// The embedded JPEG is stored as the sensor sees the scene; the raw file's
 /// own IFD0 `Orientation` says how to turn it (the JPEG usually has no Exif
@@ -83,11 +84,22 @@ enum RawPreview {
         return best
     }
 
-    /// The embedded JPEG of a raw file on disk, or nil.
-    static func jpeg(ofFile path: String) -> Embedded? {
+    /// The embedded JPEG of a raw file on disk, or nil (for a CR3 file, its preview unless `want` says otherwise).
+    static func jpeg(ofFile path: String, want: CR3Reader.Want = .preview) -> Embedded? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         let size = Int((try? handle.seekToEnd()) ?? 0)
+        try? handle.seek(toOffset: 0)
+        if CR3.isCR3([UInt8]((try? handle.read(upToCount: 12)) ?? Data())) {
+            var reader = CR3Reader(fileSize: size, want: want)
+            var step = reader.first
+            while case .read(let range) = step {
+                try? handle.seek(toOffset: UInt64(range.lowerBound))
+                step = reader.feed([UInt8]((try? handle.read(upToCount: range.count)) ?? Data()))
+            }
+            guard case .done(let embedded) = step else { return nil }
+            return embedded
+        }
         try? handle.seek(toOffset: 0)
         let header = [UInt8]((try? handle.read(upToCount: 1 << 20)) ?? Data())
         guard let place = locate(in: header, fileSize: size) else { return nil }
@@ -100,10 +112,14 @@ enum RawPreview {
     /// The embedded JPEG of a raw file read through `read` (byte ranges): its first
     /// megabyte for the IFDs, then the JPEG's own bytes. Nothing else of the file is
     /// fetched, so a 30 MB raw file on a card costs about one megabyte and a preview.
+    /// A CR3 file (`cr3`, or a file whose first bytes turn out to be one) is read
+    /// by ``CR3Reader``: 64 KiB (rarely grown) for its thumbnail, a few reads more for its preview.
     static func jpeg(
-        fileSize: Int, read: (Range<Int64>) async throws -> Data
+        fileSize: Int, cr3: Bool = false, want: CR3Reader.Want = .preview, read: (Range<Int64>) async throws -> Data
     ) async throws -> Embedded? {
+        if cr3 { return try await cr3JPEG(fileSize: fileSize, want: want, prefix: nil, read: read) }
         let header = [UInt8](try await read(0..<Int64(min(fileSize, 1 << 20))))
+        if CR3.isCR3(header) { return try await cr3JPEG(fileSize: fileSize, want: want, prefix: header, read: read) }
         guard let place = locate(in: header, fileSize: fileSize) else { return nil }
         let bytes: [UInt8]
         if place.offset + place.length <= header.count {
@@ -113,6 +129,21 @@ enum RawPreview {
         }
         guard bytes.count == place.length, bytes.starts(with: [0xFF, 0xD8]) else { return nil }
         return Embedded(jpeg: bytes, header: header)
+    }
+
+    /// A CR3 file's JPEG by range; `prefix`, when given, is the file's first bytes already read.
+    private static func cr3JPEG(
+        fileSize: Int, want: CR3Reader.Want, prefix: [UInt8]?, read: (Range<Int64>) async throws -> Data
+    ) async throws -> Embedded? {
+        var reader = CR3Reader(fileSize: fileSize, want: want)
+        var step = prefix.map { reader.feed($0) } ?? reader.first
+        while case .read(let range) = step {
+            let bytes = [UInt8](try await read(Int64(range.lowerBound)..<Int64(range.upperBound)))
+            // A server that ignores Range sends more than asked: only what was asked counts.
+            step = reader.feed(Array(bytes.prefix(range.count)))
+        }
+        guard case .done(let embedded) = step else { return nil }
+        return embedded
     }
 
     private static func be32(_ b: [UInt8], _ at: Int) -> Int {

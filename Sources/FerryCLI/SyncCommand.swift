@@ -98,11 +98,11 @@ enum SyncCommand: Command {
         }
         let connection = try connectionSettings(args)
         warnIfHostKeyUnchecked(url, connection)
-        if url.scheme == .flashair
+        if (url.scheme == .flashair || url.scheme == .ezshare)
             && (options.jobs > 1 && args.value(Keys.jobs) != nil || connection.maxConnections ?? 1 > 1)
             && !args.has(CommonOptions.quiet)
         {
-            console.error("ferry sync: a FlashAir card gets one connection at a time; -j is ignored")
+            console.error("ferry sync: a Wi-Fi SD card gets one connection at a time; -j is ignored")
         }
         let engine = try SyncEngine(url: url, directory: directory, options: options, connection: connection)
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A parsed location Ferry can talk to: `flashair://`, `ftp://`, `ftps://`,
+/// A parsed location Ferry can talk to: `flashair://`, `ezshare://`, `ftp://`, `ftps://`,
 /// `ftpes://`, `sftp://`, `http://`, `https://`, `file://` or a plain local path.
 ///
 /// The path is stored decoded (`/My Photos/a#1.jpg`); `redacted` never shows a password.
@@ -23,6 +23,8 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         case https
         /// A local folder.
         case file
+        /// An ez Share Wi-Fi SD card, over HTTP (`ezshare://HOST/`), read-only.
+        case ezshare
     }
 
     /// The protocol.
@@ -85,6 +87,11 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             try self.init(parsing: "flashair://" + RemoteURL.defaultCardHost + rest)
             return
         }
+        // `ezshare:PATH` and `ezshare:///PATH`: the card on its own access point.
+        if let rest = RemoteURL.defaultCardPath(text, scheme: "ezshare") {
+            try self.init(parsing: "ezshare://" + RemoteURL.defaultEzShareHost + rest)
+            return
+        }
         guard let schemeEnd = RemoteURL.schemeSeparator(in: text) else {
             // A local path.
             guard !text.isEmpty else { throw invalid("empty") }
@@ -102,7 +109,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             throw FerryError(
                 .unsupportedScheme, target: RemoteURL.redact(text),
                 detail:
-                    "\(schemeText):// is not supported; use flashair, ftp, ftps, ftpes, sftp, http, https or a local path"
+                    "\(schemeText):// is not supported; use flashair, ezshare, ftp, ftps, ftpes, sftp, http, https or a local path"
             )
         }
         var rest = Substring(text[schemeEnd.upperBound...])
@@ -303,7 +310,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The well-known port of the scheme.
     public var defaultPort: Int {
         switch scheme {
-        case .http, .flashair: 80
+        case .http, .flashair, .ezshare: 80
         case .https: 443
         case .ftp, .ftpes: 21
         case .ftps: 990
@@ -331,9 +338,13 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The host name a FlashAir card answers to on its own access point.
     public static let defaultCardHost = "flashair"
 
-    /// The path of `flashair:PATH` or `flashair:///PATH` (nil for any other text).
-    static func defaultCardPath(_ text: String) -> String? {
-        let prefix = "flashair:"
+    /// The host name an ez Share card answers to on its own access point (192.168.4.1).
+    public static let defaultEzShareHost = "ezshare.card"
+
+    /// The path of `flashair:PATH` or `flashair:///PATH` (nil for any other text),
+    /// or of the same forms of another card's scheme.
+    static func defaultCardPath(_ text: String, scheme: String = "flashair") -> String? {
+        let prefix = scheme + ":"
         guard text.utf8.count >= prefix.utf8.count, text.lowercased().hasPrefix(prefix) else { return nil }
         let rest = text.dropFirst(prefix.count)
         if rest.hasPrefix("///") { return String(rest.dropFirst(2)) }

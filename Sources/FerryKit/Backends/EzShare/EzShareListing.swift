@@ -144,7 +144,7 @@ public enum EzShareListing {
 
     /// `%XX` escapes decoded byte by byte; a malformed one stays as written, and
     /// bytes that are not escaped (raw GB2312) are kept.
-    static func percentDecode(_ text: ArraySlice<UInt8>) -> [UInt8] {
+    public static func percentDecode(_ text: ArraySlice<UInt8>) -> [UInt8] {
         func hex(_ c: UInt8) -> UInt8? {
             switch c {
             case 0x30...0x39: c - 0x30

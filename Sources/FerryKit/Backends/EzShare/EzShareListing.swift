@@ -130,16 +130,16 @@ public enum EzShareListing {
     }
 
     /// The percent-decoded value of `name` in a link's query (`&amp;` read as
-    /// `&`): the link's scheme, host and path are ignored.
+    /// `&`): the link's scheme, host and path are ignored. The card's links carry
+    /// one parameter, so the value runs to the end: a short name may hold a raw `&`.
     static func parameter(_ name: String, of href: [UInt8]) -> [UInt8]? {
         let text = replacing(Array("&amp;".utf8), with: [UInt8(ascii: "&")], in: href)
         guard let q = text.firstIndex(of: UInt8(ascii: "?")) else { return nil }
-        for item in text[(q + 1)...].split(separator: UInt8(ascii: "&")) {
-            guard let eq = item.firstIndex(of: UInt8(ascii: "=")) else { continue }
-            guard item[item.startIndex..<eq].elementsEqual(name.utf8) else { continue }
-            return percentDecode(item[(eq + 1)...])
-        }
-        return nil
+        let query = text[(q + 1)...]
+        let key = Array((name + "=").utf8)
+        if query.starts(with: key) { return percentDecode(query.dropFirst(key.count)) }
+        guard let at = find([UInt8(ascii: "&")] + key, in: query) else { return nil }
+        return percentDecode(text[(at + 1 + key.count)...])
     }
 
     /// `%XX` escapes decoded byte by byte; a malformed one stays as written, and

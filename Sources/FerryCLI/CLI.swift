@@ -102,7 +102,7 @@ public enum CLI {
     static func overview() -> String {
         var s = """
             ferry \(Ferry.version): browse remote storage and move files between it and your disk
-            (FlashAir cards, FTP/FTPS, HTTP/HTTPS).
+            (FlashAir and ez Share cards, FTP/FTPS, SFTP, HTTP/HTTPS).
 
             usage: ferry COMMAND [ARGUMENTS] [OPTIONS]
 

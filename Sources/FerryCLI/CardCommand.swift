@@ -33,7 +33,8 @@ enum CardCommand: Command {
             "ferry card DIR [--kind flashair|ezshare] [--host 127.0.0.1] [--port N] [--max-connections N] [--latency MS] "
             + "[--rate BYTES_PER_SECOND] [--firmware VERSION] [--cid HEX] [--no-upload] [--no-range]",
         options: [
-            Keys.kind, Keys.host, Keys.port, Keys.maxConnections, Keys.latency, Keys.rate, Keys.firmware, Keys.cid, Keys.noUpload,
+            Keys.kind, Keys.host, Keys.port, Keys.maxConnections, Keys.latency, Keys.rate, Keys.firmware, Keys.cid,
+            Keys.noUpload,
             Keys.noRange,
         ],
         minPositionals: 1, maxPositionals: 1,
@@ -72,7 +73,8 @@ enum CardCommand: Command {
         let server: any ServedCard
         if ezShare {
             let flashAirOnly = [
-                (Keys.cid.option.long, args.value(Keys.cid) != nil), (Keys.noUpload.option.long, args.has(Keys.noUpload)),
+                (Keys.cid.option.long, args.value(Keys.cid) != nil),
+                (Keys.noUpload.option.long, args.has(Keys.noUpload)),
                 (Keys.noRange.option.long, args.has(Keys.noRange)),
             ]
             if let (name, _) = flashAirOnly.first(where: { $0.1 }) {

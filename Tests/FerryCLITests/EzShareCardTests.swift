@@ -152,7 +152,11 @@ struct EzShareCardTests {
             #expect(code.stdout == "403", "\(escape): \(code.stdout)")
         }
         let download = try TestProcess.run(
-            curl, ["-sS", "-D", "-", "-o", "/dev/null", "--globoff", "\(card.httpURL("/download"))?file=DCIM\\100CANON\\IMG_0001.JPG"])
+            curl,
+            [
+                "-sS", "-D", "-", "-o", "/dev/null", "--globoff",
+                "\(card.httpURL("/download"))?file=DCIM\\100CANON\\IMG_0001.JPG",
+            ])
         for header in ["Content-Length: 300000", "Accept-Ranges: bytes", "Last-Modified: ", "ETag: "] {
             #expect(download.stdout.contains(header), "\(header): \(download.stdout)")
         }

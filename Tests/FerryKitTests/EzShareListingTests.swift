@@ -59,24 +59,35 @@ struct EzShareListingTests {
         #expect(page.hasListing)
         #expect(page.skippedLines == 0)
         #expect(page.totalEntries == 7)
-        #expect(page.entries.map(\.name) == [".", "..", "IMG_0001.JPG", "holiday at the beach.jpg", "旅行照片", "长城.jpg", "R&D <notes>.txt"])
+        #expect(
+            page.entries.map(\.name) == [
+                ".", "..", "IMG_0001.JPG", "holiday at the beach.jpg", "旅行照片", "长城.jpg", "R&D <notes>.txt",
+            ])
         let photo = page.entries[2]
         #expect(!photo.isDirectory)
         #expect(photo.kilobytes == 5123)
-        #expect(photo.modified == RemoteTimestamp(year: 2024, month: 1, day: 4, hour: 10, minute: 55, second: 58, zone: .floating))
+        #expect(
+            photo.modified
+                == RemoteTimestamp(year: 2024, month: 1, day: 4, hour: 10, minute: 55, second: 58, zone: .floating))
         // The link's parameter only: never its host.
         #expect(photo.link == Self.ascii(#"DCIM\100CANON\IMG_0001.JPG"#))
         // The alias in the link, the long name in the text.
         #expect(page.entries[3].link == Self.ascii(#"DCIM\100CANON\HOLIDA~1.JPG"#))
-        #expect(page.entries[3].modified == RemoteTimestamp(year: 2024, month: 12, day: 31, hour: 23, minute: 59, second: 58, zone: .floating))
+        #expect(
+            page.entries[3].modified
+                == RemoteTimestamp(year: 2024, month: 12, day: 31, hour: 23, minute: 59, second: 58, zone: .floating))
         let folder = page.entries[4]
         #expect(folder.isDirectory && folder.kilobytes == nil)
         #expect(folder.link == Self.ascii(#"A:\DCIM\100CANON\C2C3~1"#))
-        #expect(folder.modified == RemoteTimestamp(year: 2023, month: 10, day: 9, hour: 0, minute: 0, second: 0, zone: .floating))
+        #expect(
+            folder.modified
+                == RemoteTimestamp(year: 2023, month: 10, day: 9, hour: 0, minute: 0, second: 0, zone: .floating))
         // Unpadded hour, minute and second: `12:10: 2`, `9: 5: 4`.
         #expect(page.entries[5].kilobytes == 0)
         #expect(page.entries[5].modified?.second == 2)
-        #expect(page.entries[6].modified == RemoteTimestamp(year: 2024, month: 3, day: 1, hour: 9, minute: 5, second: 4, zone: .floating))
+        #expect(
+            page.entries[6].modified
+                == RemoteTimestamp(year: 2024, month: 3, day: 1, hour: 9, minute: 5, second: 4, zone: .floating))
         #expect(page.entries[6].link == Self.ascii(#"DCIM\100CANON\R&D~1.TXT"#))
         #expect(page.entries[0].isDotEntry && page.entries[1].isDotEntry && !folder.isDotEntry)
         #expect(page.entries[1].link == Self.ascii(#"A:\DCIM"#))
@@ -85,7 +96,8 @@ struct EzShareListingTests {
     @Test func anEmptyFolderHasOnlyDotsAndTotals() {
         let page = EzShareListing.parse(
             Self.page([
-                Self.ascii(#"   2026- 1- 5   12: 0: 0         &lt;DIR&gt;   <a href="dir?dir=A:%5CDATALOG%5C20260105"> .</a>"#),
+                Self.ascii(
+                    #"   2026- 1- 5   12: 0: 0         &lt;DIR&gt;   <a href="dir?dir=A:%5CDATALOG%5C20260105"> .</a>"#),
                 Self.ascii(#"   2026- 1- 5   12: 0: 0         &lt;DIR&gt;   <a href="dir?dir=A:%5CDATALOG"> ..</a>"#),
                 [],
                 Self.ascii("Total Entries: 2"),
@@ -99,7 +111,9 @@ struct EzShareListingTests {
     @Test func theRootHasNoDotsAndAnImpossibleTimeIsNone() {
         let page = EzShareListing.parse(
             Self.page([
-                Self.ascii(#"   2026- 1- 4   10:55:58          64KB  <a href="http://192.168.4.1/download?file=JOURNAL.DAT"> Journal.dat</a>"#),
+                Self.ascii(
+                    #"   2026- 1- 4   10:55:58          64KB  <a href="http://192.168.4.1/download?file=JOURNAL.DAT"> Journal.dat</a>"#
+                ),
                 Self.ascii(#"   2026-13- 4   10:56:12         &lt;DIR&gt;   <a href="dir?dir=A:%5CDCIM"> DCIM</a>"#),
                 [],
                 Self.ascii("Total Entries: 2"),
@@ -114,10 +128,14 @@ struct EzShareListingTests {
     /// byte for byte and goes out escaped.
     @Test func aliasBytesThatAreNotASCIIAreKept() {
         let line =
-            Self.ascii(#"   2024- 1- 4   10:55:58           3KB  <a href="http://192.168.4.1/download?file=DCIM%5C%C2%C3%D0%D0~1.JPG"> "#)
+            Self.ascii(
+                #"   2024- 1- 4   10:55:58           3KB  <a href="http://192.168.4.1/download?file=DCIM%5C%C2%C3%D0%D0~1.JPG"> "#
+            )
             + Self.travel + Self.ascii(".jpg</a>")
         let raw =
-            Self.ascii(#"   2024- 1- 4   10:55:58           3KB  <a href="http://192.168.4.1/download?file=DCIM\"#) + [0xC2, 0xC3]
+            Self.ascii(#"   2024- 1- 4   10:55:58           3KB  <a href="http://192.168.4.1/download?file=DCIM\"#) + [
+                0xC2, 0xC3,
+            ]
             + Self.ascii(#"~1.JPG"> x.jpg</a>"#)
         let page = EzShareListing.parse(Self.page([line, raw]))
         #expect(page.entries.count == 2)
@@ -139,7 +157,8 @@ struct EzShareListingTests {
         let lines = [
             EzShareListing.Line(
                 name: "旅行照片", isDirectory: true, size: 0,
-                dateTime: FATDateTime(date: 44 << 9 | 1 << 5 | 4, time: 5 << 11 | 8 << 5 | 28), href: "dir?dir=A:%5CDCIM%5CADC0~1"),
+                dateTime: FATDateTime(date: 44 << 9 | 1 << 5 | 4, time: 5 << 11 | 8 << 5 | 28),
+                href: "dir?dir=A:%5CDCIM%5CADC0~1"),
             EzShareListing.Line(
                 name: "a&b.jpg", isDirectory: false, size: 1025,
                 dateTime: FATDateTime(date: 44 << 9 | 12 << 5 | 31, time: 23 << 11 | 59 << 5 | 29),
@@ -149,7 +168,9 @@ struct EzShareListingTests {
         // GB2312 on the wire, the card's column layout.
         #expect(EzShareListing.find(Self.travel, in: bytes[...]) != nil)
         let text = GB18030.decode(bytes)
-        #expect(text.contains("   2024- 1- 4    5: 8:56         &lt;DIR&gt;   <a href=\"dir?dir=A:%5CDCIM%5CADC0~1\"> 旅行照片</a>\n"))
+        #expect(
+            text.contains(
+                "   2024- 1- 4    5: 8:56         &lt;DIR&gt;   <a href=\"dir?dir=A:%5CDCIM%5CADC0~1\"> 旅行照片</a>\n"))
         #expect(text.contains("   2024-12-31   23:59:58           2KB  <a href="))
         #expect(text.contains("Total Entries: 2\nTotal Size: 2KB\n"))
         let page = EzShareListing.parse(bytes)

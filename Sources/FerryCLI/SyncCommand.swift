@@ -65,6 +65,12 @@ enum SyncCommand: Command {
         var options = SyncOptions()
         options.dryRun = args.has(Keys.dryRun)
         options.deleteAfter = args.has(Keys.deleteAfter)
+        if options.deleteAfter && url.scheme == .ezshare {
+            throw UsageError(
+                message:
+                    "--delete-after cannot delete from an ez Share card: it is read-only over Wi-Fi; "
+                    + "delete in the camera once the import is done")
+        }
         options.includeHidden = args.has(Keys.all)
         options.jobs = try args.int(Keys.jobs, default: 4, in: 1...64)
         options.download.maxRetries = try args.int(Keys.retries, default: 5, in: 0...100)

@@ -123,6 +123,8 @@ struct EzShareCardTests {
         #expect(
             second.stdout.contains("imported 0 files") || second.stderr.contains("imported 0 files"), "\(second)")
         #expect(second.stdout.contains("3 imported before") || second.stderr.contains("3 imported before"))
+        let delete = try run("sync", card.ezShareURL("/DCIM"), "photos", "--delete-after")
+        #expect(delete.status == 2 && delete.stderr.contains("read-only over Wi-Fi"), "\(delete.stderr)")
     }
 
     // MARK: Other clients

@@ -26,6 +26,8 @@ public enum Ferry {
             return EzShareFileSystem(url: url)
         case .file:
             return LocalFileSystem(url: url)
+        case .camera:
+            return CameraFileSystem(url: url)
         }
     }
 

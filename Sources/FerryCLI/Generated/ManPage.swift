@@ -100,6 +100,10 @@ enum ManPage {
         \\fBezshare.card\\fR (192.168.4.1 on the card's own network). Paths are the long names the
         card shows; one connection at a time; sizes are known only once a download starts.
         .TP
+        \\fBcamera:///\\fR\\fIPATH\\fR[?port=\\fIPORT\\fR][&model=\\fIMODEL\\fR]
+        a camera through libgphoto2: the first one found, or the one at \\fIPORT\\fR
+        (\\fBusb:001,004\\fR); \\fBport=disk:\\fR\\fIFOLDER\\fR is libgphoto2's Directory Browse driver.
+        .TP
         \\fBftp://\\fR[\\fIUSER\\fR[:\\fIPASS\\fR]@]\\fIHOST\\fR[:\\fIPORT\\fR]/\\fIPATH\\fR
         FTP; \\fBftps://\\fR is FTP over implicit TLS, \\fBftpes://\\fR explicit TLS (AUTH TLS).
         .TP

@@ -25,6 +25,8 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         case file
         /// An ez Share Wi-Fi SD card, over HTTP (`ezshare://HOST/`), read-only.
         case ezshare
+        /// A camera through libgphoto2 (`camera:///PATH`, `?port=usb:001,004`, `?model=...`).
+        case camera
     }
 
     /// The protocol.
@@ -87,6 +89,11 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             try self.init(parsing: "flashair://" + RemoteURL.defaultCardHost + rest)
             return
         }
+        // `camera:///PATH`: the camera libgphoto2 finds (or the one `?port=` names).
+        if let rest = RemoteURL.defaultCardPath(text, scheme: "camera") {
+            try self.init(parsing: "camera://" + RemoteURL.defaultCameraHost + rest)
+            return
+        }
         // `ezshare:PATH` and `ezshare:///PATH`: the card on its own access point.
         if let rest = RemoteURL.defaultCardPath(text, scheme: "ezshare") {
             try self.init(parsing: "ezshare://" + RemoteURL.defaultEzShareHost + rest)
@@ -109,12 +116,12 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             throw FerryError(
                 .unsupportedScheme, target: RemoteURL.redact(text),
                 detail:
-                    "\(schemeText):// is not supported; use flashair, ezshare, ftp, ftps, ftpes, sftp, http, https or a local path"
+                    "\(schemeText):// is not supported; use flashair, ezshare, camera, ftp, ftps, ftpes, sftp, http, https or a local path"
             )
         }
         var rest = Substring(text[schemeEnd.upperBound...])
         var query: String?
-        if scheme == .http || scheme == .https {
+        if scheme == .http || scheme == .https || scheme == .camera {
             if let hash = rest.utf8.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
             if let q = rest.utf8.firstIndex(of: UInt8(ascii: "?")) {
                 query = String(rest[rest.utf8.index(after: q)...])
@@ -315,7 +322,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         case .ftp, .ftpes: 21
         case .ftps: 990
         case .sftp: 22
-        case .file: 0
+        case .file, .camera: 0
         }
     }
 
@@ -337,6 +344,9 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The range of the first `://` (plain scanning, no Foundation: runs per URL).
     /// The host name a FlashAir card answers to on its own access point.
     public static let defaultCardHost = "flashair"
+
+    /// The host a `camera:///` URL gets: cameras are named by `?port=` and `?model=`.
+    public static let defaultCameraHost = "camera"
 
     /// The host name an ez Share card answers to on its own access point (192.168.4.1).
     public static let defaultEzShareHost = "ezshare.card"

@@ -80,7 +80,7 @@ struct WebSource: Sendable {
         switch url.scheme {
         case .file, .ftp, .ftps, .ftpes, .sftp: Capabilities(upload: true, delete: true, mkdir: true, rename: true)
         case .flashair: Capabilities(upload: true, delete: true, mkdir: true, rename: false)
-        case .http, .https, .ezshare: Capabilities(upload: false, delete: false, mkdir: false, rename: false)
+        case .http, .https, .ezshare, .camera: Capabilities(upload: false, delete: false, mkdir: false, rename: false)
         }
     }
 

@@ -72,6 +72,15 @@ let package = Package(
             pkgConfig: "libheif",
             providers: [.apt(["libheif-dev"])]
         ),
+        // libgphoto2, for cameras over USB (PTP) and Wi-Fi (PTP/IP): the library every Linux
+        // photo importer uses (Shotwell, darktable, digiKam, Rapid Photo Downloader), with drivers
+        // for thousands of models that no hand-written PTP code could match, and a "Directory
+        // Browse" driver that presents a folder as a camera (the tests). Debian's libgphoto2-dev.
+        .systemLibrary(
+            name: "CGPhoto2",
+            pkgConfig: "libgphoto2",
+            providers: [.apt(["libgphoto2-dev"])]
+        ),
         // The HTTP server under `ferry card` (FlashAir emulator) and `ferry serve` (browser UI).
         .target(
             name: "FerryServer",
@@ -88,7 +97,7 @@ let package = Package(
         ),
         .target(
             name: "FerryKit",
-            dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto"]
+            dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2"]
         ),
         // `ferry card`: a FlashAir card emulator on the HTTP server.
         .target(

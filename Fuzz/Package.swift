@@ -48,9 +48,11 @@ let package = Package(
         .systemLibrary(name: "CHeif", path: "Sources/CHeif"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto"),
+        .systemLibrary(name: "CGPhoto2", path: "Sources/CGPhoto2"),
         .target(name: "CFerryOS", path: "Sources/CFerryOS"),
         .target(
-            name: "FerryKit", dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto"], path: "Sources/FerryKit"),
+            name: "FerryKit", dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2"],
+            path: "Sources/FerryKit"),
         .target(name: "FerryServer", dependencies: ["CMicroHTTPD"], path: "Sources/FerryServer"),
         .target(name: "FerryCard", dependencies: ["FerryKit", "FerryServer"], path: "Sources/FerryCard"),
         .target(

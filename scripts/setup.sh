@@ -16,6 +16,7 @@ packages=(
   libjpeg62-turbo-dev    # thumbnails
   libssl-dev             # SHA-256 (libcrypto): checksums of imported files, SSH host key fingerprints
   libheif-dev            # HEIC/HEIF thumbnails, previews and Exif (ferry serve)
+  libgphoto2-dev         # cameras (camera://); its Directory Browse driver in libgphoto2-6 for the tests
   libheif-examples       # heif-enc: the tests' HEIC samples
   libimage-exiftool-perl # exiftool: the tests' photos in all eight orientations, with capture dates
   nginx-light            # HTTP test server (Range, limit_rate, max_ranges 0, autoindex)

@@ -2,14 +2,19 @@ import FerryCard
 import FerryKit
 import Foundation
 
-/// `ferry card DIR [--host 127.0.0.1] [--port N] ...`: serve a folder as a FlashAir card.
+/// `ferry card DIR [--kind flashair|ezshare] [--host 127.0.0.1] [--port N] ...`:
+/// serve a folder as a FlashAir or an ez Share card.
 enum CardCommand: Command {
     enum Keys {
+        static let kind = ValueOption(
+            "kind", help: "the card to act as (default flashair; ezshare is read-only)", valueName: "KIND",
+            choices: ["flashair", "ezshare"])
         static let host = ValueOption("host", help: "address to listen on (default 127.0.0.1)", valueName: "ADDR")
         static let port = ValueOption("port", help: "port (default 8080; 0 picks a free one)", valueName: "N")
         static let maxConnections = ValueOption(
             "max-connections",
-            help: "connections at once; more wait 2 s, then are closed (default 8; 1 is the harshest card)",
+            help:
+                "connections at once; more wait 2 s, then are closed (default 8 for flashair, 1 for ezshare)",
             valueName: "N")
         static let latency = ValueOption("latency", help: "delay before every answer", valueName: "MS")
         static let rate = ValueOption(
@@ -23,12 +28,13 @@ enum CardCommand: Command {
 
     static let spec = CommandSpec(
         name: "card",
-        summary: "serve a folder as a FlashAir card",
+        summary: "serve a folder as a FlashAir or ez Share card",
         usage:
-            "ferry card DIR [--host 127.0.0.1] [--port N] [--max-connections N] [--latency MS] "
+            "ferry card DIR [--kind flashair|ezshare] [--host 127.0.0.1] [--port N] [--max-connections N] [--latency MS] "
             + "[--rate BYTES_PER_SECOND] [--firmware VERSION] [--cid HEX] [--no-upload] [--no-range]",
         options: [
-            Keys.host, Keys.port, Keys.maxConnections, Keys.latency, Keys.rate, Keys.firmware, Keys.cid, Keys.noUpload,
+            Keys.kind, Keys.host, Keys.port, Keys.maxConnections, Keys.latency, Keys.rate, Keys.firmware, Keys.cid,
+            Keys.noUpload,
             Keys.noRange,
         ],
         minPositionals: 1, maxPositionals: 1,
@@ -39,6 +45,13 @@ enum CardCommand: Command {
             File dates are reported in local time, dot-files as hidden. Nothing outside
             DIR can be read, listed, written or deleted. The first line on stdout names
             the URL served; Ctrl-C stops the card.
+
+            --kind ezshare serves DIR as an ez Share card: /dir?dir=A:%5CDCIM pages in
+            GB2312 with 8.3 aliases in the links, unpadded dates, sizes in KB, . and ..,
+            the totals; /download?file=... with Range, ETag and Last-Modified;
+            /client?command=version. Absolute file links name the address the card
+            was reached at (the Host header). Read-only, one connection by default;
+            --cid, --no-upload and --no-range are FlashAir's.
             """)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
@@ -47,30 +60,44 @@ enum CardCommand: Command {
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue else {
             throw FerryError(.localIO, operation: "card", target: folder, detail: "no such folder")
         }
-        var configuration = FlashAirCardConfiguration()
-        configuration.maxConnections = try args.int(Keys.maxConnections, default: 8, in: 1...1024)
-        configuration.latency = .milliseconds(try args.int(Keys.latency, default: 0, in: 0...600_000))
-        if args.value(Keys.rate) != nil {
-            configuration.bytesPerSecond = try args.int(Keys.rate, default: 0, in: 1...Int.max)
+        let kind = args.value(Keys.kind) ?? "flashair"
+        guard kind == "flashair" || kind == "ezshare" else {
+            throw UsageError(message: "--kind is flashair or ezshare, not \"\(kind)\"")
         }
-        if let firmware = args.value(Keys.firmware) {
-            guard !firmware.isEmpty, firmware.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                throw UsageError(message: "--firmware wants printable text without spaces, e.g. F19BAW3AW2.00.00")
-            }
-            configuration.firmware = firmware
-        }
-        if let cid = args.value(Keys.cid) {
-            guard (31...32).contains(cid.count), cid.allSatisfy(\.isHexDigit) else {
-                throw UsageError(message: "--cid wants 32 hex digits, not \"\(cid)\"")
-            }
-            configuration.cid = cid
-        }
-        configuration.uploadEnabled = !args.has(Keys.noUpload)
-        configuration.supportsRanges = !args.has(Keys.noRange)
+        let ezShare = kind == "ezshare"
+        let limits = try cardLimits(args, defaultConnections: ezShare ? 1 : 8)
+        let firmware = try args.value(Keys.firmware).map(checkedFirmware)
         let host = args.value(Keys.host) ?? "127.0.0.1"
         let port = try args.int(Keys.port, default: 8080, in: 0...65535)
 
-        let card = try FlashAirCard(folder: folder, host: host, port: port, configuration: configuration)
+        let server: any ServedCard
+        if ezShare {
+            let flashAirOnly = [
+                (Keys.cid.option.long, args.value(Keys.cid) != nil),
+                (Keys.noUpload.option.long, args.has(Keys.noUpload)),
+                (Keys.noRange.option.long, args.has(Keys.noRange)),
+            ]
+            if let (name, _) = flashAirOnly.first(where: { $0.1 }) {
+                throw UsageError(message: "--\(name) is for --kind flashair; an ez Share card is read-only")
+            }
+            var configuration = EzShareCard.Configuration()
+            configuration.limits = limits
+            if let firmware { configuration.firmware = firmware }
+            server = try EzShareCard(folder: folder, host: host, port: port, configuration: configuration)
+        } else {
+            var configuration = FlashAirCardConfiguration()
+            configuration.limits = limits
+            if let firmware { configuration.firmware = firmware }
+            if let cid = args.value(Keys.cid) {
+                guard (31...32).contains(cid.count), cid.allSatisfy(\.isHexDigit) else {
+                    throw UsageError(message: "--cid wants 32 hex digits, not \"\(cid)\"")
+                }
+                configuration.cid = cid
+            }
+            configuration.uploadEnabled = !args.has(Keys.noUpload)
+            configuration.supportsRanges = !args.has(Keys.noRange)
+            server = try FlashAirCard(folder: folder, host: host, port: port, configuration: configuration)
+        }
         // Catch SIGINT and SIGTERM before saying where the card is: a script may
         // stop it the moment it reads the line.
         let (stop, stopNow) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -80,17 +107,48 @@ enum CardCommand: Command {
         }
         defer { interrupt.remove() }
         do {
-            try card.start()
+            try server.start()
         } catch {
             throw FerryError(.connectionFailed, operation: "card", target: "\(host):\(port)", detail: "\(error)")
         }
-        console.out("ferry card: serving \(card.folder) as a FlashAir card at \(card.httpURL) (\(card.cardURL))\n")
+        let name = ezShare ? "an ez Share card" : "a FlashAir card"
+        console.out("ferry card: serving \(server.folder) as \(name) at \(server.httpURL) (\(server.cardURL))\n")
         if !["127.0.0.1", "::1", "localhost"].contains(host) && !args.has(CommonOptions.quiet) {
-            console.error(
-                "ferry card: listening on \(host): anyone who can reach it can read and change \(card.folder)")
+            let what = ezShare ? "read" : "read and change"
+            console.error("ferry card: listening on \(host): anyone who can reach it can \(what) \(server.folder)")
         }
         for await _ in stop { break }
-        card.stop()
+        server.stop()
         return 0
     }
+
+    /// --max-connections, --latency and --rate, the same for every kind of card.
+    static func cardLimits(_ args: ParsedArguments, defaultConnections: Int) throws -> CardLimits {
+        var limits = CardLimits(
+            maxConnections: try args.int(Keys.maxConnections, default: defaultConnections, in: 1...1024))
+        limits.latency = .milliseconds(try args.int(Keys.latency, default: 0, in: 0...600_000))
+        if args.value(Keys.rate) != nil {
+            limits.bytesPerSecond = try args.int(Keys.rate, default: 0, in: 1...Int.max)
+        }
+        return limits
+    }
+
+    static func checkedFirmware(_ firmware: String) throws -> String {
+        guard !firmware.isEmpty, firmware.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+            throw UsageError(message: "--firmware wants printable ASCII, e.g. F19BAW3AW2.00.00")
+        }
+        return firmware
+    }
 }
+
+/// What `ferry card` starts and stops, whatever the kind.
+protocol ServedCard: Sendable {
+    var folder: String { get }
+    var httpURL: String { get }
+    var cardURL: String { get }
+    func start() throws
+    func stop()
+}
+
+extension FlashAirCard: ServedCard {}
+extension EzShareCard: ServedCard {}

@@ -181,7 +181,7 @@ func remoteURL(_ text: String, for command: String) throws -> RemoteURL {
 
 /// What a transfer waiting for its source's only connection is shown as.
 func waitingText(for url: RemoteURL, connections: Int?) -> String? {
-    if url.scheme == .flashair { return "waiting for the card (1 connection)" }
+    if url.scheme == .flashair || url.scheme == .ezshare { return "waiting for the card (1 connection)" }
     if let n = connections { return "waiting for the server (\(n) connection\(n == 1 ? "" : "s"))" }
     return nil
 }

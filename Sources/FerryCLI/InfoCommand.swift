@@ -5,15 +5,16 @@ import Foundation
 enum InfoCommand: Command {
     static let json = Flag("json", help: "print one JSON object")
     static let spec = CommandSpec(
-        name: "info", summary: "show a FlashAir card's firmware, SSID, space, CID ...",
+        name: "info", summary: "show a Wi-Fi SD card's firmware, SSID, space, CID ...",
         usage: "ferry info URL [--json]",
         options: [json] + connectionOptions,
         minPositionals: 1, maxPositionals: 1,
         details: """
-            Asks the card's command.cgi one operation at a time. An operation the
-            firmware lacks (or its CONFIG disables) answers 400 and is listed as
+            Asks a FlashAir card's command.cgi one operation at a time. An operation
+            the firmware lacks (or its CONFIG disables) answers 400 and is listed as
             unsupported. op=102 is never asked: that would clear the change flag
-            for another program polling it.
+            for another program polling it. An ez Share card (ezshare://) tells its
+            firmware (/client?command=version) and nothing more.
             """)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
@@ -23,8 +24,9 @@ enum InfoCommand: Command {
             url.scheme = .flashair
             url.query = nil
         }
-        guard url.scheme == .flashair else {
-            throw UsageError(message: "info works on FlashAir cards: flashair://HOST[:PORT]/")
+        guard url.scheme == .flashair || url.scheme == .ezshare else {
+            throw UsageError(
+                message: "info works on Wi-Fi SD cards: flashair://HOST[:PORT]/ or ezshare://HOST[:PORT]/")
         }
         // Card info is a capability of the protocol; no cast to the card's backend.
         let card = try openFileSystem(url, args)
@@ -33,13 +35,15 @@ enum InfoCommand: Command {
             info = try await card.info()
         } catch {
             // A host without command.cgi answers 404: it is no card.
-            throw error.code == .notFound && error.serverCode == 404 ? notACardError(url) : error
+            throw error.code == .notFound && error.serverCode == 404 && url.scheme == .flashair
+                ? notACardError(url) : error
         }
         if args.has(json) {
             console.out(try json(info, url: url) + "\n")
             return 0
         }
         var rows: [(String, String)] = [("card", url.with(path: "/").redacted)]
+        if url.scheme == .ezshare { rows.append(("kind", "ez Share (read-only over Wi-Fi)")) }
         if let firmware = info.firmware {
             rows.append(("firmware", firmware + (info.generation.map { " (\($0))" } ?? "")))
         }

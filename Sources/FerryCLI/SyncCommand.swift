@@ -79,6 +79,12 @@ enum SyncCommand: Command {
         var options = SyncOptions()
         options.dryRun = args.has(Keys.dryRun)
         options.deleteAfter = args.has(Keys.deleteAfter)
+        if options.deleteAfter && url.scheme == .ezshare {
+            throw UsageError(
+                message:
+                    "--delete-after cannot delete from an ez Share card: it is read-only over Wi-Fi; "
+                    + "delete in the camera once the import is done")
+        }
         options.includeHidden = args.has(Keys.all)
         options.jobs = try args.int(Keys.jobs, default: 4, in: 1...64)
         options.download.maxRetries = try args.int(Keys.retries, default: 5, in: 0...100)
@@ -117,11 +123,11 @@ enum SyncCommand: Command {
         }
         let connection = try connectionSettings(args)
         warnIfHostKeyUnchecked(url, connection)
-        if url.scheme == .flashair
+        if (url.scheme == .flashair || url.scheme == .ezshare)
             && (options.jobs > 1 && args.value(Keys.jobs) != nil || connection.maxConnections ?? 1 > 1)
             && !args.has(CommonOptions.quiet)
         {
-            console.error("ferry sync: a FlashAir card gets one connection at a time; -j is ignored.")
+            console.error("ferry sync: a Wi-Fi SD card gets one connection at a time; -j is ignored.")
         }
         let engine = try SyncEngine(url: url, directory: directory, options: options, connection: connection)
 

@@ -60,7 +60,7 @@ extension CardHandler {
         }
         if dir.count > 1 && dir.hasSuffix("/") { return CardHandler.reply(FlashAirListing.header + "\r\n") }
         let cardFolder = FlashAirCardPaths.normalize(dir)
-        let entries = entries(ofLocal: folder, cardFolder: cardFolder)
+        let entries = root.entries(ofLocal: folder, cardFolder: cardFolder)
         return CardHandler.reply(FlashAirListing.render(folder: cardFolder, entries: entries))
     }
 
@@ -74,7 +74,7 @@ extension CardHandler {
         } catch {
             return CardHandler.reply("0")
         }
-        let visible = entries(ofLocal: folder, cardFolder: "/").filter { !$0.attributes.contains(.hidden) }
+        let visible = root.entries(ofLocal: folder, cardFolder: "/").filter { !$0.attributes.contains(.hidden) }
         return CardHandler.reply(String(visible.count))
     }
 

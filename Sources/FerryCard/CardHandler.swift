@@ -99,32 +99,6 @@ final class CardHandler: Sendable {
         return a
     }
 
-    /// The entries of a local folder as op=100 lists them, sorted by name.
-    /// Symbolic links are followed when they stay inside the root, and left out
-    /// when they lead outside or nowhere.
-    func entries(ofLocal folder: String, cardFolder: String) -> [FlashAirRawEntry] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
-        var out: [FlashAirRawEntry] = []
-        for name in names.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
-            let full = (folder == "/" ? "" : folder) + "/" + name
-            var st = stat()
-            guard lstat(full, &st) == 0 else { continue }
-            if (st.st_mode & S_IFMT) == S_IFLNK {
-                guard let real = CardRoot.realPath(full), root.contains(real), stat(real, &st) == 0 else { continue }
-            }
-            let kind = st.st_mode & S_IFMT
-            guard kind == S_IFDIR || kind == S_IFREG else { continue }
-            let modified = Date(
-                timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec) + TimeInterval(st.st_mtim.tv_nsec) / 1e9)
-            out.append(
-                FlashAirRawEntry(
-                    directory: cardFolder, name: name, size: kind == S_IFDIR ? 0 : Int64(st.st_size),
-                    attributes: CardHandler.attributes(name: name, stat: st),
-                    dateTime: FATDateTime(date: modified, timeZone: .current)))
-        }
-        return out
-    }
-
     /// The `Content-Type` for a plain download, from the name's extension.
     static func contentType(_ name: String) -> String {
         switch LocalPath.pathExtension(name).lowercased() {

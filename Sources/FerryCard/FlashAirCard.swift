@@ -41,10 +41,7 @@ public final class FlashAirCard: Sendable {
         self.folder = root.path.isEmpty ? "/" : root.path
         self.configuration = configuration
         let handler = CardHandler(root: root, configuration: configuration)
-        var options = HTTPServer.Options()
-        options.maxConnections = configuration.maxConnections
-        options.latency = configuration.latency
-        options.bytesPerSecond = configuration.bytesPerSecond
+        let options = configuration.limits.serverOptions
         // Uploads are spooled in the system's temporary folder; storing one is a
         // rename when that is on the same file system, else a copy beside the
         // destination and a rename (CardHandler.place).

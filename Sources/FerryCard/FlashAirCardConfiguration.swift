@@ -16,16 +16,27 @@ public struct FlashAirCardConfiguration: Sendable, Hashable {
     /// Whether plain downloads honour `Range`; false behaves like a card that
     /// always sends the whole file.
     public var supportsRanges = true
-    /// Most connections served at once; another closes the one idle the
-    /// longest, or waits up to 2 s for one to close
-    /// (`HTTPServer.Options.slotWait`) and is then closed without an answer.
-    /// 1 is the harshest card; tfatool needs 2 (its command.cgi session plus
-    /// one download); the default lets a browser work too.
-    public var maxConnections = 8
+    /// Connections, latency and rate (``CardLimits``): eight connections by
+    /// default, so a browser works too.
+    public var limits = CardLimits(maxConnections: 8)
+    /// Most connections served at once (``CardLimits/maxConnections``); another
+    /// closes the one idle the longest, or waits up to 2 s for one to close
+    /// (`HTTPServer.Options.slotWait`) and is then closed without an answer. 1 is
+    /// the harshest card; tfatool needs 2 (its command.cgi session plus one download).
+    public var maxConnections: Int {
+        get { limits.maxConnections }
+        set { limits.maxConnections = newValue }
+    }
     /// Delay before every answer.
-    public var latency: Duration = .zero
+    public var latency: Duration {
+        get { limits.latency }
+        set { limits.latency = newValue }
+    }
     /// Pace of response bodies, bytes per second; nil = full speed.
-    public var bytesPerSecond: Int?
+    public var bytesPerSecond: Int? {
+        get { limits.bytesPerSecond }
+        set { limits.bytesPerSecond = newValue }
+    }
     /// The control image path op=109 reports.
     public var controlImage = "/DCIM/100__TSB/FA000001.JPG"
 

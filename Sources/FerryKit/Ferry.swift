@@ -11,7 +11,7 @@ public enum Ferry {
     public static func fileSystem(for url: RemoteURL, options: ConnectionOptions = .init()) throws(FerryError)
         -> any RemoteFileSystem
     {
-        if let limit = options.maxConnections { setConnectionLimit(limit, for: url) }
+        if let limit = options.maxConnections, url.scheme != .ezshare { setConnectionLimit(limit, for: url) }
         switch url.scheme {
         case .http, .https:
             return HTTPFileSystem(url: url, options: options)
@@ -21,8 +21,13 @@ public enum Ferry {
             return SFTPFileSystem(url: url, options: options)
         case .flashair:
             return FlashAirFileSystem(url: url, options: options)
+        case .ezshare:
+            // One connection whatever the options say: the card serves no more.
+            return EzShareFileSystem(url: url)
         case .file:
             return LocalFileSystem(url: url)
+        case .camera:
+            return CameraFileSystem(url: url)
         }
     }
 

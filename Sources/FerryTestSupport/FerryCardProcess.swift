@@ -46,6 +46,9 @@ public final class FerryCardProcess: Sendable {
     /// `flashair://127.0.0.1:PORT` + path.
     public func url(_ path: String = "/") -> String { "flashair://127.0.0.1:\(port)\(path)" }
 
+    /// `ezshare://127.0.0.1:PORT` + path (a card started with `--kind ezshare`).
+    public func ezShareURL(_ path: String = "/") -> String { "ezshare://127.0.0.1:\(port)\(path)" }
+
     /// `http://127.0.0.1:PORT` + path.
     public func httpURL(_ path: String = "/") -> String { "http://127.0.0.1:\(port)\(path)" }
 

@@ -55,6 +55,19 @@ struct ConnectProbeTests {
         #expect(!text.contains(FileManager.default.currentDirectoryPath + "/"), "\(text)")
     }
 
+    /// A bare host where an ez Share card answers opens as `ezshare://` (after
+    /// command.cgi answered 404); a plain web server is asked too and is no card.
+    @Test func anEzShareCardIsFoundByItsVersion() async throws {
+        let folder = try TempDir(prefix: "ferry-probe-ez")
+        try FileManager.default.createDirectory(atPath: folder.file("card/DCIM"), withIntermediateDirectories: true)
+        let card = try FerryCardProcess(folder: folder.file("card"), arguments: ["--kind", "ezshare"])
+        defer { card.stop() }
+        let (status, body, _) = try await connect("127.0.0.1:\(card.port)")
+        #expect(status == 200, "\(body)")
+        #expect(body["scheme"] as? String == "ezshare", "\(body)")
+        #expect(!SourceProbe.isEzShareVersion("<html>404</html>"))
+    }
+
     @Test func firmwareVersionsAreRecognised() {
         for yes in ["F19BAW3AW2.00.00", "FERRYCARD4.00.03", "F24A6W3AW1.00.03\r\n"] {
             #expect(SourceProbe.isFirmwareVersion(yes), "\(yes)")

@@ -112,4 +112,33 @@ struct ServeCommandTests {
         let listed = try await Self.curl("-b", jar, base + "api/list?path=/")
         #expect(listed.stdout.contains("a.txt"), "\(listed.stdout)")
     }
+
+    /// `ferry serve ezshare://...` over the ez Share emulator: the listing by
+    /// long names, the bytes, the Exif thumbnail read by range, a read-only source.
+    @Test func servesAnEzShareCard() async throws {
+        let dir = try TempDir(prefix: "serve-ez")
+        try FileManager.default.createDirectory(atPath: dir.file("card/DCIM/春节"), withIntermediateDirectories: true)
+        // Upright: the page gets the card's Exif thumbnail as stored.
+        let jpeg = Data(SampleJPEG.withThumbnail(orientation: 1))
+        try jpeg.write(to: URL(fileURLWithPath: dir.file("card/DCIM/春节/family dinner.jpg")))
+        let card = try FerryCardProcess(folder: dir.file("card"), arguments: ["--kind", "ezshare"])
+        defer { card.stop() }
+        let (server, url) = try await Self.serve(
+            ["serve", card.ezShareURL(), "--port", "0", "--cache", dir.file(".cache")], log: dir.file("serve.log"))
+        defer { server.stop() }
+        let source = try await Self.curl(url + "api/source")
+        #expect(source.stdout.contains("ezshare://127.0.0.1:\(card.port)"), "\(source.stdout)")
+        #expect(source.stdout.contains("\"upload\":false"), "\(source.stdout)")
+        let list = try await Self.curl(url + "api/list?path=/DCIM/%E6%98%A5%E8%8A%82")
+        #expect(list.stdout.contains("\"name\":\"family dinner.jpg\""), "\(list.stdout)")
+        let file = dir.file("got.jpg")
+        let got = try await Self.curl("-o", file, url + "api/file?path=/DCIM/%E6%98%A5%E8%8A%82/family%20dinner.jpg")
+        #expect(got.status == 0)
+        #expect(FileManager.default.contents(atPath: file) == jpeg)
+        let thumb = try await Self.curl(
+            "-o", dir.file("thumb.jpg"), "-w", "%{http_code} %{content_type}",
+            url + "api/thumb?path=/DCIM/%E6%98%A5%E8%8A%82/family%20dinner.jpg")
+        #expect(thumb.stdout == "200 image/jpeg", "\(thumb.stdout) \(thumb.stderr)")
+        #expect(FileManager.default.contents(atPath: dir.file("thumb.jpg")) == Data(SampleJPEG.thumbnail))
+    }
 }

@@ -122,6 +122,15 @@ enum ManPage {
         a FlashAir card's HTTP API; \\fBflashair:///\\fR\\fIPATH\\fR means the host \\fBflashair\\fR,
         the card's own name in access\\-point mode. A card gets one connection at a time.
         .TP
+        \\fBezshare://\\fR\\fIHOST\\fR[:\\fIPORT\\fR]/\\fIPATH\\fR
+        an ez Share Wi\\-Fi SD card, read\\-only; \\fBezshare:///\\fR\\fIPATH\\fR means the host
+        \\fBezshare.card\\fR (192.168.4.1 on the card's own network). Paths are the long names the
+        card shows; one connection at a time; sizes are known only once a download starts.
+        .TP
+        \\fBcamera:///\\fR\\fIPATH\\fR[?port=\\fIPORT\\fR][&model=\\fIMODEL\\fR]
+        a camera through libgphoto2: the first one found, or the one at \\fIPORT\\fR
+        (\\fBusb:001,004\\fR); \\fBport=disk:\\fR\\fIFOLDER\\fR is libgphoto2's Directory Browse driver.
+        .TP
         \\fBftp://\\fR[\\fIUSER\\fR[:\\fIPASS\\fR]@]\\fIHOST\\fR[:\\fIPORT\\fR]/\\fIPATH\\fR
         FTP; \\fBftps://\\fR is FTP over implicit TLS, \\fBftpes://\\fR explicit TLS (AUTH TLS).
         .TP
@@ -216,6 +225,7 @@ enum ManPage {
         ferry get \\-r ftp://host/pub/photos \\-o photos
         ferry cat https://example.org/notes.txt | less
         ferry sync flashair://192.168.0.1/DCIM ~/Photos \\-\\-watch \\-\\-layout date
+        ferry sync ezshare:///DCIM ~/Photos \\-\\-layout date
         ferry serve ~/Pictures
         .fi
         .PP

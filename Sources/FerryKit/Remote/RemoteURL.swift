@@ -1,6 +1,6 @@
 import Foundation
 
-/// A parsed location Ferry can talk to: `flashair://`, `ftp://`, `ftps://`,
+/// A parsed location Ferry can talk to: `flashair://`, `ezshare://`, `ftp://`, `ftps://`,
 /// `ftpes://`, `sftp://`, `http://`, `https://`, `file://` or a plain local path.
 ///
 /// The path is stored decoded (`/My Photos/a#1.jpg`); `redacted` never shows a password.
@@ -23,6 +23,10 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         case https
         /// A local folder.
         case file
+        /// An ez Share Wi-Fi SD card, over HTTP (`ezshare://HOST/`), read-only.
+        case ezshare
+        /// A camera through libgphoto2 (`camera:///PATH`, `?port=usb:001,004`, `?model=...`).
+        case camera
     }
 
     /// The protocol.
@@ -85,6 +89,16 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             try self.init(parsing: "flashair://" + RemoteURL.defaultCardHost + rest)
             return
         }
+        // `camera:///PATH`: the camera libgphoto2 finds (or the one `?port=` names).
+        if let rest = RemoteURL.defaultCardPath(text, scheme: "camera") {
+            try self.init(parsing: "camera://" + RemoteURL.defaultCameraHost + rest)
+            return
+        }
+        // `ezshare:PATH` and `ezshare:///PATH`: the card on its own access point.
+        if let rest = RemoteURL.defaultCardPath(text, scheme: "ezshare") {
+            try self.init(parsing: "ezshare://" + RemoteURL.defaultEzShareHost + rest)
+            return
+        }
         guard let schemeEnd = RemoteURL.schemeSeparator(in: text) else {
             // A local path.
             guard !text.isEmpty else { throw invalid("empty") }
@@ -102,12 +116,12 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             throw FerryError(
                 .unsupportedScheme, target: RemoteURL.redact(text),
                 detail:
-                    "\(schemeText):// is not supported; use flashair, ftp, ftps, ftpes, sftp, http, https or a local path"
+                    "\(schemeText):// is not supported; use flashair, ezshare, camera, ftp, ftps, ftpes, sftp, http, https or a local path"
             )
         }
         var rest = Substring(text[schemeEnd.upperBound...])
         var query: String?
-        if scheme == .http || scheme == .https {
+        if scheme == .http || scheme == .https || scheme == .camera {
             if let hash = rest.utf8.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
             if let q = rest.utf8.firstIndex(of: UInt8(ascii: "?")) {
                 query = String(rest[rest.utf8.index(after: q)...])
@@ -303,12 +317,12 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The well-known port of the scheme.
     public var defaultPort: Int {
         switch scheme {
-        case .http, .flashair: 80
+        case .http, .flashair, .ezshare: 80
         case .https: 443
         case .ftp, .ftpes: 21
         case .ftps: 990
         case .sftp: 22
-        case .file: 0
+        case .file, .camera: 0
         }
     }
 
@@ -331,9 +345,16 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The host name a FlashAir card answers to on its own access point.
     public static let defaultCardHost = "flashair"
 
-    /// The path of `flashair:PATH` or `flashair:///PATH` (nil for any other text).
-    static func defaultCardPath(_ text: String) -> String? {
-        let prefix = "flashair:"
+    /// The host a `camera:///` URL gets: cameras are named by `?port=` and `?model=`.
+    public static let defaultCameraHost = "camera"
+
+    /// The host name an ez Share card answers to on its own access point (192.168.4.1).
+    public static let defaultEzShareHost = "ezshare.card"
+
+    /// The path of `flashair:PATH` or `flashair:///PATH` (nil for any other text),
+    /// or of the same forms of another card's scheme.
+    static func defaultCardPath(_ text: String, scheme: String = "flashair") -> String? {
+        let prefix = scheme + ":"
         guard text.utf8.count >= prefix.utf8.count, text.lowercased().hasPrefix(prefix) else { return nil }
         let rest = text.dropFirst(prefix.count)
         if rest.hasPrefix("///") { return String(rest.dropFirst(2)) }

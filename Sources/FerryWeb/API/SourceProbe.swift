@@ -4,7 +4,8 @@ import Synchronization
 
 /// What the connect page does with a bare host or IP (`192.168.0.1`,
 /// `flashair`, `nas:2121`): it asks, in turn, whether a FlashAir card answers
-/// there (`command.cgi?op=108`, the firmware version), then an FTP server
+/// there (`command.cgi?op=108`, the firmware version), then, when a web server
+/// answered that, an ez Share card (`client?command=version`), then an FTP server
 /// (anonymous), then a web server with a folder page at `/`, and opens the
 /// first. A server that answers but cannot be opened that way (an FTP server
 /// that wants a login, a web server without a folder page) is named with what
@@ -52,15 +53,31 @@ enum SourceProbe {
         let host = text.hasSuffix("/") ? String(text.dropLast()) : text
         var tried: [(what: String, why: String)] = []
         // 1. A FlashAir card: its command.cgi tells its firmware version.
+        var webServerAnswered = false
         do {
             let answer = try await withTimeout(timeout) { try await firmwareVersion(host, options: options) }
             if isFirmwareVersion(answer) {
                 return WebSource(
                     fs: try Ferry.fileSystem(for: RemoteURL(parsing: "flashair://\(host)/"), options: options))
             }
+            webServerAnswered = true
             tried.append(("no FlashAir card", "command.cgi?op=108 answered no firmware version"))
         } catch {
+            webServerAnswered = FerryError.wrap(error).serverCode != nil
             tried.append(("no FlashAir card", reason(error)))
+        }
+        // 1b. An ez Share card, asked only where a web server answered: /client names its firmware.
+        if webServerAnswered {
+            do {
+                let answer = try await withTimeout(timeout) { try await ezShareVersion(host, options: options) }
+                if isEzShareVersion(answer) {
+                    return WebSource(
+                        fs: try Ferry.fileSystem(for: RemoteURL(parsing: "ezshare://\(host)/"), options: options))
+                }
+                tried.append(("no ez Share card", "client?command=version answered no version"))
+            } catch {
+                tried.append(("no ez Share card", reason(error)))
+            }
         }
         // 2. and 3. An FTP server (anonymous) and a web server's folder page, asked at once (a card
         // would want one question at a time, but this is no card): FTP wins when both answer.
@@ -103,6 +120,19 @@ enum SourceProbe {
             detail: "nothing answered at \(host) as a FlashAir card, an FTP server or a web server; " + sentence
                 + " Check the address and that this computer is on the same network (for a card: its Wi-Fi),"
                 + " or type a full URL such as flashair://, ftp://, sftp:// or http://")
+    }
+
+    /// An ez Share card's answer to `client?command=version`, over plain HTTP.
+    static func ezShareVersion(_ host: String, options: ConnectionOptions) async throws -> String {
+        let url = try RemoteURL(parsing: "http://\(host)/client?command=version")
+        let fs = try Ferry.fileSystem(for: url, options: ConnectionOptions(verifyTLS: options.verifyTLS))
+        return String(decoding: try await fs.data(at: "/client", limit: 4096), as: UTF8.self)
+    }
+
+    /// Whether a `client?command=version` answer is an ez Share card's: its XML
+    /// `<response><device><version>...`.
+    static func isEzShareVersion(_ text: String) -> Bool {
+        text.contains("<response>") && text.contains("<version>") && text.contains("</version>")
     }
 
     /// A card's answer to `command.cgi?op=108`, over plain HTTP.

@@ -49,7 +49,7 @@ struct WebSource: Sendable {
         var root = fs.url.path
         while root.hasSuffix("/") { root.removeLast() }
         self.root = root
-        share = ConnectionShare(isSingleConnection: fs.url.scheme == .flashair)
+        share = ConnectionShare(isSingleConnection: fs.capabilities.contains(.oneConnection))
         if fs.url.scheme == .file {
             realRoot = WebSource.realPath(root.isEmpty ? "/" : root) ?? root
         } else {
@@ -80,7 +80,7 @@ struct WebSource: Sendable {
         switch url.scheme {
         case .file, .ftp, .ftps, .ftpes, .sftp: Capabilities(upload: true, delete: true, mkdir: true, rename: true)
         case .flashair: Capabilities(upload: true, delete: true, mkdir: true, rename: false)
-        case .http, .https: Capabilities(upload: false, delete: false, mkdir: false, rename: false)
+        case .http, .https, .ezshare, .camera: Capabilities(upload: false, delete: false, mkdir: false, rename: false)
         }
     }
 

@@ -11,9 +11,11 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     /// The source the driver asks for attempts: one per file. `wireScheme` is the
     /// scheme on the wire (`http` for a `flashair://` URL); `settings` what every
     /// request carries (credentials, headers, certificates), from the URL alone
-    /// when nil.
+    /// when nil; `display` the name people and the journal see, when it is not
+    /// the URL (an ez Share file's path instead of its `download?file=` link).
     static func source(
         url: RemoteURL, engine: CurlEngine, wireScheme: String? = nil, settings: HTTPRequestSettings? = nil,
+        display: String? = nil,
         gaveUp: @escaping @Sendable (FerryError, Int) -> FerryError = DownloadSource.gaveUpAfter
     ) -> DownloadSource {
         // What every attempt of the file sends, rendered once per file. Without a
@@ -22,7 +24,7 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         let sameText =
             url.user == nil && url.scheme != .file && (wireScheme ?? url.scheme.rawValue) == url.scheme.rawValue
         let request = Request(
-            wireURL: wireURL, hostKey: url.hostKey, display: sameText ? wireURL : url.redacted,
+            wireURL: wireURL, hostKey: url.hostKey, display: display ?? (sameText ? wireURL : url.redacted),
             settings: settings ?? HTTPRequestSettings(url: url, options: .init()))
         return DownloadSource(
             displayName: request.display, engine: engine,

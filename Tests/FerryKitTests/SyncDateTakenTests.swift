@@ -30,13 +30,7 @@ struct SyncDateTakenTests {
             [.modificationDate: SyncEngineTests.localDate(copied)], ofItemAtPath: root.file("DCIM/100CANON/" + name))
     }
 
-    func files() -> [String] {
-        (fm.subpaths(atPath: out.path) ?? []).filter { p in
-            var isDir: ObjCBool = false
-            fm.fileExists(atPath: out.file(p), isDirectory: &isDir)
-            return !isDir.boolValue && !p.hasPrefix(".ferry-sync")
-        }.sorted()
-    }
+    func files() -> [String] { filesBelow(out) }
 
     func engine() throws -> SyncEngine {
         var o = SyncOptions()
@@ -185,13 +179,7 @@ struct PhotoGroupTests {
             [.modificationDate: SyncEngineTests.localDate(date)], ofItemAtPath: root.file("DCIM/100CANON/" + name))
     }
 
-    func files() -> [String] {
-        (fm.subpaths(atPath: out.path) ?? []).filter { p in
-            var isDir: ObjCBool = false
-            fm.fileExists(atPath: out.file(p), isDirectory: &isDir)
-            return !isDir.boolValue && !p.hasPrefix(".ferry-sync")
-        }.sorted()
-    }
+    func files() -> [String] { filesBelow(out) }
 
     func engine(_ configure: (inout SyncOptions) -> Void = { _ in }) throws -> SyncEngine {
         var o = SyncOptions()
@@ -304,13 +292,7 @@ struct NameTemplateTests {
         try Data(bytes).write(to: URL(fileURLWithPath: root.file("DCIM/100CANON/" + name)))
     }
 
-    func files() -> [String] {
-        (fm.subpaths(atPath: out.path) ?? []).filter { p in
-            var isDir: ObjCBool = false
-            fm.fileExists(atPath: out.file(p), isDirectory: &isDir)
-            return !isDir.boolValue && !p.hasPrefix(".ferry-sync")
-        }.sorted()
-    }
+    func files() -> [String] { filesBelow(out) }
 
     func engine(folder: String, name: String?) throws -> SyncEngine {
         var o = SyncOptions()

@@ -171,14 +171,7 @@ struct SyncSafetyTests {
         #expect(files() == names)
     }
 
-    /// Every file under `out` except the history and lock, relative and sorted.
-    func files() -> [String] {
-        (fm.subpaths(atPath: out.path) ?? []).filter { p in
-            var isDir: ObjCBool = false
-            fm.fileExists(atPath: out.file(p), isDirectory: &isDir)
-            return !isDir.boolValue && !p.hasPrefix(".ferry-sync")
-        }.sorted()
-    }
+    func files() -> [String] { filesBelow(out) }
 
     /// The page's badges and counts ask the history by sync's rule: a file
     /// rewritten with the same size is new; what a listing does not say (python's

@@ -274,6 +274,16 @@ public final class SyncEngine: Sendable {
         let build = { (tx: SyncHistory.Transaction?) throws(FerryError) -> Plan in
             var plan = Plan()
             var groupNumber: [String: Int] = [:]
+            /// A file already here under `name`: recorded, not fetched; never a
+            /// reason to delete from the source.
+            func recordFound(_ e: RemoteEntry, at name: String) throws(FerryError) {
+                plan.recorded.append(self.item(e, destination: name, action: .recordExisting))
+                guard !self.options.dryRun else { return }
+                try tx?.insert(
+                    SyncHistory.Record(
+                        source: identity.key, path: e.path, size: e.size, modified: e.modified,
+                        localPath: self.relative(name), origin: .foundLocally))
+            }
             for e in wanted {
                 let known =
                     try tx?.known(source: identity.key, path: e.path, size: e.size, modified: e.modified) ?? .new
@@ -322,14 +332,7 @@ public final class SyncEngine: Sendable {
                     let name = PhotoGroups.numbered(base, n)
                     plan.claimed.insert(name)
                     if LocalFile.exists(name) && self.isSameFile(e, at: name) {
-                        let item = self.item(e, destination: name, action: .recordExisting)
-                        plan.recorded.append(item)
-                        if !self.options.dryRun {
-                            try tx?.insert(
-                                SyncHistory.Record(
-                                    source: identity.key, path: e.path, size: e.size, modified: e.modified,
-                                    localPath: self.relative(name), origin: .foundLocally))
-                        }
+                        try recordFound(e, at: name)
                     } else {
                         plan.downloads.append(
                             PlannedDownload(
@@ -347,15 +350,7 @@ public final class SyncEngine: Sendable {
                         identity: SyncEngine.partIdentity(identity, e.path), holds: { self.isSameFile(e, at: $0) })
                     if found || base != nil { plan.claimed.insert(name) }
                     if found {
-                        // Recorded, not fetched; never a reason to delete from the source.
-                        let item = self.item(e, destination: name, action: .recordExisting)
-                        plan.recorded.append(item)
-                        if !self.options.dryRun {
-                            try tx?.insert(
-                                SyncHistory.Record(
-                                    source: identity.key, path: e.path, size: e.size, modified: e.modified,
-                                    localPath: self.relative(name), origin: .foundLocally))
-                        }
+                        try recordFound(e, at: name)
                         continue
                     }
                     if base != nil {

@@ -36,6 +36,8 @@ public enum ISOBMFF {
     ///
     /// - Parameters:
     ///   - bytes: File bytes starting at file offset `base`.
+    ///   - base: The file offset of `bytes`' first byte.
+    ///   - offset: The file offset where the box starts.
     ///   - limit: The parent's end (the file's size at the top level): the box may not reach past it.
     /// - Returns: The box, or nil when its header is not in `bytes`, is invalid, or reaches past `limit`.
     public static func box(in bytes: [UInt8], base: Int = 0, at offset: Int, limit: Int) -> Box? {

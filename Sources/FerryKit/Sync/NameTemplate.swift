@@ -68,6 +68,7 @@ public struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The template as written.
     public var description: String { text }
 
     /// Parses a template.

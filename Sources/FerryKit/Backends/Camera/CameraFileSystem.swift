@@ -10,7 +10,7 @@ import Foundation
 /// `camera:///PATH?port=disk:/srv/folder` (libgphoto2's "Directory Browse"
 /// driver: a folder presented as a camera, for tests and demos).
 ///
-/// Every call runs on the camera's own thread (``CameraWorker``), one at a
+/// Every call runs on the camera's own thread (`CameraWorker`), one at a
 /// time. Lists folders and files with their sizes and times as the camera
 /// gives them; downloads stream into `NAME.part` beside the destination, are
 /// checked against the camera's size, flushed and renamed. Writing is not

@@ -207,7 +207,9 @@ public enum EzShareListing {
 
     /// A folder page as the card writes it, in GB18030 (GB2312 for its characters).
     ///
-    /// - Parameter folder: The card's name of the folder (`A:`, `A:\DCIM`).
+    /// - Parameters:
+    ///   - folder: The card's name of the folder (`A:`, `A:\DCIM`).
+    ///   - lines: The entries, in the order the card lists them.
     public static func render(folder: String, lines: [Line]) -> [UInt8] {
         var out: [UInt8] = []
         func add(_ text: String) { out.append(contentsOf: GB18030.encode(text) ?? Array(text.utf8)) }

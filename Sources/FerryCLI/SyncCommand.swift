@@ -23,6 +23,8 @@ enum SyncCommand: Command {
         static let rename = ValueOption(
             "rename", help: "name files by a TEMPLATE (tokens above)", valueName: "TEMPLATE")
         static let tag = ValueOption("tag", help: "a job code for templates' {tag} (wedding)", valueName: "TEXT")
+        static let backup = ValueOption(
+            "backup", help: "write a second, verified copy of every import to DIR2", valueName: "DIR2")
         static let deleteAfter = Flag(
             "delete-after", help: "delete each file from the source once its copy is verified")
         static let dryRun = Flag("dry-run", short: "n", help: "say what would happen; change nothing")
@@ -41,7 +43,8 @@ enum SyncCommand: Command {
             + "[--layout tree|date|TEMPLATE] [--rename TEMPLATE] [--tag TEXT] [--delete-after] [--dry-run] [-j N] "
             + "[--json] [--quiet]",
         options: [
-            Keys.watch, Keys.interval, Keys.only, Keys.since, Keys.layout, Keys.rename, Keys.tag, Keys.deleteAfter,
+            Keys.watch, Keys.interval, Keys.only, Keys.since, Keys.layout, Keys.rename, Keys.tag, Keys.backup,
+            Keys.deleteAfter,
             Keys.dryRun, Keys.jobs, Keys.retries, Keys.all, Keys.json,
         ] + connectionOptions,
         minPositionals: 2, maxPositionals: 2,
@@ -109,6 +112,15 @@ enum SyncCommand: Command {
         }
         if let rename = args.value(Keys.rename) { options.nameTemplate = try template(rename, "--rename") }
         options.tag = args.value(Keys.tag)
+        if let backup = args.value(Keys.backup) {
+            let absolute = { (d: String) in
+                LocalPath.standardized(d.hasPrefix("/") ? d : FileManager.default.currentDirectoryPath + "/" + d)
+            }
+            guard absolute(backup) != absolute(directory) else {
+                throw UsageError(message: "--backup needs another folder than DIR")
+            }
+            options.backupDirectory = backup
+        }
         if let interval = args.value(Keys.interval) {
             guard let s = Double(interval), s >= 0.05, s <= 86_400 else {
                 throw UsageError(message: "--interval wants seconds from 0.05 to 86400, not \"\(interval)\"")

@@ -308,3 +308,66 @@ struct SyncSafetyTests {
         #expect(try history().records().first?.sha256 == Digest.hex(Digest.hash(Array(big))))
     }
 }
+
+/// A second copy while importing (issue 26 item 8): both from the one download,
+/// each verified, the backup folder's own history; delete-after only when both
+/// copies are proven; a missing backup disk is reported and keeps the photos.
+@Suite(.serialized)
+struct SyncBackupTests {
+    let root: TempDir
+    let out: TempDir
+    let backup: TempDir
+    let fm = FileManager.default
+
+    init() throws {
+        root = try TempDir(prefix: "backup-src")
+        out = try TempDir(prefix: "backup-out")
+        backup = try TempDir(prefix: "backup-two")
+        try fm.createDirectory(atPath: root.file("DCIM/100CANON"), withIntermediateDirectories: true)
+        for i in 1...3 {
+            try TestData.file(root.file("DCIM/100CANON/IMG_000\(i).CR2"), size: 200_000 * i, seed: UInt64(i))
+        }
+    }
+
+    func engine(backup folder: String, deleteAfter: Bool = false) throws -> SyncEngine {
+        var o = SyncOptions()
+        o.backupDirectory = folder
+        o.deleteAfter = deleteAfter
+        return SyncEngine(
+            fileSystem: LocalFileSystem(url: try RemoteURL(parsing: root.file("DCIM"))), directory: out.path,
+            options: o)
+    }
+
+    @Test func bothCopiesFromOneDownloadThenDeleteAfterBothAreProven() async throws {
+        let s = try await engine(backup: backup.path).runPass()
+        #expect(s.imported == 3 && s.backedUp == 3 && s.succeeded, "\(s)")
+        #expect(filesBelow(out) == filesBelow(backup))
+        for f in filesBelow(out) {
+            #expect(fm.contentsEqual(atPath: out.file(f), andPath: backup.file(f)))
+        }
+        let records = try #require(try SyncHistory.open(directory: backup.path, create: false)).records()
+        #expect(records.count == 3 && records.allSatisfy { $0.sha256 != nil })
+        // Someone edits one backup copy: its photo stays on the source.
+        var bytes = try #require(fm.contents(atPath: backup.file("100CANON/IMG_0002.CR2")))
+        bytes[10] ^= 1
+        try bytes.write(to: URL(fileURLWithPath: backup.file("100CANON/IMG_0002.CR2")))
+        let d = try await engine(backup: backup.path, deleteAfter: true).runPass()
+        #expect(d.backedUp == 0 && d.deleted.count == 2, "\(d)")
+        #expect(d.kept.map(\.remotePath) == [root.file("DCIM/100CANON/IMG_0002.CR2")])
+        #expect(d.kept.first?.reason.contains("backup copy") == true, "\(d.kept)")
+    }
+
+    @Test func aMissingBackupDiskIsReportedAndCaughtUpLater() async throws {
+        let gone = backup.file("not-mounted/photos")
+        let s = try await engine(backup: gone, deleteAfter: true).runPass()
+        #expect(s.imported == 3 && s.backedUp == 0 && s.failures.count == 3, "\(s)")
+        #expect(s.failures.first?.error.description.contains("disk connected") == true)
+        #expect(s.deleted.isEmpty, "no photo deleted without its second copy")
+        #expect(!fm.fileExists(atPath: gone))
+        // The disk is back: the next run copies what it missed, from the first copies.
+        try fm.createDirectory(atPath: backup.file("not-mounted"), withIntermediateDirectories: true)
+        let later = try await engine(backup: gone).runPass()
+        #expect(later.imported == 0 && later.backedUp == 3 && later.succeeded, "\(later)")
+        #expect(filesBelow(out).count == 3)
+    }
+}

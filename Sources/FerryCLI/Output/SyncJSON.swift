@@ -63,6 +63,7 @@ struct JSONSummary: Encodable {
     var changed: Int
     var bytes: Int64
     var importedBytes: Int64
+    var backedUp: Int
     var seconds: Double
     var bytesPerSecond: Double
     var skipped: Int
@@ -87,6 +88,7 @@ struct JSONSummary: Encodable {
         changed = s.changed
         bytes = s.bytes
         importedBytes = s.importedBytes
+        backedUp = s.backedUp
         seconds = s.duration / .seconds(1)
         bytesPerSecond = s.bytesPerSecond.rounded()
         skipped = s.skipped
@@ -136,6 +138,7 @@ enum SyncText {
         lines.append(line)
         for f in s.failures { lines.append("  failed: \(f.error)") }
         if s.notAttempted > 0 { lines.append("  not started: \(plural(s.notAttempted, "file")) (the source stopped)") }
+        if s.backedUp > 0 { lines.append("  backed up: \(plural(s.backedUp, "file")), each verified by its SHA-256") }
         if !s.deleted.isEmpty { lines.append("  deleted from the source: \(plural(s.deleted.count, "file"))") }
         if !s.kept.isEmpty { lines.append("  kept on the source: \(plural(s.kept.count, "file"))") }
         return lines.joined(separator: "\n") + "\n"

@@ -447,6 +447,8 @@ extension SyncEngine {
                 return
             }
         }
+        // Both copies must be proven when there is a backup folder.
+        let backupHistory: SyncHistory? = backupRoot.flatMap { try? SyncHistory.open(directory: $0, create: false) }
         // Look at each folder once more: a file rewritten since the listing (or
         // made read-only) stays.
         var byFolder: [String: [SyncItem]] = [:]
@@ -487,6 +489,16 @@ extension SyncEngine {
                 if let reason = SyncEngine.reasonToKeep(record, directory: directory) {
                     unproven[item.remotePath] = reason
                     continue
+                }
+                if let root = backupRoot {
+                    let copy = try? backupHistory?.transaction(write: false) { (tx) throws(FerryError) in
+                        try tx.record(
+                            source: identity.key, path: item.remotePath, size: item.size, modified: item.modified)
+                    }
+                    if let reason = SyncEngine.reasonToKeep(copy ?? nil, directory: root) {
+                        unproven[item.remotePath] = "the backup copy in \(root): " + reason
+                        continue
+                    }
                 }
                 proven.append((item, record))
             }

@@ -115,6 +115,9 @@ public final class SyncEngine: Sendable {
         /// Files that match the history only through a clock shift: kept on the
         /// source by delete-after, with the reason.
         var shiftedOnly: [SyncItem] = []
+        /// Files imported earlier, for the backup folder to catch up on
+        /// (``SyncOptions/backupDirectory``).
+        var importedEarlier: [SyncItem] = []
         var alreadyImported = 0
         var deferred = 0
         /// Every local name the plan uses, so a staged file never takes one.
@@ -210,6 +213,11 @@ public final class SyncEngine: Sendable {
 
         let imported = await download(
             plan, identity: identity, history: history, summary: &summary, events: events)
+        if backupRoot != nil && !summary.interrupted && !Task.isCancelled {
+            await backUp(
+                plan.recorded + imported + plan.importedEarlier, identity: identity, history: history,
+                summary: &summary, events: events)
+        }
         if options.deleteAfter && !summary.interrupted && !Task.isCancelled {
             for item in plan.shiftedOnly {
                 let reason = "it matches the import history only with its time shifted (a clock or time-zone change)"
@@ -294,6 +302,10 @@ public final class SyncEngine: Sendable {
                 switch known {
                 case .imported(let local):
                     plan.alreadyImported += 1
+                    if self.options.backupDirectory != nil {
+                        let copy = self.directory + "/" + local
+                        plan.importedEarlier.append(self.item(e, destination: copy, action: .recordExisting))
+                    }
                     if self.options.deleteAfter {
                         // Checked against the history's record of the copy (`deleteAfter`).
                         let copy = self.directory + "/" + local

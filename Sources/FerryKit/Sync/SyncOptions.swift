@@ -25,6 +25,12 @@ public struct SyncOptions: Sendable, Hashable {
     public var nameTemplate: NameTemplate?
     /// The job code for `{tag}` (`--tag wedding`).
     public var tag: String?
+    /// A second destination (`--backup DIR2`): every imported file is copied there
+    /// too, from the one download, verified by its SHA-256 and recorded in that
+    /// folder's own history; delete-after then deletes only files whose both
+    /// copies are verified. A backup folder that is missing (its disk not
+    /// connected) or full is reported, and its files stay on the source.
+    public var backupDirectory: String?
     /// Only files with these extensions (lowercase, without the dot); empty means all.
     public var extensions: Set<String> = []
     /// Only files modified at or after this instant; files without a date are left out.

@@ -85,6 +85,8 @@ public struct SyncPassSummary: Sendable {
     public var bytes: Int64 = 0
     /// Bytes of the imported files (resumed bytes included).
     public var importedBytes: Int64 = 0
+    /// Files given their second copy in ``SyncOptions/backupDirectory`` this pass.
+    public var backedUp = 0
     /// Wall-clock time of the download phase.
     public var duration: Duration = .zero
     /// Files that failed, with reasons.

@@ -32,6 +32,39 @@ struct SFTPCommandTests {
         try (old + line + "\n").write(toFile: file, atomically: true, encoding: .utf8)
     }
 
+    /// `sftp://nas/` where `nas` is a Host in `~/.ssh/config` connects as `ssh nas`
+    /// would: its HostName, Port, User and IdentityFile (a key not named id_*),
+    /// with IdentitiesOnly (issue 32 item 3).
+    @Test func aHostAliasInSSHConfigGivesHostPortUserAndKey() async throws {
+        let server = try await OpenSSHTestServer()
+        defer { server.stop() }
+        try trust(server.knownHostsLine())
+        try FileManager.default.createDirectory(atPath: home.file("keys"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: server.keys.clientKey, toPath: home.file("keys/nas_key"))
+        chmod(home.file("keys/nas_key"), 0o600)
+        try """
+        Host other
+            HostName 192.0.2.1
+
+        Host nas
+            HostName 127.0.0.1
+            Port \(server.port)
+            User \(server.user)
+            IdentityFile ~/keys/nas_key
+            IdentitiesOnly yes
+        """.write(toFile: home.file(".ssh/config"), atomically: true, encoding: .utf8)
+        try Data("via the alias".utf8).write(to: URL(fileURLWithPath: server.local("alias.txt")))
+        let ls = try run(["ls", "sftp://nas\(server.root)/"])
+        #expect(ls.status == 0, "\(ls.stderr)")
+        #expect(ls.stdout.contains("alias.txt"), "\(ls.stdout)")
+        let get = try run(["get", "sftp://nas\(server.root)/alias.txt"])
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(FileManager.default.contents(atPath: work.file("alias.txt")) == Data("via the alias".utf8))
+        // The URL's own port and user still win over the file's.
+        let wrongPort = try run(["ls", "sftp://nas:1\(server.root)/", "--connect-timeout", "2"])
+        #expect(wrongPort.status != 0)
+    }
+
     @Test func killNineThenTheSameCommandResumesByteIdentical() async throws {
         let server = try await AsyncSSHTestServer(faults: .init(readDelayMilliseconds: 10))
         try trust(server.knownHostsLine())

@@ -27,8 +27,17 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     init(url: RemoteURL, options: ConnectionOptions, engine: CurlEngine) {
         self.url = url
+        // A Host alias in ~/.ssh/config (or the system's) decides the real host,
+        // port, user and keys, as for `ssh nas`.
+        let home = EnvironmentLookup(nil)["HOME"] ?? NSHomeDirectory()
+        let config = SSHClientConfig.settings(
+            host: url.host, files: [home + "/.ssh/config", SSHClientConfig.systemFile], home: home,
+            localUser: EnvironmentLookup(nil)["USER"] ?? NSUserName())
+        var server = url.server
+        if let name = config.hostName, !name.isEmpty { server.host = name }
+        if url.port == nil, let port = config.port { server.port = port }
         endpoint = SFTPEndpoint(
-            url: url.server, login: SSHLogin.resolve(url: url, options: options),
+            url: server, login: SSHLogin.resolve(url: url, options: options, config: config),
             hostKeys: options.verifyTLS ? options.hostKeys : .insecure, engine: engine)
     }
 

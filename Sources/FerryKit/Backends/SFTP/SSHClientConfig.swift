@@ -1,9 +1,12 @@
 import Foundation
 
 /// What OpenSSH's client configuration (`ssh_config(5)`) says about one host,
-/// as far as Ferry follows it: `HashKnownHosts`, so that a host key Ferry
-/// records looks like one `ssh` would have recorded (Debian's
-/// `/etc/ssh/ssh_config` has `HashKnownHosts yes` under `Host *`).
+/// as far as Ferry follows it: `HostName`, `User`, `Port`, `IdentityFile` and
+/// `IdentitiesOnly`, so that `sftp://nas/` connects as `ssh nas` would, and
+/// `HashKnownHosts`, so that a host key Ferry records looks like one `ssh`
+/// would have recorded (Debian's `/etc/ssh/ssh_config` has `HashKnownHosts yes`
+/// under `Host *`). `ProxyJump`, `UserKnownHostsFile` and `Ciphers` are not
+/// followed (libssh2 has no jump hosts).
 ///
 /// Read as `ssh` reads it: files in order (the user's, then the system's),
 /// `Keyword value` or `Keyword=value`, keywords in any case, `Host` blocks
@@ -26,9 +29,58 @@ struct SSHClientConfig {
         return false
     }
 
+    /// What the configuration says about connecting to one host alias: the
+    /// first value of each keyword, as `ssh` takes it (`IdentityFile` adds up).
+    struct HostSettings: Sendable, Hashable {
+        var hostName: String?
+        var user: String?
+        var port: Int?
+        var identityFiles: [String] = []
+        var identitiesOnly: Bool?
+    }
+
+    /// The settings for `host` from `files` in order (the user's, then the
+    /// system's), with `%h` (the alias), `%d` (home), `%u` (the local user), `%%`
+    /// and a leading `~` expanded in `HostName` and `IdentityFile`.
+    static func settings(host: String, files: [String], home: String, localUser: String) -> HostSettings {
+        var reader = Reader(host: host)
+        for file in files {
+            reader.read(file, base: file == systemFile ? "/etc/ssh" : LocalPath.parent(file))
+        }
+        func expand(_ s: String) -> String {
+            var out = ""
+            var i = s.startIndex
+            while i < s.endIndex {
+                let c = s[i]
+                let next = s.index(after: i)
+                if c == "%", next < s.endIndex {
+                    switch s[next] {
+                    case "h": out += host
+                    case "d": out += home
+                    case "u": out += localUser
+                    case "%": out += "%"
+                    default: out += String(s[i...next])
+                    }
+                    i = s.index(after: next)
+                    continue
+                }
+                out.append(c)
+                i = next
+            }
+            if out == "~" { return home }
+            if out.hasPrefix("~/") { return home + out.dropFirst() }
+            return out
+        }
+        var s = reader.settings
+        s.hostName = s.hostName.map(expand)
+        s.identityFiles = s.identityFiles.map(expand)
+        return s
+    }
+
     private struct Reader {
         let host: String
         var hashKnownHosts: Bool?
+        var settings = HostSettings()
         var depth = 0
 
         init(host: String) { self.host = host }
@@ -39,7 +91,6 @@ struct SSHClientConfig {
             defer { depth -= 1 }
             var applies = true
             for raw in text.split(whereSeparator: \.isNewline) {
-                guard hashKnownHosts == nil else { return }
                 let (keyword, args) = Self.split(raw)
                 switch keyword {
                 case "":
@@ -53,12 +104,22 @@ struct SSHClientConfig {
                         let full = pattern.hasPrefix("/") || pattern.hasPrefix("~") ? pattern : base + "/" + pattern
                         for path in Self.glob(LocalPath.expandingTilde(full)) { read(path, base: base) }
                     }
-                case "hashknownhosts" where applies:
+                case "hashknownhosts" where applies && hashKnownHosts == nil:
                     switch args.first?.lowercased() {
                     case "yes", "true": hashKnownHosts = true
                     case "no", "false": hashKnownHosts = false
                     default: break
                     }
+                case "hostname" where applies && settings.hostName == nil:
+                    settings.hostName = args.first
+                case "user" where applies && settings.user == nil:
+                    settings.user = args.first
+                case "port" where applies && settings.port == nil:
+                    settings.port = args.first.flatMap { Int($0) }.flatMap { (1...65535).contains($0) ? $0 : nil }
+                case "identityfile" where applies:
+                    if let file = args.first, file.lowercased() != "none" { settings.identityFiles.append(file) }
+                case "identitiesonly" where applies && settings.identitiesOnly == nil:
+                    settings.identitiesOnly = ["yes", "true"].contains(args.first?.lowercased() ?? "")
                 default:
                     continue
                 }

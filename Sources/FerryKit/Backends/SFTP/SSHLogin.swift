@@ -43,7 +43,7 @@ struct SSHLogin: Sendable, Hashable {
 
     static func resolve(
         url: RemoteURL, options: ConnectionOptions,
-        environment given: [String: String]? = nil
+        environment given: [String: String]? = nil, config: SSHClientConfig.HostSettings = .init()
     ) -> SSHLogin {
         // Nil: this process's variables, each read by name (every `sftp://` URL
         // opened passes here; the whole environment as a dictionary cost more).
@@ -56,7 +56,7 @@ struct SSHLogin: Sendable, Hashable {
                 ? Credentials.resolve(for: url, environment: given) : Credentials.inURL(url))
         let user =
             credentials?.user ?? url.user ?? (options.resolveCredentials ? environment["FERRY_USER"] : nil)
-            ?? environment["USER"] ?? environment["LOGNAME"] ?? NSUserName()
+            ?? config.user ?? environment["USER"] ?? environment["LOGNAME"] ?? NSUserName()
         let home = environment["HOME"] ?? NSHomeDirectory()
         let keys: [String]
         var unreadable: String?
@@ -64,8 +64,14 @@ struct SSHLogin: Sendable, Hashable {
             keys = FileManager.default.isReadableFile(atPath: identity) ? [identity] : []
             if keys.isEmpty { unreadable = identity }
         } else {
-            keys = ["id_ed25519", "id_ecdsa", "id_rsa"].map { home + "/.ssh/" + $0 }
-                .filter { FileManager.default.isReadableFile(atPath: $0) }
+            // ssh_config's IdentityFile first, then the default keys unless IdentitiesOnly.
+            let defaults =
+                config.identitiesOnly == true && !config.identityFiles.isEmpty
+                ? [] : ["id_ed25519", "id_ecdsa", "id_rsa"].map { home + "/.ssh/" + $0 }
+            var seen = Set<String>()
+            keys = (config.identityFiles + defaults).filter {
+                seen.insert($0).inserted && FileManager.default.isReadableFile(atPath: $0)
+            }
         }
         return SSHLogin(
             user: user, keyFiles: keys, passphrase: environment["FERRY_KEY_PASSPHRASE"],

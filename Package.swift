@@ -81,6 +81,14 @@ let package = Package(
             pkgConfig: "libgphoto2",
             providers: [.apt(["libgphoto2-dev"])]
         ),
+        // libqrencode (libqrencode-dev): the QR code `ferry serve --host 0.0.0.0` prints, so a
+        // phone's camera opens the page with its token in one step. Encoding QR (Reed-Solomon,
+        // masks, versions) is a well-kept library's job, not ours; Debian's package.
+        .systemLibrary(
+            name: "CQREncode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
         // The HTTP server under `ferry card` (FlashAir emulator) and `ferry serve` (browser UI).
         .target(
             name: "FerryServer",
@@ -107,7 +115,7 @@ let package = Package(
         // The command line's logic, as a library so its argument parser is unit-tested.
         .target(
             name: "FerryCLI",
-            dependencies: ["FerryKit", "FerryCard", "FerryWeb"]
+            dependencies: ["FerryKit", "FerryCard", "FerryWeb", "CQREncode"]
         ),
         .executableTarget(
             name: "ferry",

@@ -44,7 +44,7 @@ in_root() { chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 "$@
 
 in_root apt-get update -qq
 in_root apt-get install -y -qq "/tmp/$(basename "$deb")" >/dev/null || fail "apt-get install"
-for lib in libcurl4 libmicrohttpd12 libsqlite3-0 libjpeg62-turbo libssl3 libheif1 libgphoto2-6; do
+for lib in libcurl4 libmicrohttpd12 libsqlite3-0 libjpeg62-turbo libssl3 libheif1 libgphoto2-6 libqrencode4; do
   in_root dpkg -s "$lib" >/dev/null 2>&1 || fail "apt-get did not install $lib"
 done
 in_root ferry --version

@@ -16,6 +16,8 @@ packages=(
   libjpeg62-turbo-dev    # thumbnails
   libssl-dev             # SHA-256 (libcrypto): checksums of imported files, SSH host key fingerprints
   libheif-dev            # HEIC/HEIF thumbnails, previews and Exif (ferry serve)
+  libqrencode-dev        # the QR code ferry serve prints for a phone
+  zbar-tools             # zbarimg: the tests read that QR code back
   libgphoto2-dev         # cameras (camera://); its Directory Browse driver in libgphoto2-6 for the tests
   libheif-examples       # heif-enc: the tests' HEIC samples
   libimage-exiftool-perl # exiftool: the tests' photos in all eight orientations, with capture dates

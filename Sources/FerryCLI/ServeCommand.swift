@@ -18,6 +18,8 @@ enum ServeCommand: Command {
             help:
                 "most bytes each disk cache keeps, e.g. 200M (default 512M of previews, 1G of copies; or FERRY_CACHE_SIZE)",
             valueName: "SIZE")
+        static let qr = Flag(
+            "qr", help: "print a QR code of the address (always on an address other than loopback)")
         static let token = ValueOption(
             "token", help: "require this access token (default: a random one when ADDR is not loopback)",
             valueName: "TEXT")
@@ -33,7 +35,7 @@ enum ServeCommand: Command {
         usage:
             "ferry serve [URL] [--host 127.0.0.1] [--port N] [--token TEXT] [--cache DIR] [--cache-size SIZE] [--import-to DIR] [--insecure]",
         options: [
-            Keys.host, Keys.port, Keys.cache, Keys.cacheSize, Keys.token, Keys.importTo, Keys.insecure,
+            Keys.host, Keys.port, Keys.cache, Keys.cacheSize, Keys.token, Keys.qr, Keys.importTo, Keys.insecure,
             ConnectionKeys.cacert,
         ]
             + sshOptions,
@@ -86,9 +88,19 @@ enum ServeCommand: Command {
                 .connectionFailed, operation: "serve", target: "\(configuration.host):\(configuration.port)",
                 detail: "\(error)")
         }
-        console.out("ferry serve: open \(server.openURL)\n")
-        if configuration.accessToken != nil && !args.has(CommonOptions.quiet) {
-            console.error("ferry serve: listening on \(configuration.host); the URL above carries the access token.")
+        // The first line is the address to open (scripts read it); more ways in follow.
+        let urls = server.openURLs
+        console.out("ferry serve: open \(urls[0])\n")
+        for other in urls.dropFirst() { console.out("ferry serve: or \(other)\n") }
+        if !args.has(CommonOptions.quiet) {
+            if configuration.accessToken != nil {
+                console.error(
+                    "ferry serve: listening on \(configuration.host); the URL above carries the access token.")
+            }
+            // A phone on the same Wi-Fi opens the page, token and all, from its camera.
+            if configuration.accessToken != nil || args.has(Keys.qr), let modules = TerminalQR.modules(urls[0]) {
+                console.error("ferry serve: scan with a phone to open \(urls[0]):\n" + TerminalQR.render(modules))
+            }
         }
         await stop.wait()
         server.stop()

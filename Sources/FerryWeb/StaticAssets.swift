@@ -61,6 +61,7 @@ struct StaticAssets: Sendable {
         case "svg": "image/svg+xml"
         case "png": "image/png"
         case "ico": "image/x-icon"
+        case "webmanifest": "application/manifest+json"
         default: "application/octet-stream"
         }
     }

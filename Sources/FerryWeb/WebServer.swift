@@ -61,11 +61,46 @@ public final class WebServer: Sendable {
     /// The URL a person opens: the server's address, with the access token
     /// when one is required. A wildcard bind (`0.0.0.0`, `::`) shows this
     /// machine's host name instead.
-    public var openURL: String {
-        var host = configuration.host
+    public var openURL: String { openURLs[0] }
+
+    /// The page's address for every way in: on a wildcard host (`0.0.0.0`, `::`)
+    /// one for each of this machine's non-loopback IPv4 addresses, by number (a
+    /// phone on the same Wi-Fi usually cannot resolve the machine's name), the
+    /// host name only when there is none; else the one host.
+    public var openURLs: [String] {
+        let host = configuration.host
         if host == "0.0.0.0" || host == "::" || host == "[::]" {
-            host = ProcessInfo.processInfo.hostName
+            let addresses = WebServer.localIPv4Addresses()
+            let hosts = addresses.isEmpty ? [ProcessInfo.processInfo.hostName] : addresses
+            return hosts.map(url(host:))
         }
+        return [url(host: host)]
+    }
+
+    /// This machine's IPv4 addresses but loopback's (`getifaddrs`), interfaces that are up.
+    static func localIPv4Addresses() -> [String] {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return [] }
+        defer { freeifaddrs(list) }
+        var out: [String] = []
+        var p: UnsafeMutablePointer<ifaddrs>? = first
+        while let a = p {
+            defer { p = a.pointee.ifa_next }
+            guard let sa = a.pointee.ifa_addr, sa.pointee.sa_family == sa_family_t(AF_INET),
+                a.pointee.ifa_flags & UInt32(IFF_UP) != 0, a.pointee.ifa_flags & UInt32(IFF_LOOPBACK) == 0
+            else { continue }
+            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
+                var addr = sin.pointee.sin_addr
+                _ = inet_ntop(AF_INET, &addr, &text, socklen_t(INET_ADDRSTRLEN))
+            }
+            let s = String(cString: text)
+            if !s.isEmpty && !out.contains(s) { out.append(s) }
+        }
+        return out
+    }
+
+    private func url(host: String) -> String {
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         let authority = bare.contains(":") ? "[\(bare)]:\(port)" : "\(bare):\(port)"
         var url = "http://\(authority)/"

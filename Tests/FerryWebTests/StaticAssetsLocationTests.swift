@@ -34,6 +34,22 @@ struct StaticAssetsLocationTests {
         #expect(page.body == .file(path: expected + "/index.html", contentType: "text/html; charset=utf-8"))
     }
 
+    /// "Add to Home screen" finds a web app manifest with an icon (issue 28 item 7).
+    @Test func theWebAppManifestIsServedAsOne() throws {
+        let folder = StaticAssets.locateFolder(executable: prefix.file("bin/ferry"))
+        let manifest = StaticAssets(folder: folder).response(for: "/manifest.webmanifest")
+        #expect(manifest.status == 200)
+        #expect(
+            manifest.body
+                == .file(path: folder + "/manifest.webmanifest", contentType: "application/manifest+json"))
+        let json =
+            try JSONSerialization.jsonObject(
+                with: try Data(contentsOf: URL(fileURLWithPath: folder + "/manifest.webmanifest"))) as? [String: Any]
+        #expect(json?["display"] as? String == "standalone" && json?["start_url"] as? String == "/")
+        let index = try String(contentsOfFile: folder + "/index.html", encoding: .utf8)
+        #expect(index.contains("rel=\"manifest\" href=\"/manifest.webmanifest\""))
+    }
+
     @Test func aSymbolicLinkToTheBinaryIsFollowed() throws {
         try installPage()
         let elsewhere = try TempDir(prefix: "ferry-link")

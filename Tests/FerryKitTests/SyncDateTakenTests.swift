@@ -53,6 +53,20 @@ struct SyncDateTakenTests {
         try fm.setAttributes(
             [.modificationDate: SyncEngineTests.localDate((2025, 1, 1, 8, 0, 0))],
             ofItemAtPath: root.file("DCIM/100CANON/NODATE.JPG"))
+        // A dry run says where each would go, read from the photos' first bytes.
+        var dry = SyncOptions()
+        dry.layout = .date
+        dry.dryRun = true
+        let plan = try await SyncEngine(
+            fileSystem: LocalFileSystem(url: try RemoteURL(parsing: root.file("DCIM"))), directory: out.path,
+            options: dry
+        ).runPass()
+        #expect(
+            Set(plan.items.map { $0.destination.split(separator: "/").suffix(2).joined(separator: "/") }) == [
+                "2024-06-01/IMG_0001.JPG", "2024-06-02/IMG_0002.JPG", "2024-06-03/MVI_0003.MOV",
+                "2025-01-01/NODATE.JPG",
+            ], "\(plan.items.map(\.destination))")
+        #expect(files().isEmpty)
         let first = try await engine().runPass()
         #expect(first.imported == 4 && first.succeeded, "\(first)")
         #expect(
@@ -310,6 +324,17 @@ struct NameTemplateTests {
         try TestData.file(root.file("DCIM/100CANON/IMG_0001.XMP"), size: 800, seed: 3)
         let sync = try engine(
             folder: "{taken:%Y}/{taken:%Y-%m-%d} {tag}", name: "{taken:%Y%m%d-%H%M%S}_{model}_{name}")
+        // The dry run shows the names the templates make.
+        var dry = sync.options
+        dry.dryRun = true
+        let plan = try await SyncEngine(
+            fileSystem: LocalFileSystem(url: try RemoteURL(parsing: root.file("DCIM"))), directory: out.path,
+            options: dry
+        ).runPass()
+        #expect(
+            plan.items.contains {
+                $0.destination.hasSuffix("2024/2024-06-01 trip/20240601-234512_Canon EOS R6_IMG_0001.JPG")
+            }, "\(plan.items.map(\.destination))")
         let s = try await sync.runPass()
         #expect(s.imported == 3 && s.succeeded, "\(s)")
         #expect(

@@ -151,4 +151,34 @@ extension SyncEngine {
             }
         }
     }
+
+    /// A dry run's downloads with the place each staged one would take: its photo
+    /// facts from the first 64 KiB read into memory (one range request on a card;
+    /// none for files Ferry reads no Exif of), rendered as the real import would.
+    /// A name that a real run would number because it is taken is shown as the
+    /// first choice.
+    func previewPlaces(_ downloads: [PlannedDownload]) async -> [PlannedDownload] {
+        let days = DayCounter()
+        var out: [PlannedDownload] = []
+        for var d in downloads {
+            defer { out.append(d) }
+            guard d.staged, !Task.isCancelled else { continue }
+            var facts = PhotoFacts()
+            if CaptureDate.fileExtensions.contains(LocalPath.pathExtension(d.item.remotePath).lowercased()),
+                let head = try? await fs.data(at: d.item.remotePath, range: 0..<(64 << 10))
+            {
+                let bytes = [UInt8](head)
+                facts = PhotoFacts(taken: CaptureDate.read(from: bytes)?.local, camera: CameraFacts.read(from: bytes))
+            }
+            // Without a date from the bytes or the listing the day is the download's own: unknown yet.
+            guard facts.taken != nil || d.item.modified != nil else { continue }
+            let result = TransferResult(source: "", destination: d.target, size: d.item.size ?? 0, bytesTransferred: 0)
+            let fetched = Fetched(download: d, item: d.item, result: result)
+            guard let place = try? stagedPlace(fetched, facts: facts, sequence: d.sequence, days: days) else {
+                continue
+            }
+            d.item.destination = place.folder + "/" + place.name
+        }
+        return out
+    }
 }

@@ -201,7 +201,11 @@ public final class SyncEngine: Sendable {
         summary.items = plan.recorded + plan.downloads.map(\.item)
 
         if options.dryRun {
-            for d in plan.downloads { events(.planned(d.item)) }
+            // Where a staged file would go is in its bytes (date taken, camera):
+            // the dry run reads their first 64 KiB to say it.
+            let planned = await previewPlaces(plan.downloads)
+            summary.items = plan.recorded + planned.map(\.item)
+            for d in planned { events(.planned(d.item)) }
             events(.passFinished(summary))
             return summary
         }

@@ -40,7 +40,8 @@ enum SyncCommand: Command {
         summary: "import new files from a card or server, once each; --watch keeps going",
         usage:
             "ferry sync URL DIR [--watch] [--interval S] [--only jpg,cr2,...] [--since DATE] "
-            + "[--layout tree|date|TEMPLATE] [--rename TEMPLATE] [--tag TEXT] [--delete-after] [--dry-run] [-j N] "
+            + "[--layout tree|date|TEMPLATE] [--rename TEMPLATE] [--tag TEXT] [--backup DIR2] [--delete-after] "
+            + "[--dry-run] [-j N] "
             + "[--json] [--quiet]",
         options: [
             Keys.watch, Keys.interval, Keys.only, Keys.since, Keys.layout, Keys.rename, Keys.tag, Keys.backup,

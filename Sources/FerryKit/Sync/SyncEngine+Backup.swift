@@ -159,24 +159,37 @@ extension SyncEngine {
     /// first choice.
     func previewPlaces(_ downloads: [PlannedDownload]) async -> [PlannedDownload] {
         let days = DayCounter()
-        var out: [PlannedDownload] = []
-        for var d in downloads {
-            defer { out.append(d) }
-            guard d.staged, !Task.isCancelled else { continue }
-            var facts = PhotoFacts()
+        var factsOf: [String: PhotoFacts] = [:]
+        var groupLead: [String: PlannedDownload] = [:]
+        for d in downloads where d.staged {
+            guard !Task.isCancelled else { break }
             if CaptureDate.fileExtensions.contains(LocalPath.pathExtension(d.item.remotePath).lowercased()),
                 let head = try? await fs.data(at: d.item.remotePath, range: 0..<(64 << 10))
             {
                 let bytes = [UInt8](head)
-                facts = PhotoFacts(taken: CaptureDate.read(from: bytes)?.local, camera: CameraFacts.read(from: bytes))
+                let facts = PhotoFacts(
+                    taken: CaptureDate.read(from: bytes)?.local, camera: CameraFacts.read(from: bytes))
+                factsOf[d.item.remotePath] = facts
+                // A group's place is its first dated photo's (its sidecars follow it).
+                if let g = d.group, groupLead[g] == nil, facts.taken != nil { groupLead[g] = d }
             }
+        }
+        var out: [PlannedDownload] = []
+        for var d in downloads {
+            defer { out.append(d) }
+            guard d.staged else { continue }
+            let lead = d.group.flatMap { groupLead[$0] }
+            let facts = factsOf[(lead ?? d).item.remotePath] ?? PhotoFacts()
+            if let lead { d.sequence = lead.sequence }
             // Without a date from the bytes or the listing the day is the download's own: unknown yet.
             guard facts.taken != nil || d.item.modified != nil else { continue }
             let result = TransferResult(source: "", destination: d.target, size: d.item.size ?? 0, bytesTransferred: 0)
             let fetched = Fetched(download: d, item: d.item, result: result)
-            guard let place = try? stagedPlace(fetched, facts: facts, sequence: d.sequence, days: days) else {
-                continue
-            }
+            let leader = lead.map { Fetched(download: $0, item: $0.item, result: result) }
+            guard
+                let place = try? stagedPlace(
+                    fetched, facts: facts, sequence: d.sequence, days: days, lead: leader)
+            else { continue }
             d.item.destination = place.folder + "/" + place.name
         }
         return out

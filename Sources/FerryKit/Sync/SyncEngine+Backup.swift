@@ -163,12 +163,10 @@ extension SyncEngine {
         var groupLead: [String: PlannedDownload] = [:]
         for d in downloads where d.staged {
             guard !Task.isCancelled else { break }
-            if CaptureDate.fileExtensions.contains(LocalPath.pathExtension(d.item.remotePath).lowercased()),
+            if PhotoFacts.areRead(from: d.item.remotePath),
                 let head = try? await fs.data(at: d.item.remotePath, range: 0..<(64 << 10))
             {
-                let bytes = [UInt8](head)
-                let facts = PhotoFacts(
-                    taken: CaptureDate.read(from: bytes)?.local, camera: CameraFacts.read(from: bytes))
+                let facts = PhotoFacts(prefix: head)
                 factsOf[d.item.remotePath] = facts
                 // A group's place is its first dated photo's (its sidecars follow it).
                 if let g = d.group, groupLead[g] == nil, facts.taken != nil { groupLead[g] = d }

@@ -298,21 +298,32 @@ extension SyncEngine {
     struct PhotoFacts: Sendable {
         var taken: RemoteTimestamp?
         var camera: CameraFacts?
+
+        /// No facts.
+        init() {}
+
+        /// The facts in a photo's first bytes.
+        init(prefix: some Sequence<UInt8>) {
+            taken = CaptureDate.read(from: prefix)?.local
+            camera = CameraFacts.read(from: prefix)
+        }
+
+        /// Whether Ferry reads the Exif of a file with this name (``CaptureDate/fileExtensions``).
+        static func areRead(from path: String) -> Bool {
+            CaptureDate.fileExtensions.contains(LocalPath.pathExtension(path).lowercased())
+        }
     }
 
     /// The facts of a downloaded file; none for a file Ferry reads no Exif of.
     func photoFacts(of path: String) -> PhotoFacts {
-        guard CaptureDate.fileExtensions.contains(LocalPath.pathExtension(path).lowercased()) else {
-            return PhotoFacts()
-        }
+        guard PhotoFacts.areRead(from: path) else { return PhotoFacts() }
         let fd = OS.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return PhotoFacts() }
         defer { OS.close(fd) }
         var bytes = [UInt8](repeating: 0, count: CaptureDate.prefixLength)
         let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard n > 0 else { return PhotoFacts() }
-        let prefix = bytes[0..<n]
-        return PhotoFacts(taken: CaptureDate.read(from: prefix)?.local, camera: CameraFacts.read(from: prefix))
+        return PhotoFacts(prefix: bytes[0..<n])
     }
 
     /// Where a staged file goes: an absolute folder and a name.

@@ -437,7 +437,7 @@ public final class SyncEngine: Sendable {
     /// Whether the date layout files `e` by the date it was taken (its Exif
     /// `DateTimeOriginal`), read from the downloaded file: no extra request.
     func datedByCapture(_ e: RemoteEntry) -> Bool {
-        options.layout == .date && CaptureDate.fileExtensions.contains(LocalPath.pathExtension(e.name).lowercased())
+        options.layout == .date && PhotoFacts.areRead(from: e.name)
     }
 
     /// The first number that fits every member of a group in the tree layout: each

@@ -6,14 +6,18 @@
 //   viewer.js    the progressive viewer
 //   importer.js  import to the computer: buttons, panel
 //   changes.js   new folder, rename, delete;  uploads.js  uploads
+//   entries.js   what the folder shows (entries in order, the selection, the page's address)
+// No module imports one that imports it back (WebModuleGraphTests): what one module does for
+// another is handed in here, through the bind functions.
 import { api, setSingleConnection } from './api.js';
 import { $ } from './util.js';
 import { bindMessages } from './messages.js';
 import { state } from './state.js';
-import { bindBrowser, showFolder } from './list.js';
+import { bindBrowser, showFolder, reloadFolder, refreshFolder, clearSelection } from './list.js';
 import { bindViewer, openViewer, closeViewer, viewer } from './viewer.js';
 import { bindUploads } from './uploads.js';
-import { bindImport } from './importer.js';
+import { bindImport, renderSelectionBar } from './importer.js';
+import { bindChanges, deleteEntries, renameEntry, makeFolder } from './changes.js';
 
 function showPage(id) {
   for (const page of ['connect', 'locked', 'browser']) $(page).hidden = page !== id;
@@ -21,9 +25,12 @@ function showPage(id) {
 
 async function start() {
   bindMessages();
-  bindBrowser();
+  bindBrowser({
+    openViewer, viewerIsOpen: () => viewer.open, deleteEntries, renameEntry, makeFolder, renderSelectionBar,
+  });
+  bindChanges({ reloadFolder, clearSelection });
   bindViewer();
-  bindUploads();
+  bindUploads({ reloadFolder });
   // Ask for the folder in the address while asking what the source is: one round trip less.
   const early = api('list', { params: { path: new URLSearchParams(location.search).get('path') || '/' } });
   early.catch(() => { /* answered again, with its error shown, by showFolder */ });
@@ -83,7 +90,7 @@ function enterSource(source) {
   setSingleConnection(!!source.singleConnection);
   if (!importBound) {
     importBound = true;
-    bindImport();
+    bindImport({ refreshFolder, clearSelection });
   }
 }
 

@@ -1,10 +1,17 @@
 // Changes on the source: new folder, rename, delete (one or several, folders with their contents).
 import { api } from './api.js';
-import { formatSize, joinPath, nameProblem } from './util.js';
+import { formatSize, joinPath, nameProblem, unbound } from './util.js';
 import { ask } from './dialog.js';
 import { showMessage, clearMessage } from './messages.js';
 import { state } from './state.js';
-import { reloadFolder, clearSelection } from './list.js';
+
+/** The list's actions the changes need, handed in by app.js (`bindChanges`). */
+let list = { reloadFolder: unbound('reloadFolder'), clearSelection: unbound('clearSelection') };
+
+/** Takes the list's `reloadFolder` and `clearSelection`. */
+export function bindChanges(actions) {
+  list = { ...list, ...actions };
+}
 
 function scheme() {
   return state.source && state.source.scheme;
@@ -16,7 +23,7 @@ export async function makeFolder() {
   try {
     await api('mkdir', { body: { path: joinPath(state.folder, name) } });
     clearMessage('change');
-    await reloadFolder();
+    await list.reloadFolder();
   } catch (error) {
     showMessage(error.message, { kind: 'change' });
   }
@@ -30,7 +37,7 @@ export async function renameEntry(entry) {
   try {
     await api('rename', { body: { path: entry.path, name } });
     clearMessage('change');
-    await reloadFolder();
+    await list.reloadFolder();
   } catch (error) {
     showMessage(error.message, { kind: 'change' });
   }
@@ -114,6 +121,6 @@ export async function deleteEntries(entries) {
   } else {
     clearMessage('change');
   }
-  clearSelection();
-  await reloadFolder();
+  list.clearSelection();
+  await list.reloadFolder();
 }

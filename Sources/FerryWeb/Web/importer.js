@@ -2,11 +2,14 @@
 // the import panel. The import runs on the server (`/api/import`): this page, a reloaded one or
 // another browser all show it by polling.
 import { api } from './api.js';
-import { $, element, formatDuration, formatSize } from './util.js';
+import { $, element, formatDuration, formatSize, unbound } from './util.js';
 import { ask } from './dialog.js';
 import { showMessage, clearMessage } from './messages.js';
 import { state } from './state.js';
-import { refreshFolder, selectedEntries, clearSelection } from './list.js';
+import { selectedEntries } from './entries.js';
+
+/** The list's actions the importer needs, handed in by app.js (`bindImport`). */
+let list = { refreshFolder: unbound('refreshFolder'), clearSelection: unbound('clearSelection') };
 
 const job = { status: null, timer: 0, newCount: null, seen: '', counted: 0 };
 
@@ -132,7 +135,7 @@ async function poll() {
     job.status = s;
     renderPanel();
     if (changed) {
-      refreshFolder();
+      list.refreshFolder();
       const now = performance.now();
       // While it runs, the count at most every 2 s (it walks the source); at the end, at once.
       if (s.state !== 'running' || now - job.counted > 2000) {
@@ -140,19 +143,21 @@ async function poll() {
         refreshNewCount();
       }
     } else if (first && s.state === 'running') {
-      refreshFolder();
+      list.refreshFolder();
     }
   } catch (_) { /* the server went away: try again later */ }
   job.timer = setTimeout(poll, running() ? 500 : 3000);
 }
 
-export function bindImport() {
+/** Binds the import buttons and panel; `actions`: the list's `refreshFolder` and `clearSelection`. */
+export function bindImport(actions) {
+  list = { ...list, ...actions };
   $('import-selected').onclick = async () => {
     const entries = selectedEntries().filter((e) => e.type !== 'directory');
     if (!entries.length) return;
     const bytes = entries.reduce((s, e) => s + (e.size || 0), 0);
     await start(entries.map((e) => e.path), entries.length, bytes);
-    clearSelection();
+    list.clearSelection();
   };
   $('import-new').onclick = async () => {
     const n = job.newCount;

@@ -2,25 +2,19 @@
 import { api, fileURL, thumbURL } from './api.js';
 import { createGrid, createLoader } from './grid.js';
 import { createScrubber } from './scrubber.js';
-import { $, element, ferry, formatDate, formatSize, parentPath } from './util.js';
+import { $, element, ferry, formatDate, formatSize, parentPath, unbound } from './util.js';
 import { showMessage, clearMessage } from './messages.js';
-import { sortEntries } from './sort.js';
 import { state } from './state.js';
-import { deleteEntries, renameEntry, makeFolder } from './changes.js';
-import { openViewer, viewer } from './viewer.js';
-import { renderSelectionBar } from './importer.js';
+import { folderURL, visibleEntries, selectedEntries } from './entries.js';
 
-export function folderURL(path, image) {
-  const params = new URLSearchParams({ path });
-  if (image) params.set('image', image);
-  return `/?${params}`;
-}
-
-/** The entries shown: hidden ones only with "Show hidden", in the chosen order. */
-export function visibleEntries() {
-  const shown = state.showHidden ? state.entries : state.entries.filter((e) => !e.hidden);
-  return sortEntries(shown, state.sort, state.descending);
-}
+/**
+ * What the list does that other modules own, handed in by app.js (`bindBrowser`): opening the
+ * viewer, changes (new folder, rename, delete) and the selection bar. No module the list imports
+ * imports the list back.
+ */
+let actions = Object.fromEntries(
+  ['openViewer', 'viewerIsOpen', 'deleteEntries', 'renameEntry', 'makeFolder', 'renderSelectionBar']
+    .map((name) => [name, unbound(name)]));
 
 /**
  * Lists `path` and renders it; `history` is 'push', 'replace' or 'none'; `listing`, a listing
@@ -355,10 +349,6 @@ function entryOf(node) {
 
 // ---------------------------------------------------------------- selection
 
-export function selectedEntries() {
-  return visibleEntries().filter((e) => state.selected.has(e.path));
-}
-
 /** Selects or clears one entry; with `range`, everything from the last clicked entry to it. */
 function toggle(entry, { range = false, value } = {}) {
   const on = value ?? !state.selected.has(entry.path);
@@ -402,7 +392,7 @@ export function renderSelection() {
     if (box) box.checked = on;
   }
   document.body.classList.toggle('selecting', state.selected.size > 0);
-  renderSelectionBar();
+  actions.renderSelectionBar();
 }
 
 /** Time of the last long press: the click the lifted finger makes is swallowed, wherever it lands. */
@@ -413,7 +403,9 @@ export function justLongPressed() {
   return performance.now() - longPressAt < AFTER_LONG_PRESS;
 }
 
-export function bindBrowser() {
+/** Binds the folder's controls; `handed` holds the actions other modules own (see `actions`). */
+export function bindBrowser(handed) {
+  actions = { ...actions, ...handed };
   $('up').onclick = () => { if (state.folder && state.folder !== '/') showFolder(parentPath(state.folder)); };
   $('crumbs').onclick = (event) => {
     const button = event.target.closest('button');
@@ -432,8 +424,8 @@ export function bindBrowser() {
   };
   $('select-all').onclick = () => selectAll();
   $('selection-clear').onclick = () => clearSelection();
-  $('delete-selected').onclick = () => deleteEntries(selectedEntries());
-  $('rename-selected').onclick = () => { const [one] = selectedEntries(); if (one) renameEntry(one); };
+  $('delete-selected').onclick = () => actions.deleteEntries(selectedEntries());
+  $('rename-selected').onclick = () => { const [one] = selectedEntries(); if (one) actions.renameEntry(one); };
   $('download-selected').onclick = () => {
     // One click each: browsers ask once for several downloads from a page.
     for (const e of selectedEntries()) {
@@ -454,9 +446,9 @@ export function bindBrowser() {
     event.stopImmediatePropagation();
     event.preventDefault();
   }, true);
-  $('new-folder').onclick = makeFolder;
+  $('new-folder').onclick = () => actions.makeFolder();
   document.addEventListener('keydown', (event) => {
-    if (viewer.open || $('dialog').open || $('browser').hidden) return;
+    if (actions.viewerIsOpen() || $('dialog').open || $('browser').hidden) return;
     const typing = /^(INPUT|SELECT|TEXTAREA)$/.test(event.target.tagName) && event.target.type !== 'checkbox';
     if (event.key === 'Backspace' && !typing) {
       event.preventDefault();
@@ -494,7 +486,7 @@ function bindList(list) {
       return;
     }
     if (entry.type === 'directory') showFolder(entry.path);
-    else if (entry.image || entry.media === 'video') openViewer(entry);
+    else if (entry.image || entry.media === 'video') actions.openViewer(entry);
     else location.assign(fileURL(entry, true));
   });
   // A long press starts selecting (touch screens have no shift key).

@@ -1,9 +1,11 @@
 // Uploads: one row per file with its progress, cancel, and a replace question on a name clash.
 import { apiURL } from './api.js';
-import { $, element } from './util.js';
+import { $, element, unbound } from './util.js';
 import { ask } from './dialog.js';
 import { state } from './state.js';
-import { reloadFolder } from './list.js';
+
+/** The list's `reloadFolder`, handed in by app.js (`bindUploads`). */
+let reloadFolder = unbound('reloadFolder');
 
 let reloadTimer = 0;
 
@@ -62,7 +64,9 @@ function uploadOne(file, folder, overwrite) {
   xhr.send(form);
 }
 
-export function bindUploads() {
+/** Binds the upload button and drops; `actions.reloadFolder` shows what arrived. */
+export function bindUploads(actions) {
+  reloadFolder = actions.reloadFolder;
   $('upload-input').onchange = () => {
     uploadFiles([...$('upload-input').files]);
     $('upload-input').value = '';

@@ -9,6 +9,11 @@ export const $ = (id) => document.getElementById(id);
  */
 export const ferry = (window.ferry = { timings: {}, shown: [] });
 
+/** A stand-in for an action app.js hands in: calling it before then is a wiring bug, said loudly. */
+export function unbound(name) {
+  return () => { throw new Error(`${name} was called before app.js handed it in`); };
+}
+
 export function joinPath(folder, name) {
   return folder === '/' ? `/${name}` : `${folder}/${name}`;
 }

@@ -5,7 +5,7 @@
 import { apiURL, fileURL, thumbURL, tracked, version, api } from './api.js';
 import { $, element, ferry, formatSize } from './util.js';
 import { state } from './state.js';
-import { folderURL, visibleEntries } from './list.js';
+import { folderURL, visibleEntries } from './entries.js';
 
 export const viewer = {
   open: false,

@@ -141,7 +141,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryServerTests",
-            dependencies: ["FerryServer"]
+            dependencies: ["FerryServer", "FerryTestSupport"]
         ),
         // Fuzz corpus replay, regressions from fuzzing, hostile clients, secrets (docs/RELIABILITY.md).
         .testTarget(

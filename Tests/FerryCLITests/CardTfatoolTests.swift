@@ -144,7 +144,7 @@ struct CardTfatoolTests {
         }
         // On a thread of its own: waiting for the processes must not hold a
         // cooperative thread, which in-process servers of other tests need.
-        let down = try await Self.onThread { [self] in
+        let down = try await onThread { [self] in
             let tight = try FerryCardProcess(
                 folder: folder.path, arguments: ["--max-connections", "2", "--latency", "20"])
             defer { tight.stop() }
@@ -155,13 +155,6 @@ struct CardTfatoolTests {
             #expect(
                 FileManager.default.contentsEqual(
                     atPath: work.file("tight/" + name), andPath: folder.file("DCIM/100__TSB/" + name)))
-        }
-    }
-
-    /// Runs blocking work on a thread of its own.
-    private static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 }

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Testing
 
@@ -7,16 +8,6 @@ import Testing
 /// The per-file `--json` lines are written by hand (JSONLine.swift); they must be
 /// byte for byte what `JSONEncoder` (sorted keys, unescaped slashes) writes.
 @Suite struct JSONLineTests {
-    struct Numbers: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return state
-        }
-    }
-
     static func encoded<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -29,7 +20,7 @@ import Testing
         "line\u{2028}sep\u{2029}", "a/b/c", "c1\u{85}\u{9B}", "e\u{301}",
     ]
 
-    static func doubles(_ rng: inout Numbers) -> [Double] {
+    static func doubles(_ rng: inout SeededRandom) -> [Double] {
         var values: [Double] = [
             0, -0.0, 1, -1, 0.5, 0.1, 1e-7, 123_456_789, 1e15, 1e16, 1.5e17, 9_007_199_254_740_993, 1e300, 5e-324,
             0.001, 12.3, 65_536.7, 0.123456789012345678, 3.0e-5, 99.9, 100, 1234.5,
@@ -45,7 +36,7 @@ import Testing
     }
 
     @Test func resultLinesAreWhatJSONEncoderWrites() throws {
-        var rng = Numbers(state: 0x9E37_79B9_7F4A_7C15)
+        var rng = SeededRandom(seed: 0x9E37_79B9_7F4A_7C15)
         var compared = 0
         for (i, seconds) in Self.doubles(&rng).enumerated() {
             let text = Self.texts[i % Self.texts.count]
@@ -71,7 +62,7 @@ import Testing
     }
 
     @Test func progressAndSyncLinesAreWhatJSONEncoderWrites() throws {
-        var rng = Numbers(state: 0x1234_5678)
+        var rng = SeededRandom(seed: 0x1234_5678)
         let transfer = Transfer(source: "ftp://h/a", destination: "a")
         for (i, value) in Self.doubles(&rng).enumerated() {
             var p = JSONProgress(transfer: transfer, progress: transfer.currentProgress)

@@ -143,19 +143,6 @@ final class FTPChaosProxy: Sendable {
 // MARK: - The relays
 
 extension FTPChaosProxy {
-    /// SplitMix64: a small, well-mixed generator, one per session.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func oneIn(_ odds: Int) -> Bool { odds > 0 && next() % UInt64(odds) == 0 }
-    }
-
     /// Everything the threads share; the threads hold this, not the proxy, so that
     /// releasing the proxy stops them.
     final class Core: Sendable {
@@ -219,7 +206,7 @@ extension FTPChaosProxy {
         }
 
         private func session(_ client: Int32, number: Int) {
-            var random = Random(state: settings.seed ^ (UInt64(number) &* 0xD1B5_4A32_D192_ED03))
+            var random = SeededRandom(seed: settings.seed ^ (UInt64(number) &* 0xD1B5_4A32_D192_ED03))
             guard let upstream = Loopback.connect(port: upstreamPort) else {
                 close(client)
                 return
@@ -296,7 +283,7 @@ extension FTPChaosProxy {
         }
 
         /// A 227 or 229 reply naming a data listener of the proxy instead of the server's.
-        private func rewrite(_ line: [UInt8], random: inout Random) -> [UInt8] {
+        private func rewrite(_ line: [UInt8], random: inout SeededRandom) -> [UInt8] {
             let text = String(decoding: line, as: UTF8.self)
             if text.hasPrefix("229 ") {
                 guard let open = text.range(of: "(|||"),
@@ -326,7 +313,7 @@ extension FTPChaosProxy {
 
         /// Listens for the one data connection a passive reply announces; its fault
         /// is drawn now, from the session's generator.
-        private func openDataRelay(host: String, port: Int, random: inout Random) -> Int? {
+        private func openDataRelay(host: String, port: Int, random: inout SeededRandom) -> Int? {
             guard let (listener, local) = try? Loopback.listen(backlog: 1, what: "FTP data relay") else {
                 return nil
             }

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Testing
 
@@ -563,18 +564,6 @@ private func expectWellFormed(
 }
 
 @Suite struct FTPListingRobustnessTests {
-    /// SplitMix64: a small seeded generator so failures reproduce.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let seeds = [
         "drwxr-xr-x+12 user group 4096 Mar 14 09:12 dir",
         "-rw-r--r--   1 ftp      ftp      5368709120 Jan 02  2023 big.iso",
@@ -594,7 +583,7 @@ private func expectWellFormed(
     static let alphabet = Array(
         " \t-:;=,+@.[]<>/0123456789AMPmpdlrwxJanFebDec2024\r\u{0}é🚀".unicodeScalars)
 
-    static func mutate(_ s: String, _ rng: inout SeededGenerator) -> String {
+    static func mutate(_ s: String, _ rng: inout SeededRandom) -> String {
         var scalars = Array(s.unicodeScalars)
         for _ in 0..<Int.random(in: 1...4, using: &rng) {
             let pick = alphabet.randomElement(using: &rng)!
@@ -624,7 +613,7 @@ private func expectWellFormed(
     }
 
     @Test func fuzzedLinesNeverCrashAndYieldWellFormedEntries() {
-        var rng = SeededGenerator(state: 0x5EED)
+        var rng = SeededRandom(seed: 0x5EED)
         var lines: [String] = []
         for _ in 0..<20_000 {
             lines.append(Self.mutate(Self.seeds.randomElement(using: &rng)!, &rng))
@@ -652,7 +641,7 @@ private func expectWellFormed(
     }
 
     @Test func randomBytesLossilyDecoded() {
-        var rng = SeededGenerator(state: 42)
+        var rng = SeededRandom(seed: 42)
         for _ in 0..<2_000 {
             let bytes = (0..<Int.random(in: 0...120, using: &rng)).map { _ in
                 UInt8.random(in: 0...255, using: &rng)

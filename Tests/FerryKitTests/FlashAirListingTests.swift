@@ -1,19 +1,8 @@
+import FerryTestSupport
 import Foundation
 import Testing
 
 @testable import FerryKit
-
-/// A reproducible random source, so a failing fuzz case can be replayed.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 private let documented = """
     WLANSD_FILELIST\r
@@ -276,7 +265,7 @@ private let documented = """
     }
 
     @Test func renderParseRoundTrips() throws {
-        var rng = SeededGenerator(state: 42)
+        var rng = SeededRandom(seed: 42)
         let pieces = [
             "IMG", "_", "0001", ",", " ", ".JPG", "写真", "夏", "é", "🌊", "a", "Z", ".", "-", "(1)",
         ]
@@ -329,7 +318,7 @@ private let documented = """
     // MARK: no crash on hostile input
 
     @Test func mutatedListingsNeverCrash() {
-        var rng = SeededGenerator(state: 7)
+        var rng = SeededRandom(seed: 7)
         let base = Array(
             (documented + "/DCIM,夏,海.JPG,5000000000,33,17071,28040\r\n,root,0,16,0,0\r\n").utf8)
         let inserts: [[UInt8]] = [
@@ -363,7 +352,7 @@ private let documented = """
     }
 
     @Test func randomTextNeverCrashes() {
-        var rng = SeededGenerator(state: 8)
+        var rng = SeededRandom(seed: 8)
         let alphabet = Array(",,,,0123456789/\r\n -aé写🌊WLANSD_FILELIST")
         for _ in 0..<3000 {
             let text = String(
@@ -448,7 +437,7 @@ private let documented = """
     }
 
     @Test func randomRepliesNeverCrash() {
-        var rng = SeededGenerator(state: 9)
+        var rng = SeededRandom(seed: 9)
         let alphabet = Array("0123456789/,,-+ \r\n9x")
         for _ in 0..<5000 {
             let text = String(

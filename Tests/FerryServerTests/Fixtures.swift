@@ -1,4 +1,5 @@
 import FerryServer
+import FerryTestSupport
 import Foundation
 
 /// Starts a server on 127.0.0.1 with a free port, runs `body`, stops it.
@@ -35,7 +36,7 @@ struct ScratchDirectory {
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
-        var generator = SplitMix(seed: seed)
+        var generator = SeededRandom(seed: seed)
         var remaining = size
         while remaining > 0 {
             let count = min(remaining, 1 << 20)
@@ -51,19 +52,6 @@ struct ScratchDirectory {
 
     func remove() {
         try? FileManager.default.removeItem(atPath: path)
-    }
-}
-
-/// A tiny deterministic generator for test data.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -1,4 +1,5 @@
 import FerryServer
+import FerryTestSupport
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Testing
 
@@ -91,7 +92,7 @@ import Testing
     }
 
     private func largeFilePart() throws {
-        var generator = SplitMix(seed: 9)
+        var generator = SeededRandom(seed: 9)
         let content = (0..<(1 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         var body = Array(
             "--\(Self.boundary)\r\nContent-Disposition: form-data; name=\"f\"; filename=\"big\"\r\n\r\n".utf8)

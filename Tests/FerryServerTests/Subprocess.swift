@@ -52,13 +52,3 @@ func run(_ executable: String, _ arguments: [String]) async throws -> ProcessRes
 func curl(_ arguments: [String]) async throws -> ProcessResult {
     try await run("/usr/bin/curl", ["-sS", "--max-time", "60"] + arguments)
 }
-
-/// Runs blocking work on its own thread, so it never holds a cooperative thread.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread {
-            continuation.resume(with: Result { try body() })
-        }
-        thread.start()
-    }
-}

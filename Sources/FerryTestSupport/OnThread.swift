@@ -3,7 +3,7 @@ import Foundation
 /// Runs blocking work (processes, sleeps, pixel drawing in a debug build) on
 /// its own thread: the cooperative pool has as many threads as cores (two
 /// here), and the HTTP servers other suites run in this process need it.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+public func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {
             continuation.resume(with: Result { try body() })

@@ -10,7 +10,7 @@ import Testing
 /// wrong one from the URL, `FERRY_PASSWORD` or `~/.netrc` never shows in
 /// stdout, stderr or `--json`; a right one from the environment or `~/.netrc`
 /// never shows in the process list of a running `ferry get`, nor in what it
-/// leaves on disk. (`FTPSessionShare`, `FTPReplyLog` and libcurl carry the
+/// leaves on disk. (`ConnectionLane`, `FTPReplyLog` and libcurl carry the
 /// password; only Ferry's own output is checked here.)
 @Suite(.serialized)
 struct FTPSecretsTests {

@@ -170,7 +170,7 @@ struct FTPUnitTests {
     /// handle that served HTTP or plain FTP must never come back for FTPS (nor the
     /// other way). Run one at a time, the handles given back always fit in their
     /// pool, so none is freed and its address reused.
-    @Test(arguments: [(TLSSessionCache.own, TLSSessionCache.ftpLane("k")), (.ftpLane("k"), .own)])
+    @Test(arguments: [(TLSSessionCache.own, TLSSessionCache.lane("k")), (.lane("k"), .own)])
     func pooledHandlesKeepTheirTLSSessionCache(first: TLSSessionCache, then: TLSSessionCache) {
         let given = Set((0..<4).map { _ in EasyHandle(tlsSessionCache: first) }.map(\.raw))
         let taken = (0..<4).map { _ in EasyHandle(tlsSessionCache: then) }

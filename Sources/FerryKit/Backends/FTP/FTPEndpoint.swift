@@ -34,11 +34,11 @@ struct FTPEndpoint: Sendable {
         "\(url.hostKey)|\(credentials?.user ?? "anonymous")"
     }
 
-    /// FTPS handles run in lanes (`FTPSessionShare`), each with its own control
+    /// FTPS handles run in lanes (`ConnectionLane`), each with its own control
     /// connection and that connection's TLS session; a job's handle is made for
     /// them (`CurlJob.init`), as libcurl cannot switch a used handle to a shared
     /// cache without leaking its own (`TLSSessionCache`).
-    var tlsSessionCache: TLSSessionCache { url.scheme == .ftp ? .own : .ftpLane(laneKey) }
+    var tlsSessionCache: TLSSessionCache { url.scheme == .ftp ? .own : .lane(laneKey) }
 
     /// The lane key: handles that may share a control connection. The user and
     /// the TLS settings are in it because libcurl keys its session cache by host

@@ -17,7 +17,7 @@ struct SFTPEndpoint: Sendable {
     var hostKey: String { url.hostKey }
 
     /// Where a handle keeps and finds idle SSH connections: one lane
-    /// (`FTPSessionShare`: a connection cache of its own) per server *and* host
+    /// (`ConnectionLane`: a connection cache of its own) per server *and* host
     /// key policy. libcurl reuses an SSH connection for any handle with the same
     /// host, port, user, password and key files: it does not compare the
     /// known_hosts setting, and a reused connection never calls the key callback.
@@ -32,7 +32,7 @@ struct SFTPEndpoint: Sendable {
         self.login = login
         self.hostKeys = hostKeys
         self.engine = engine
-        connectionCache = .ftpLane("sftp|\(url.hostKey)|" + hostKeys.identity())
+        connectionCache = .lane("sftp|\(url.hostKey)|" + hostKeys.identity())
     }
     /// The key of the login-method cache: server, user and the methods on offer.
     var methodKey: String { "\(url.hostKey)|\(login.user)|\(login.methods)" }

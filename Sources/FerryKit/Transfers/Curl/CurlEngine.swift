@@ -146,31 +146,25 @@ final class CurlEngine: Sendable {
 }
 
 /// The engine thread's state. Confined to that thread (never shared), which is
-/// why it may hold plain mutable dictionaries.
+/// why it may hold plain mutable dictionaries. Which job gets a connection is
+/// `Admission`'s decision; this loop turns its actions into libcurl calls.
 private final class EngineLoop: @unchecked Sendable {
     // Safe: created before the thread starts, then used only by that thread.
     let shared: CurlEngine.Shared
     let multi: UnsafeMutableRawPointer
-    var waiting: [CurlJob] = []
+    var admission = Admission<ObjectIdentifier>()
+    /// Every job waiting or running, by its ticket.
+    var jobs: [ObjectIdentifier: CurlJob] = [:]
+    /// Running jobs by their easy handle (what `curl_multi_info_read` names).
     var active: [UnsafeMutableRawPointer: CurlJob] = [:]
-    var limits = CurlEngine.Limits()
-    var hostLimits: [String: Int] = [:]
     var limitsVersion = -1
-    /// Host keys numbered in order of first use, with each host's running jobs
-    /// and limit by that number (`CurlJob.hostSlot`).
-    var slotOfHost: [String: Int] = [:]
-    var hostOfSlot: [String] = []
-    var activeInSlot: [Int] = []
-    var waitingInSlot: [Int] = []
-    var limitOfSlot: [Int] = []
-    /// Whether something happened that may let a waiting job start (a job
-    /// arrived or ended, a limit changed). A thousand queued small files made
-    /// every turn of the loop scan the whole queue with two string-keyed
-    /// lookups per job: 14% of the process's instructions (callgrind,
-    /// bench/RESULTS.md).
-    var mayAdmit = false
-    /// FTPS jobs' TLS session and connection caches (`FTPSessionShare`).
-    var lanes = FTPSessionLanes()
+    /// The lanes of jobs whose handle asks for one (`TLSSessionCache.lane`),
+    /// and the lane each running such job holds.
+    var lanes = ConnectionLanes()
+    var laneOf: [ObjectIdentifier: Int] = [:]
+    /// Whether an action of this turn started a job: libcurl is then driven again
+    /// before the loop waits.
+    var started = false
 
     init(shared: CurlEngine.Shared) {
         self.shared = shared
@@ -191,47 +185,34 @@ private final class EngineLoop: @unchecked Sendable {
                     hostLimits: box.hostLimits, limitsVersion: box.limitsVersion, closed: box.closed
                 )
             }
-            if inbox.closed && inbox.submitted.isEmpty && waiting.isEmpty && active.isEmpty {
+            if inbox.closed && inbox.submitted.isEmpty && admission.isEmpty {
                 curl_multi_cleanup(multi)
                 lanes.close()
                 return
             }
+            started = false
             if inbox.limitsVersion != limitsVersion {
                 limitsVersion = inbox.limitsVersion
-                limits = inbox.limits
-                hostLimits = inbox.hostLimits
-                for slot in limitOfSlot.indices { limitOfSlot[slot] = limit(for: hostOfSlot[slot]) }
-                mayAdmit = true
+                perform(
+                    admission.setLimits(
+                        total: inbox.limits.total, perHost: inbox.limits.perHost, hostLimits: inbox.hostLimits))
             }
-            for job in inbox.submitted {
-                job.hostSlot = slot(for: job.hostKey)
-                waitingInSlot[job.hostSlot] += 1
+            // Interrupts first: one for a job that arrives in this same turn finds
+            // nothing, and the job's own flag ends it unstarted when it arrives.
+            for job in inbox.interrupted { perform(admission.interrupt(ObjectIdentifier(job))) }
+            if !inbox.submitted.isEmpty {
+                for job in inbox.submitted { jobs[ObjectIdentifier(job)] = job }
+                perform(
+                    admission.submit(
+                        inbox.submitted.map { job in
+                            (
+                                ObjectIdentifier(job), job.hostKey, job.waitObserver != nil,
+                                job.interruptRequested.load(ordering: .relaxed)
+                            )
+                        }))
             }
-            waiting.append(contentsOf: inbox.submitted)
-            if !inbox.submitted.isEmpty { mayAdmit = true }
-            for job in inbox.interrupted { interrupt(job) }
-            // Jobs interrupted before they were admitted never start. An interrupt
-            // always comes through the inbox, possibly before its job (a task
-            // cancelled before it submitted), so look when either arrived.
-            if !inbox.interrupted.isEmpty
-                || inbox.submitted.contains(where: { $0.interruptRequested.load(ordering: .relaxed) }),
-                waiting.contains(where: { $0.interruptRequested.load(ordering: .relaxed) })
-            {
-                // One pass decides which jobs go: a flag set between two passes
-                // would drop a job without finishing it.
-                var gone: [CurlJob] = []
-                waiting.removeAll { job in
-                    guard job.interruptRequested.load(ordering: .relaxed) else { return false }
-                    gone.append(job)
-                    return true
-                }
-                for job in gone { waitingInSlot[job.hostSlot] -= 1 }
-                for job in gone { finish(job, code: .abortedByCallback, interrupted: true) }
-            }
-            admit()
-            tellWaiting(inbox.submitted)
             curl_multi_perform(multi, &running)
-            var finishedAny = false
+            started = false
             while true {
                 var left: Int32 = 0
                 guard let msg = curl_multi_info_read(multi, &left) else { break }
@@ -239,15 +220,13 @@ private final class EngineLoop: @unchecked Sendable {
                     let job = active[easy]
                 else { continue }
                 let code = CurlCode(msg.pointee.data.result)
-                remove(job)
-                finish(job, code: code, interrupted: job.interruptRequested.load(ordering: .relaxed))
-                finishedAny = true
+                end(job, code: code, interrupted: job.interruptRequested.load(ordering: .relaxed))
             }
-            if finishedAny && !waiting.isEmpty { continue }
+            if started { continue }
             if drivesAgain() { continue }
             // Sleep only when nothing arrived meanwhile; from here until the next
             // take at the top a hand-over wakes us.
-            let done = waiting.isEmpty && active.isEmpty
+            let done = admission.isEmpty
             let sleep = shared.withLock { box -> Bool in
                 box.idle = box.submitted.isEmpty && box.interrupted.isEmpty && !(box.closed && done)
                 return box.idle
@@ -255,6 +234,47 @@ private final class EngineLoop: @unchecked Sendable {
             guard sleep else { continue }
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
+    }
+
+    /// Carries out what admission decided.
+    private func perform(_ actions: [Admission<ObjectIdentifier>.Action]) {
+        CurlEngine.assertOnEngineThread()
+        for action in actions {
+            switch action {
+            case .start(let ticket):
+                guard let job = jobs[ticket] else { continue }
+                if case .lane(let key) = job.easy.tlsSessionCache {
+                    laneOf[ticket] = lanes.assign(key, fresh: job.freshLane, to: job.easy)
+                }
+                active[job.easy.raw] = job
+                curl_multi_add_handle(multi, job.easy.raw)
+                started = true
+            case .finishUnstarted(let ticket):
+                guard let job = jobs.removeValue(forKey: ticket) else { continue }
+                finish(job, code: .abortedByCallback, interrupted: true)
+            case .stop(let ticket):
+                guard let job = jobs[ticket], active[job.easy.raw] === job else { continue }
+                end(job, code: .abortedByCallback, interrupted: true)
+            case .wait(let ticket, let waits):
+                jobs[ticket]?.waitObserver?.connectionWait(waits)
+            case .lowered(let lane, let limit):
+                // Kept where limits live, so a later change of limits keeps it.
+                shared.withLock { $0.hostLimits[lane] = limit }
+            }
+        }
+    }
+
+    /// A running job left libcurl: finished, failed, or stopped.
+    private func end(_ job: CurlJob, code: CurlCode, interrupted: Bool) {
+        let ticket = ObjectIdentifier(job)
+        curl_multi_remove_handle(multi, job.easy.raw)
+        active[job.easy.raw] = nil
+        if let lane = laneOf.removeValue(forKey: ticket), case .lane(let key) = job.easy.tlsSessionCache {
+            lanes.release(key, lane)
+        }
+        jobs[ticket] = nil
+        let refused = finish(job, code: code, interrupted: interrupted)
+        perform(admission.end(ticket, refusedMore: refused))
     }
 
     /// Whether a job asked to be driven again before the engine waits
@@ -268,118 +288,22 @@ private final class EngineLoop: @unchecked Sendable {
         return again
     }
 
-    private func limit(for host: String) -> Int {
-        hostLimits[host] ?? limits.perHost
-    }
-
-    /// The number of a host key, given on first sight.
-    private func slot(for host: String) -> Int {
-        if let slot = slotOfHost[host] { return slot }
-        let slot = hostOfSlot.count
-        slotOfHost[host] = slot
-        hostOfSlot.append(host)
-        activeInSlot.append(0)
-        waitingInSlot.append(0)
-        limitOfSlot.append(limit(for: host))
-        return slot
-    }
-
-    /// A server refused one connection more than those already working (a cap
-    /// per client address, commonly 2 to 4): from now on it gets only as many as
-    /// are working, so the rest wait in the queue instead of being refused in a
-    /// loop. Never below one, never raised again in this process.
-    private func lowerLimit(of job: CurlJob) {
-        let host = job.hostKey
-        let working = activeInSlot[job.hostSlot]
-        guard working > 0, working < limitOfSlot[job.hostSlot] else { return }
-        hostLimits[host] = working
-        limitOfSlot[job.hostSlot] = working
-        shared.withLock { $0.hostLimits[host] = working }
-    }
-
-    /// Starts waiting jobs, oldest first, as far as the limits allow.
-    ///
-    /// Stops as soon as no host has both a waiting job and a free connection:
-    /// 500 queued files for one server made every admission walk the whole
-    /// queue to find that none could start (8.7% of the instructions of
-    /// `get -r` of a 500-file FTP tree, callgrind, bench/RESULTS.md).
-    private func admit() {
+    /// The job's last callbacks, then its completion to the awaiting task.
+    /// Returns whether the server turned the job's connection away for how many
+    /// this client has (`CurlJob.refusedForTooManyConnections`).
+    @discardableResult
+    private func finish(_ job: CurlJob, code: CurlCode, interrupted: Bool) -> Bool {
         CurlEngine.assertOnEngineThread()
-        guard mayAdmit else { return }
-        mayAdmit = false
-        guard !waiting.isEmpty else { return }
-        var open = 0
-        for slot in activeInSlot.indices where waitingInSlot[slot] > 0 && activeInSlot[slot] < limitOfSlot[slot] {
-            open += 1
-        }
-        var i = 0
-        while open > 0 && i < waiting.count && active.count < limits.total {
-            let job = waiting[i]
-            let slot = job.hostSlot
-            if activeInSlot[slot] < limitOfSlot[slot] {
-                waiting.remove(at: i)
-                waitingInSlot[slot] -= 1
-                active[job.easy.raw] = job
-                activeInSlot[slot] += 1
-                job.admitted = true
-                if job.toldWaiting {
-                    job.toldWaiting = false
-                    job.waitObserver?.connectionWait(false)
-                }
-                if case .ftpLane(let key) = job.easy.tlsSessionCache {
-                    job.assignedLane = lanes.assign(key, fresh: job.freshLane, to: job.easy)
-                }
-                curl_multi_add_handle(multi, job.easy.raw)
-                if waitingInSlot[slot] == 0 || activeInSlot[slot] >= limitOfSlot[slot] { open -= 1 }
-            } else {
-                i += 1
-            }
-        }
-    }
-
-    private func interrupt(_ job: CurlJob) {
-        if active[job.easy.raw] === job {
-            remove(job)
-            finish(job, code: .abortedByCallback, interrupted: true)
-        }
-        // A waiting job is dropped by the sweep in `run`.
-    }
-
-    private func remove(_ job: CurlJob) {
-        curl_multi_remove_handle(multi, job.easy.raw)
-        active[job.easy.raw] = nil
-        activeInSlot[job.hostSlot] -= 1
-        mayAdmit = true
-        if let lane = job.assignedLane, case .ftpLane(let key) = job.easy.tlsSessionCache {
-            lanes.release(key, lane)
-            job.assignedLane = nil
-        }
-    }
-
-    /// Tells the observers of jobs that just arrived and could not start that they wait
-    /// (only the new ones: the queue may hold a thousand jobs).
-    private func tellWaiting(_ arrived: [CurlJob]) {
-        for job in arrived where job.waitObserver != nil && !job.admitted && job.continuation != nil {
-            job.toldWaiting = true
-            job.waitObserver?.connectionWait(true)
-        }
-    }
-
-    private func finish(_ job: CurlJob, code: CurlCode, interrupted: Bool) {
-        CurlEngine.assertOnEngineThread()
-        if job.toldWaiting {
-            job.toldWaiting = false
-            job.waitObserver?.connectionWait(false)
-        }
         let completion = CurlCompletion(
             code: code, responseCode: job.easy.info(CURLINFO_RESPONSE_CODE),
             errorText: job.easy.errorText, interrupted: interrupted)
         job.didComplete(completion)
         job.didEnd()
-        if job.refusedForTooManyConnections { lowerLimit(of: job) }
+        let refused = job.refusedForTooManyConnections
         let c = job.continuation
         job.continuation = nil
         job.handedOver.store(true, ordering: .releasing)
         if let c { job.handOver(completion, to: c) }
+        return refused
     }
 }

@@ -43,23 +43,14 @@ class CurlJob: @unchecked Sendable {
     /// once but may not say so: the engine then drives it again before it waits
     /// (see `followFTP`). Cleared by the engine.
     var performAgain = false
-    /// For an FTPS job (`TLSSessionCache.ftpLane`): log in on a new connection
-    /// in a lane of its own (`FTPSessionLanes`). Set before `CurlEngine.perform`.
+    /// For an FTPS job (`TLSSessionCache.lane`): log in on a new connection
+    /// in a lane of its own (`ConnectionLanes`). Set before `CurlEngine.perform`.
     var freshLane = false
-    /// The lane the engine gave an FTPS job, while it runs (engine thread only).
-    var assignedLane: Int?
-    /// The engine's number for `hostKey` (engine thread only), set when the job
-    /// arrives: the admission loop compares integers instead of hashing strings.
-    var hostSlot = -1
     /// Who learns that this job waits for a connection (``ConnectionWait/observer``
     /// of the submitting task). Set before `CurlEngine.perform`.
     var waitObserver: (any ConnectionWaitObserver)?
-    /// Whether `waitObserver` was told this job waits (engine thread only).
-    var toldWaiting = false
-    /// Set (on the engine thread) once the job has a connection.
-    var admitted = false
 
-    /// - Parameter tlsSessionCache: `.ftpLane` for FTPS (`FTPEndpoint.tlsSessionCache`).
+    /// - Parameter tlsSessionCache: `.lane` for FTPS (`FTPEndpoint.tlsSessionCache`).
     init(hostKey: String, tlsSessionCache: TLSSessionCache = .own) {
         self.hostKey = hostKey
         easy = EasyHandle(tlsSessionCache: tlsSessionCache)

@@ -10,12 +10,12 @@ let curlGlobalInit: Void = {
 enum TLSSessionCache: Sendable, Hashable {
     /// The handle's own (libcurl's default): HTTP, FlashAir, plain FTP.
     case own
-    /// An `FTPSessionShare` lane's, given by the engine when the job is admitted
-    /// (`FTPSessionLanes`), left when the handle goes back to the pool. The key
+    /// A `ConnectionLane`'s, given by the engine when the job is admitted
+    /// (`ConnectionLanes`), left when the handle goes back to the pool. The key
     /// names the handles that may share a control connection (`FTPEndpoint.laneKey`).
-    case ftpLane(String)
+    case lane(String)
 
-    /// Whether the handle runs in an FTPS lane.
+    /// Whether the handle runs in a lane (FTPS, SFTP).
     var isLane: Bool { self != .own }
 }
 

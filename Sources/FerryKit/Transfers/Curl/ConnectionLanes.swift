@@ -5,9 +5,13 @@ import Foundation
     import Glibc
 #endif
 
-/// A TLS session cache and a connection cache for FTPS easy handles (a libcurl
-/// share handle with `CURL_LOCK_DATA_SSL_SESSION` and `CURL_LOCK_DATA_CONNECT`):
-/// one *lane*, whose handles run one at a time over one control connection.
+/// A TLS session cache and a connection cache for easy handles that must keep
+/// to their own connection (a libcurl share handle with
+/// `CURL_LOCK_DATA_SSL_SESSION` and `CURL_LOCK_DATA_CONNECT`): one *lane*, whose
+/// handles run one at a time over one connection. The engine gives lanes to jobs
+/// whose handle asks for one (`TLSSessionCache.lane`), knowing nothing of why:
+/// FTPS needs them for its data connections (below), SFTP for connections per
+/// host key (`SFTPEndpoint`).
 ///
 /// Why lanes: FTPS servers such as vsftpd (`require_ssl_reuse=YES`, its default)
 /// and proftpd's mod_tls (its default) accept a data connection only when it
@@ -24,14 +28,14 @@ import Foundation
 /// A lane keeps its own connections as well as its sessions, so a handle in lane
 /// N only reuses lane N's control connection, whose session is the one lane N's
 /// cache holds. The engine gives each running FTPS job a lane no other running
-/// job of the same server uses (`FTPSessionLanes`), so a lane never has two
+/// job of the same server uses (`ConnectionLanes`), so a lane never has two
 /// control connections to one server at once.
 ///
 /// libcurl calls the lock callbacks from whichever thread uses a handle (the
 /// engine thread, and a handle's owner detaching it before the pool takes it
 /// back); the pthread mutexes they take, one per kind of data as in libcurl's
 /// examples, are what make `@unchecked Sendable` safe.
-final class FTPSessionShare: @unchecked Sendable {
+final class ConnectionLane: @unchecked Sendable {
     let raw: UnsafeMutableRawPointer
     /// One mutex per `curl_lock_data` value.
     private let mutexes: UnsafeMutablePointer<pthread_mutex_t>
@@ -66,7 +70,7 @@ final class FTPSessionShare: @unchecked Sendable {
     }
 
     /// Makes `easy` use this lane's TLS sessions and connections. A handle made
-    /// for lanes (`TLSSessionCache.ftpLane`) meets a share before its first
+    /// for lanes (`TLSSessionCache.lane`) meets a share before its first
     /// transfer and leaves it before the pool takes it back, so it never has a
     /// cache of its own: libcurl 7.88 leaks the cache of a handle given a share
     /// after a transfer without one (docs/RELIABILITY.md bug 15).
@@ -76,11 +80,11 @@ final class FTPSessionShare: @unchecked Sendable {
     }
 }
 
-/// The engine thread's lanes (`FTPSessionShare`): for each server key, the
+/// The engine thread's lanes (`ConnectionLane`): for each server key, the
 /// lanes made so far and which of them a running job holds. Confined to the
 /// engine thread.
-struct FTPSessionLanes {
-    private var lanes: [String: [FTPSessionShare]] = [:]
+struct ConnectionLanes {
+    private var lanes: [String: [ConnectionLane]] = [:]
     private var busy: [String: Set<Int>] = [:]
 
     /// Gives a job about to run a lane nobody of its server (`key`) holds: the
@@ -98,7 +102,7 @@ struct FTPSessionLanes {
             index = (0..<made.count).first { !taken.contains($0) } ?? made.count
         }
         if index == made.count {
-            made.append(FTPSessionShare())
+            made.append(ConnectionLane())
             lanes[key] = made
         }
         made[index].attach(easy)

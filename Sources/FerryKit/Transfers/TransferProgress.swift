@@ -71,30 +71,79 @@ public struct TransferProgress: Sendable, Hashable {
     }
 }
 
-/// Exponentially smoothed speed, sampled at most four times a second so bursts of
-/// small chunks do not make it jump.
+/// A speed from the bytes actually moved over a recent window: (bytes moved
+/// now - bytes moved at the window's start) / the time between. A pause, a wait
+/// for the connection or a stall counts as time in which nothing moved, so the
+/// speed falls while nothing moves and is right again one window after bytes
+/// flow again: never an average since the start, never a sum of per-file
+/// speeds that each remember their own pauses (issue 28 item 10: an import
+/// beside the page's thumbnails on a one-connection card showed 66-430 KB/s
+/// and "1:15 left" while it moved 520 KB/s).
+///
+/// Fed the running total of bytes moved (never decreasing: resumed bytes are
+/// not moved, a restart from zero moves new ones); keeps at most four samples
+/// a second for `span`, so it is cheap enough for every chunk libcurl hands over.
+package struct RateWindow: Sendable {
+    /// How far back the speed looks.
+    package let span: Duration
+    /// The speed needs at least this much time behind it.
+    package static let shortest: Duration = .milliseconds(500)
+    private var samples: [(at: ContinuousClock.Instant, bytes: Int64)] = []
+    private var latest: (at: ContinuousClock.Instant, bytes: Int64)?
+
+    /// A window `span` long.
+    package init(span: Duration = .seconds(3)) { self.span = span }
+
+    /// Records the running total of bytes moved at `now`.
+    package mutating func record(_ bytes: Int64, at now: ContinuousClock.Instant) {
+        latest = (now, bytes)
+        if let last = samples.last, now - last.at < .milliseconds(250) { return }
+        samples.append((now, bytes))
+        // Keep one sample at or before the window's start: the base to measure from.
+        while samples.count > 2, now - samples[1].at >= span { samples.removeFirst() }
+    }
+
+    /// Bytes per second over the window ending at `now`; nil until the window
+    /// has `shortest` behind it.
+    package func bytesPerSecond(at now: ContinuousClock.Instant) -> Double? {
+        guard let latest, var base = samples.first else { return nil }
+        // The newest sample at least a span old is the base, when there is one
+        // (the latest figure too: a span with nothing since is a speed of zero).
+        for sample in samples where now - sample.at >= span { base = sample }
+        if now - latest.at >= span { base = latest }
+        let elapsed = now - base.at
+        guard elapsed >= Self.shortest else { return nil }
+        return Double(max(0, latest.bytes - base.bytes)) / (elapsed / .seconds(1))
+    }
+
+    /// Starts over (a new import).
+    package mutating func reset() {
+        samples.removeAll(keepingCapacity: true)
+        latest = nil
+    }
+}
+
+/// One transfer's speed: a ``RateWindow`` over the bytes it received. The
+/// first sample is the baseline (bytes resumed from a `.part` were not moved
+/// now), and a restart from zero (`rebase`) counts on from there.
 struct SpeedMeter: Sendable {
-    private var lastTime: ContinuousClock.Instant?
-    private var lastBytes: Int64 = 0
+    private var window = RateWindow()
+    /// Bytes received so far, over every attempt.
+    private var moved: Int64 = 0
+    /// The position of the last sample; nil before the first.
+    private var last: Int64?
     private(set) var bytesPerSecond: Double = 0
 
     mutating func sample(bytes: Int64, now: ContinuousClock.Instant) {
-        guard let lastTime else {
-            self.lastTime = now
-            lastBytes = bytes
-            return
-        }
-        let dt = (now - lastTime) / .seconds(1)
-        guard dt >= 0.25 else { return }
-        let instant = Double(max(0, bytes - lastBytes)) / dt
-        bytesPerSecond = bytesPerSecond == 0 ? instant : 0.3 * instant + 0.7 * bytesPerSecond
-        self.lastTime = now
-        lastBytes = bytes
+        if let last { moved += max(0, bytes - last) }
+        last = bytes
+        window.record(moved, at: now)
+        if let rate = window.bytesPerSecond(at: now) { bytesPerSecond = rate }
     }
 
-    /// Forget the byte baseline (after a restart from zero) but keep the speed.
+    /// The file starts again from `bytes` (a restart from zero): what arrives
+    /// from there is new; the speed so far is kept.
     mutating func rebase(bytes: Int64, now: ContinuousClock.Instant) {
-        lastTime = now
-        lastBytes = bytes
+        last = bytes
     }
 }

@@ -85,12 +85,13 @@ final class ImportJob: Sendable {
         var status: Status
         var last: Request?
         var task: Task<Void, Never>?
-        /// Running downloads: transfer id → (page path, bytes done, size, smoothed speed).
-        var running: [Int: (path: String, done: Int64, size: Int64, speed: Double)] = [:]
+        /// Running downloads: transfer id → (page path, bytes done, size, bytes moved for it).
+        var running: [Int: (path: String, done: Int64, size: Int64, moved: Int64)] = [:]
         var finishedBytes: Int64 = 0
-        /// The last speed the engine measured (kept while a download is paused for the page).
-        var lastSpeed: Double = 0
-        var started: ContinuousClock.Instant = .now
+        /// Bytes received over the network by this import, across files (not those
+        /// resumed from a `.part`), and the speed of the last seconds of them.
+        var moved: Int64 = 0
+        var rate = RateWindow()
     }
 
     /// The destination folder.
@@ -113,7 +114,14 @@ final class ImportJob: Sendable {
         try? data.write(to: URL(fileURLWithPath: requestFile), options: .atomic)
     }
 
-    var status: Status { box.withLock { $0.status } }
+    /// The import's state now: the speed and time left as of this moment (they
+    /// fall while nothing moves, as when the card stopped answering).
+    var status: Status {
+        box.withLock { b in
+            Self.estimate(&b, at: .now)
+            return b.status
+        }
+    }
 
     /// Whether an import runs.
     var isRunning: Bool { box.withLock { $0.status.state == .running } }
@@ -157,8 +165,9 @@ final class ImportJob: Sendable {
             b.last = request
             b.running = [:]
             b.finishedBytes = 0
-            b.lastSpeed = 0
-            b.started = .now
+            b.moved = 0
+            b.rate.reset()
+            b.rate.record(0, at: .now)
             // Detached: the import is no request of the page (it must not inherit its priority).
             b.task = Task.detached {
                 await self.run(source: source, key: key, files: files, layout: layout, deleteAfter: deleteAfter)
@@ -229,9 +238,12 @@ final class ImportJob: Sendable {
             Task {
                 for await p in transfer.progress {
                     self.box.withLock { b in
-                        guard b.running[transfer.id] != nil else { return }
+                        guard let before = b.running[transfer.id]?.done else { return }
+                        // Bytes resumed from a `.part` arrive as the first figure: not moved now.
+                        let got = max(0, p.bytesDone - max(before, p.resumedFrom))
+                        b.moved += got
+                        b.running[transfer.id]?.moved += got
                         b.running[transfer.id]?.done = p.bytesDone
-                        b.running[transfer.id]?.speed = p.bytesPerSecond
                         self.refresh(&b)
                     }
                 }
@@ -243,6 +255,8 @@ final class ImportJob: Sendable {
                 b.status.restarts += result.restarts
                 b.finishedBytes += result.size
                 if let id = b.running.first(where: { $0.value.path == source.webPath(item.remotePath) })?.key {
+                    // The last bytes of a file may come after its last progress figure.
+                    b.moved += max(0, result.bytesTransferred - b.running[id]!.moved)
                     b.running[id] = nil
                 }
                 refresh(&b)
@@ -266,19 +280,19 @@ final class ImportJob: Sendable {
 
     private func refresh(_ b: inout Box) {
         b.status.bytesDone = b.finishedBytes + b.running.values.reduce(0) { $0 + $1.done }
-        // The engine's smoothed speed of what downloads now; the average since the start until it has one.
-        let current = b.running.values.reduce(0) { $0 + $1.speed }
-        let elapsed = ContinuousClock.now - b.started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        if current > 0 {
-            b.lastSpeed = current
-        }
-        b.status.bytesPerSecond =
-            b.lastSpeed > 0 ? b.lastSpeed : seconds > 0.5 ? Double(b.status.bytesDone) / seconds : 0
-        if b.status.bytesPerSecond > 0 {
-            b.status.eta = Double(max(0, b.status.bytesTotal - b.status.bytesDone)) / b.status.bytesPerSecond
-        }
+        let now = ContinuousClock.now
+        b.rate.record(b.moved, at: now)
+        Self.estimate(&b, at: now)
         if b.running.isEmpty { b.status.current = nil }
+    }
+
+    /// The speed of the bytes moved over the last seconds, across files
+    /// (``RateWindow``), and the time left at that speed; none while it is
+    /// unknown or nothing moves.
+    private static func estimate(_ b: inout Box, at now: ContinuousClock.Instant) {
+        guard b.status.state == .running, let rate = b.rate.bytesPerSecond(at: now) else { return }
+        b.status.bytesPerSecond = rate
+        b.status.eta = rate > 0 ? Double(max(0, b.status.bytesTotal - b.status.bytesDone)) / rate : nil
     }
 
     private func finish(_ state: Status.State, error: String?) {

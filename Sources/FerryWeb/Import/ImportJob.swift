@@ -42,7 +42,43 @@ final class ImportJob: Sendable {
         var destination: String
         /// A reason for the whole import failing (the source did not answer ...).
         var error: String?
+        /// The source stopped answering (a card out of range, switched off): the
+        /// import waits for it and goes on by itself when it answers again.
+        var waitingForSource = false
+        /// Times the import went on after the source came back.
+        var reconnects = 0
     }
+
+    /// What an import does after a pass, from how it ended: the decision alone,
+    /// without the source (``ImportJobDecisionTests``).
+    enum AfterPass: Equatable, Sendable {
+        case done, failed, cancelled
+        /// Files failed because the source stopped answering: wait for it, then
+        /// another pass (the history skips what arrived, `.part` files resume).
+        case waitForSource
+    }
+
+    /// Errors that mean the source is gone for now, not that a file is wrong.
+    static func meansSourceLost(_ code: FerryError.Code) -> Bool {
+        code == .connectionFailed || code == .timedOut || code == .notAnswering
+    }
+
+    /// The next step after a pass that was cancelled or not, with the failures'
+    /// codes (or the error that ended the pass), and the reconnects so far.
+    static func afterPass(
+        cancelled: Bool, failures: [FerryError.Code], passError: FerryError.Code?, reconnects: Int
+    ) -> AfterPass {
+        if cancelled { return .cancelled }
+        let lost = failures.contains(where: meansSourceLost) || passError.map(meansSourceLost) == true
+        if lost && reconnects < maxReconnects { return .waitForSource }
+        return passError != nil || !failures.isEmpty ? .failed : .done
+    }
+
+    /// At most this many passes after the source came back: a card that drops
+    /// out every few seconds ends the import with its failures, not a loop.
+    static let maxReconnects = 20
+    /// How long the import waits for the source before it ends with its failures.
+    static let sourceWaitLimit: Duration = .seconds(600)
 
     /// What an import was asked to do, kept for a restart: in memory, and in
     /// ``requestFile`` beside the history, so Restart works after the server restarts.
@@ -92,6 +128,10 @@ final class ImportJob: Sendable {
         /// resumed from a `.part`), and the speed of the last seconds of them.
         var moved: Int64 = 0
         var rate = RateWindow()
+        /// Files of this pass that failed because the source stopped answering.
+        var lost: [(failure: Status.Failure, code: FerryError.Code)] = []
+        /// The pass running now (`runPass`).
+        var pass: Task<SyncPassSummary, any Error>?
     }
 
     /// The destination folder.
@@ -158,6 +198,7 @@ final class ImportJob: Sendable {
         box.withLock { b -> Bool in
             guard b.status.state != .running else { return false }
             b.status = Status(state: .running, destination: b.status.destination)
+            b.lost = []
             b.status.layout = layout.rawValue
             b.status.deleteAfter = deleteAfter
             let request = Request(files: files, layout: layout, deleteAfter: deleteAfter)
@@ -191,6 +232,51 @@ final class ImportJob: Sendable {
     private func run(
         source: WebSource, key: String, files: Set<String>?, layout: SyncOptions.Layout, deleteAfter: Bool
     ) async {
+        var reconnects = 0
+        var first = true
+        while true {
+            let pass = await runPass(
+                source: source, key: key, files: files, layout: layout, deleteAfter: deleteAfter, first: first)
+            first = false
+            let codes = box.withLock { b in b.lost.map(\.code) }
+            switch Self.afterPass(
+                cancelled: pass.cancelled, failures: codes + pass.failures, passError: pass.error?.code,
+                reconnects: reconnects)
+            {
+            case .done:
+                finish(.done, error: nil)
+                return
+            case .cancelled:
+                finish(.cancelled, error: nil)
+                return
+            case .failed:
+                finish(
+                    .failed,
+                    error: pass.error.map { WebMessages.text($0, source: source, importDirectory: directory) })
+                return
+            case .waitForSource:
+                guard await waitForSource(source) else {
+                    finish(
+                        Task.isCancelled ? .cancelled : .failed,
+                        error: Task.isCancelled
+                            ? nil : pass.error.map { WebMessages.text($0, source: source, importDirectory: directory) })
+                    return
+                }
+                reconnects += 1
+                box.withLock { b in
+                    b.lost = []
+                    b.status.reconnects = reconnects
+                }
+            }
+        }
+    }
+
+    /// One pass over what is still to import: the files the history does not know
+    /// yet (on a later pass, those the source lost on the way).
+    private func runPass(
+        source: WebSource, key: String, files: Set<String>?, layout: SyncOptions.Layout, deleteAfter: Bool,
+        first: Bool
+    ) async -> (cancelled: Bool, failures: [FerryError.Code], error: FerryError?) {
         // The plan's size, for the page's totals: new files = listed and not in the history.
         let known = imported(key: key)
         let candidates: [RemoteEntry]
@@ -203,27 +289,63 @@ final class ImportJob: Sendable {
             candidates = requested.filter { !known.contains($0) }
             if deleteAfter { earlier = requested.filter { known.contains($0) } }
         } catch {
-            finish(.failed, error: WebMessages.text(error, source: source, importDirectory: directory))
-            return
+            return (Task.isCancelled, [], error as? FerryError ?? FerryError(.unexpected, detail: "\(error)"))
         }
-        box.withLock { b in
-            b.status.total = candidates.count
-            b.status.bytesTotal = candidates.reduce(0) { $0 + ($1.size ?? 0) }
+        if first {
+            box.withLock { b in
+                b.status.total = candidates.count
+                b.status.bytesTotal = candidates.reduce(0) { $0 + ($1.size ?? 0) }
+            }
         }
         var options = SyncOptions()
         options.layout = layout
         options.deleteAfter = deleteAfter
         options.paths = Set(candidates.map(\.path) + earlier.map(\.path))
         let engine = SyncEngine(fileSystem: source.fs, directory: directory, options: options)
+        // Its own task, so the first file lost with the source stops the rest of
+        // the pass (each would spend its retries on a source that is gone) without
+        // cancelling the import; cancelling the import cancels the pass.
+        let pass = Task { try await engine.runPass { event in self.handle(event, source: source) } }
+        box.withLock { $0.pass = pass }
+        defer { box.withLock { $0.pass = nil } }
         do {
-            let summary = try await engine.runPass { event in self.handle(event, source: source) }
-            let cancelled = summary.interrupted || Task.isCancelled
-            finish(cancelled ? .cancelled : summary.failures.isEmpty ? .done : .failed, error: nil)
+            let summary = try await withTaskCancellationHandler {
+                try await pass.value
+            } onCancel: {
+                pass.cancel()
+            }
+            return (Task.isCancelled, summary.failures.map(\.error.code), nil)
         } catch {
-            finish(
-                Task.isCancelled ? .cancelled : .failed,
-                error: WebMessages.text(error, source: source, importDirectory: directory))
+            return (Task.isCancelled, [], error as? FerryError ?? FerryError(.unexpected, detail: "\(error)"))
         }
+    }
+
+    /// Waits until the source answers again (a listing of its root, asked every
+    /// two seconds with a short connect timeout); false when the import was
+    /// cancelled or ``sourceWaitLimit`` passed.
+    private func waitForSource(_ source: WebSource) async -> Bool {
+        box.withLock { b in
+            b.status.waitingForSource = true
+            b.status.current = nil
+            b.running = [:]
+        }
+        defer { box.withLock { $0.status.waitingForSource = false } }
+        let deadline = ContinuousClock.now + Self.sourceWaitLimit
+        var settings = RequestSettings.current
+        settings.connectTimeout = .seconds(3)
+        while ContinuousClock.now < deadline {
+            do { try await Task.sleep(for: .seconds(2)) } catch { return false }
+            let answered = await RequestSettings.$current.withValue(settings) { () async -> Bool in
+                do {
+                    _ = try await source.fs.list("/")
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            if answered { return !Task.isCancelled }
+        }
+        return false
     }
 
     private func handle(_ event: SyncEvent, source: WebSource) {
@@ -263,14 +385,25 @@ final class ImportJob: Sendable {
             }
         case .failed(let item, let error):
             guard error.code != .cancelled else { return }
-            box.withLock { b in
+            let stop = box.withLock { b -> Task<SyncPassSummary, any Error>? in
                 let path = source.webPath(item.remotePath)
-                b.status.failed += 1
-                b.status.failures.append(
-                    .init(path: path, reason: WebMessages.text(error, source: source, importDirectory: directory)))
+                let failure = Status.Failure(
+                    path: path, reason: WebMessages.text(error, source: source, importDirectory: directory))
+                var stop: Task<SyncPassSummary, any Error>?
+                if Self.meansSourceLost(error.code) {
+                    // Tried again once the source is back; a failure only if it never is.
+                    b.lost.append((failure, error.code))
+                    stop = b.pass
+                } else {
+                    b.status.failed += 1
+                    b.status.failures.append(failure)
+                }
                 if let id = b.running.first(where: { $0.value.path == path })?.key { b.running[id] = nil }
                 refresh(&b)
+                return stop
             }
+            // Outside the lock: cancelling runs the transfers' handlers.
+            stop?.cancel()
         case .deletedFromSource:
             box.withLock { $0.status.deleted += 1 }
         default:
@@ -299,6 +432,13 @@ final class ImportJob: Sendable {
         box.withLock { b in
             b.status.state = state
             b.status.error = error
+            // Files lost with the source that never came back are failures after all.
+            if state == .failed {
+                b.status.failed += b.lost.count
+                b.status.failures += b.lost.map(\.failure)
+            }
+            b.lost = []
+            b.status.waitingForSource = false
             b.status.current = nil
             b.status.eta = nil
             b.running = [:]

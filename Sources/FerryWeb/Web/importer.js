@@ -110,7 +110,12 @@ function renderPanel() {
   if (state_ === 'running' && s.eta != null) parts.push(`${formatDuration(s.eta)} left`);
   if (s.deleted) parts.push(`${s.deleted} deleted from the source`);
   $('import-figures').textContent = parts.join(' · ');
-  $('import-current').textContent = s.current ? `Now: ${s.current.split('/').pop()}` : (s.error || '');
+  const card = state.source && (state.source.scheme === 'flashair' || state.source.scheme === 'ezshare');
+  const lost = card ? 'The card stopped answering: waiting for it, the import goes on when it is back.'
+    : 'The source stopped answering: waiting for it, the import goes on when it answers.';
+  $('import-current').textContent = state_ === 'running' && s.waitingForSource ? lost
+    : s.current ? `Now: ${s.current.split('/').pop()}` : (s.error || '');
+  $('import-panel').dataset.waiting = String(state_ === 'running' && !!s.waitingForSource);
   const failures = $('import-failures');
   failures.replaceChildren(...s.failures.map((f) => element('li', { text: `${f.path.split('/').pop()}: ${f.reason}` })));
   failures.hidden = s.failures.length === 0;

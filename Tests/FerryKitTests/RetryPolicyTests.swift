@@ -6,6 +6,11 @@ import Testing
 /// The one retry decision (`RetryPolicy`) and the one overwrite decision
 /// (`OverwriteDecision`), as transition tables, without a server.
 struct RetryPolicyTests {
+    /// A give-up error that says how many tries were made.
+    static func notAnswering(_ last: FerryError, _ tries: Int) -> FerryError {
+        FerryError(.notAnswering, detail: "\(tries)")
+    }
+
     /// Failure in a row → the decision, for a transfer's policy (0.5 s, doubling, 30 s cap, 7 retries).
     @Test func aTransfersDelaysDoubleUpToTheCap() {
         let policy = RetryPolicy(firstDelay: .milliseconds(500), maxInRow: 7)
@@ -63,7 +68,7 @@ struct RetryPolicyTests {
         var tries = 0
         let reset = FerryError(.connectionFailed, serverText: "reset", isTransient: true)
         do throws(FerryError) {
-            let _: Int = try await policy.retrying(cancelled: { FerryError(.cancelled) }) { () throws(FerryError) in
+            let _: Int = try await policy.retrying(cancelled: FerryError(.cancelled)) { () throws(FerryError) in
                 tries += 1
                 throw reset
             }
@@ -79,7 +84,7 @@ struct RetryPolicyTests {
         var tries = 0
         do throws(FerryError) {
             let _: Int = try await policy.retrying(
-                cancelled: { FerryError(.cancelled) }, gaveUp: { _, n in FerryError(.notAnswering, detail: "\(n)") }
+                cancelled: FerryError(.cancelled), gaveUp: Self.notAnswering
             ) { () throws(FerryError) in
                 tries += 1
                 throw FerryError(.permissionDenied)
@@ -95,7 +100,7 @@ struct RetryPolicyTests {
         var tries = 0
         do throws(FerryError) {
             let _: Int = try await policy.retrying(
-                cancelled: { FerryError(.cancelled) }, gaveUp: { _, n in FerryError(.notAnswering, detail: "\(n)") }
+                cancelled: FerryError(.cancelled), gaveUp: Self.notAnswering
             ) { () throws(FerryError) in
                 tries += 1
                 if tries == 2 { return 7 }
@@ -107,7 +112,7 @@ struct RetryPolicyTests {
         }
         do throws(FerryError) {
             let _: Int = try await policy.retrying(
-                cancelled: { FerryError(.cancelled) }, gaveUp: { _, n in FerryError(.notAnswering, detail: "\(n)") }
+                cancelled: FerryError(.cancelled), gaveUp: Self.notAnswering
             ) { () throws(FerryError) in throw FerryError(.timedOut, isTransient: true) }
         } catch {
             #expect(error.code == .notAnswering && error.detail == "3")

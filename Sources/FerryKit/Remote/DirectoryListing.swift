@@ -27,6 +27,6 @@ extension DirectoryListing {
     static func retrying(
         _ display: String, _ once: () async throws(FerryError) -> DirectoryListing
     ) async throws(FerryError) -> DirectoryListing {
-        try await retries.retrying(cancelled: { FerryError(.cancelled, operation: "list", target: display) }, once)
+        try await retries.retrying(cancelled: FerryError(.cancelled, operation: "list", target: display), once)
     }
 }

@@ -29,9 +29,13 @@ protocol ResumableUploadTarget: Sendable {
     /// with the local file), nil when they cannot be read.
     func read(_ path: String, range: ClosedRange<Int64>) async -> [UInt8]?
 
-    /// One transfer job: the local file (`fd`, `size` bytes) from `offset` on,
-    /// to `path`, appended to what the server holds there when `offset > 0`.
-    func uploadJob(to path: String, fd: Int32, from offset: Int64, size: Int64, transfer: Transfer) -> Job
+    /// One transfer job: the local file `source` (open as `fd`, `size` bytes)
+    /// from `offset` on, to `path`, appended to what the server holds there when
+    /// `offset > 0`, with the upload's `options` (create parents, stall timeout).
+    func uploadJob(
+        to path: String, from offset: Int64, source: String, fd: Int32, size: Int64, options: UploadOptions,
+        transfer: Transfer
+    ) -> Job
 
     /// The error for a transfer `job` libcurl ended with an error; `target` names the file.
     func failure(_ completion: CurlCompletion, of job: Job, target: String) -> FerryError
@@ -76,6 +80,38 @@ enum ResumableUpload {
         let parent = RemotePath.parent(of: path)
         let name = "." + RemotePath.name(of: path) + ".ferry-part"
         return parent == "/" ? "/" + name : parent + "/" + name
+    }
+
+    /// Starts an upload as a `Transfer` (a backend's `upload(_:to:options:)`):
+    /// `~` in `source` expanded, `path` normalized and checked by `validate`
+    /// (a path the protocol cannot carry fails the transfer at once), then `run`.
+    ///
+    /// - Parameters:
+    ///   - source: The local file.
+    ///   - path: The remote file.
+    ///   - options: The upload's options.
+    ///   - display: The remote path as messages show it.
+    ///   - validate: Throws for a path the protocol cannot carry (the normalized
+    ///     path, "upload", the path as shown): the endpoint's `validate`.
+    ///   - makeTarget: The protocol's steps for the normalized path, made once the local file is open.
+    static func start<Target: ResumableUploadTarget>(
+        _ source: String, to path: String, options: UploadOptions, display: (String) -> String,
+        validate: (_ path: String, _ operation: String, _ shown: String) throws(FerryError) -> Void,
+        target makeTarget: @escaping @Sendable (_ path: String) async throws(FerryError) -> Target
+    ) -> Transfer {
+        let source = LocalPath.expandingTilde(source)
+        let p = RemotePath.normalize(path)
+        let shown = display(p)
+        do {
+            try validate(p, "upload", shown)
+        } catch {
+            return Transfer.failed(error, source: source, destination: shown)
+        }
+        return Transfer.start(source: source, destination: shown) { transfer async throws(FerryError) in
+            try await run(source, to: p, options: options, transfer: transfer) { () async throws(FerryError) in
+                try await makeTarget(p)
+            }
+        }
     }
 
     /// Uploads the local file `source` to `path`; `target` is made once the
@@ -198,7 +234,11 @@ enum ResumableUpload {
             try await UploadSteps.send(
                 size: size, from: start, remote: shown, destination: display, engine: target.engine,
                 transfer: transfer, budget: &budget,
-                makeJob: { from in target.uploadJob(to: remote, fd: fd, from: from, size: size, transfer: transfer) },
+                makeJob: { from in
+                    target.uploadJob(
+                        to: remote, from: from, source: source, fd: fd, size: size, options: options, transfer: transfer
+                    )
+                },
                 failure: { completion, job in target.failure(completion, of: job, target: shown) },
                 continuation: { () async throws(FerryError) in
                     // Where to go on: the server's size when it can be continued,

@@ -68,7 +68,7 @@ struct RetryPolicy: Sendable, Hashable {
     ///   - attempt: One try.
     func retrying<T>(
         retryable: (FerryError) -> Bool = { $0.isTransient },
-        cancelled: () -> FerryError,
+        cancelled: @autoclosure () -> FerryError,
         gaveUp: (_ last: FerryError, _ tries: Int) -> FerryError = { last, _ in last },
         _ attempt: () async throws(FerryError) -> T
     ) async throws(FerryError) -> T {

@@ -261,14 +261,6 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Starts uploading a local file: to `.NAME.ferry-part` then renamed, resuming
     /// an interrupted upload with `APPE`, after the overwrite policy allowed it.
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
-        let source = LocalPath.expandingTilde(source)
-        let p = RemotePath.normalize(path)
-        let display = endpoint.display(p)
-        do {
-            try FTPEndpoint.validate(p, operation: "upload", display: display)
-        } catch {
-            return Transfer.failed(error, source: source, destination: display)
-        }
         let e = endpoint
         let fs =
             options.verifyTLS
@@ -277,11 +269,9 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
                 url: url,
                 endpoint: FTPEndpoint(
                     url: e.url, credentials: e.credentials, verifyTLS: false, caFile: e.caFile, engine: e.engine))
-        return Transfer.start(source: source, destination: display) { transfer async throws(FerryError) in
-            try await ResumableUpload.run(source, to: p, options: options, transfer: transfer) {
-                () async throws(FerryError) in FTPUploadTarget(fs: fs, source: source, options: options)
-            }
-        }
+        return ResumableUpload.start(
+            source, to: path, options: options, display: e.display,
+            validate: FTPEndpoint.validate(_:operation:display:), target: { _ in FTPUploadTarget(fs: fs) })
     }
 
     private init(url: RemoteURL, endpoint: FTPEndpoint) {

@@ -13,9 +13,6 @@ import Foundation
 /// the upload's one budget.
 struct FTPUploadTarget: ResumableUploadTarget {
     let fs: FTPFileSystem
-    /// The local file, for read errors.
-    let source: String
-    let options: UploadOptions
 
     private var endpoint: FTPEndpoint { fs.endpoint }
     var engine: CurlEngine { endpoint.engine }
@@ -29,14 +26,13 @@ struct FTPUploadTarget: ResumableUploadTarget {
     }
 
     func read(_ path: String, range: ClosedRange<Int64>) async -> [UInt8]? {
-        let job = FTPCommandJob(endpoint: endpoint, path: path, maxBody: range.count)
-        job.easy.set(CURLOPT_RANGE, "\(range.lowerBound)-\(range.upperBound)")
-        let completion = await endpoint.engine.perform(job)
-        guard completion.code == .ok, !completion.interrupted else { return nil }
-        return job.body
+        await FTPCommandJob(endpoint: endpoint, path: path, maxBody: range.count).read(range, on: engine)
     }
 
-    func uploadJob(to path: String, fd: Int32, from offset: Int64, size: Int64, transfer: Transfer) -> FTPUploadJob {
+    func uploadJob(
+        to path: String, from offset: Int64, source: String, fd: Int32, size: Int64, options: UploadOptions,
+        transfer: Transfer
+    ) -> FTPUploadJob {
         FTPUploadJob(
             endpoint: endpoint, path: path, fd: fd, sourcePath: source, offset: offset, size: size,
             createParents: options.createParents, stallTimeout: options.stallTimeout, transfer: transfer)

@@ -52,12 +52,7 @@ struct FlashAirCGI: Sendable {
         let shown = url.with(path: target).redacted
         let retries = RetryPolicy(
             firstDelay: policy.retryDelay, cap: FlashAirCGI.longestBackOff, maxInRow: max(1, policy.tries) - 1)
-        return try await retries.retrying(
-            cancelled: { FerryError(.cancelled, operation: operation, target: shown) },
-            gaveUp: { last, _ in
-                FlashAirCGI.notAnswering(after: policy.tries, last: last, operation: operation, target: shown)
-            }
-        ) { () async throws(FerryError) in
+        func once() async throws(FerryError) -> FlashAirReplyBody {
             let job = CurlRequestJob(hostKey: url.hostKey, maxBody: maxBody)
             HTTPFileSystem.configure(job.easy, url: request, scheme: "http", verifyTLS: true)
             configureTimeouts(job.easy)
@@ -79,6 +74,11 @@ struct FlashAirCGI: Sendable {
             failure.isTransient = true
             throw failure
         }
+        return try await retries.retrying(
+            cancelled: FerryError(.cancelled, operation: operation, target: shown),
+            gaveUp: { last, _ in
+                FlashAirCGI.notAnswering(after: policy.tries, last: last, operation: operation, target: shown)
+            }, once)
     }
 
     /// The longest back-off between CGI tries: a card's calls are small, and a

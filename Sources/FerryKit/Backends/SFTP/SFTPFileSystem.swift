@@ -194,22 +194,13 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Starts uploading a local file: to `.NAME.ferry-part` then renamed, resuming
     /// an interrupted upload by appending after its last bytes were compared.
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
-        let source = LocalPath.expandingTilde(source)
-        let p = RemotePath.normalize(path)
-        let display = endpoint.display(p)
-        do {
-            try SFTPEndpoint.validate(p, operation: "upload", display: display)
-        } catch {
-            return Transfer.failed(error, source: source, destination: display)
-        }
         let fs = self
-        return Transfer.start(source: source, destination: display) { transfer async throws(FerryError) in
-            try await ResumableUpload.run(source, to: p, options: options, transfer: transfer) {
-                () async throws(FerryError) in
-                let method = try await fs.loginMethod(for: "upload", p)
-                return SFTPUploadTarget(fs: fs, method: method, source: source, options: options)
-            }
-        }
+        return ResumableUpload.start(
+            source, to: path, options: options, display: endpoint.display,
+            validate: SFTPEndpoint.validate(_:operation:display:),
+            target: { p async throws(FerryError) in
+                SFTPUploadTarget(fs: fs, method: try await fs.loginMethod(for: "upload", p))
+            })
     }
 
     // MARK: changes

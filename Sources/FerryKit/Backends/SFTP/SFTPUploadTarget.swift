@@ -35,9 +35,6 @@ struct SFTPUploadTarget: ResumableUploadTarget {
     let fs: SFTPFileSystem
     /// The login method found before the first step.
     let method: SSHLogin.Method
-    /// The local file, for read errors.
-    let source: String
-    let options: UploadOptions
 
     private var endpoint: SFTPEndpoint { fs.endpoint }
     var engine: CurlEngine { endpoint.engine }
@@ -47,14 +44,14 @@ struct SFTPUploadTarget: ResumableUploadTarget {
     func entry(_ path: String) async throws(FerryError) -> RemoteEntry { try await fs.entry(path) }
 
     func read(_ path: String, range: ClosedRange<Int64>) async -> [UInt8]? {
-        let job = SFTPCommandJob(endpoint: endpoint, path: path, method: method, maxBody: range.count)
-        job.easy.set(CURLOPT_RANGE, "\(range.lowerBound)-\(range.upperBound)")
-        let completion = await endpoint.engine.perform(job)
-        guard completion.code == .ok, !completion.interrupted else { return nil }
-        return job.body
+        await SFTPCommandJob(endpoint: endpoint, path: path, method: method, maxBody: range.count).read(
+            range, on: engine)
     }
 
-    func uploadJob(to path: String, fd: Int32, from offset: Int64, size: Int64, transfer: Transfer) -> SFTPUploadJob {
+    func uploadJob(
+        to path: String, from offset: Int64, source: String, fd: Int32, size: Int64, options: UploadOptions,
+        transfer: Transfer
+    ) -> SFTPUploadJob {
         SFTPUploadJob(
             endpoint: endpoint, method: method, path: path, fd: fd, sourcePath: source, offset: offset, size: size,
             createParents: options.createParents, stallTimeout: options.stallTimeout, transfer: transfer)

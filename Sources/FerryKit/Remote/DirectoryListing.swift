@@ -18,6 +18,13 @@ public struct DirectoryListing: Sendable, Hashable {
 }
 
 extension DirectoryListing {
+    /// Reads `ls -l`-style lines (SFTP's listing, FTP's `LIST`): the one
+    /// reader of them, `FTPListingParser.parseLIST`, which also takes the DOS
+    /// and NetWare styles a line may be in.
+    static func parseLongListing(_ text: String, folder: String, now: Date) -> DirectoryListing {
+        FTPListingParser.parseLIST(text, folder: folder, now: now)
+    }
+
     /// How a listing is tried again: `get -r` lists several folders at once, and
     /// one refused listing (a server's limit on connections) would fail the tree.
     static let retries = RetryPolicy(firstDelay: .milliseconds(250), maxInRow: 4)

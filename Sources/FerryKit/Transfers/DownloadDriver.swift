@@ -29,7 +29,7 @@ struct PartStart: Sendable, Hashable {
 }
 
 /// The libcurl side of one download attempt: a thin adapter that feeds a
-/// protocol's decision machine (`HTTPDownloadDecision`, `FTPDownloadDecision`)
+/// protocol's decision machine (`HTTPDownloadDecision`, `SizeAndTimeDownloadDecision`)
 /// with what libcurl reports and carries out its actions on the `PartFile`.
 ///
 /// Engine-thread confined while running, like every `CurlJob`; the driver reads

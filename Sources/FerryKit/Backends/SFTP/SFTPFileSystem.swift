@@ -128,7 +128,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
                 completion, hostKeys: job.hostKeys, operation: "list", target: endpoint.display(folder),
                 login: endpoint.login)
         }
-        return FTPListingParser.parseLIST(job.text, folder: folder, now: Date())
+        return DirectoryListing.parseLongListing(job.text, folder: folder, now: Date())
     }
 
     // MARK: stat

@@ -62,61 +62,57 @@ struct RetryPolicyTests {
         #expect(RetryPolicy(firstDelay: .milliseconds(1), maxInRow: 100_000).delay(after: 100_000) == .seconds(30))
     }
 
-    /// The listing policy: four retries, 250 ms doubling, then the failure itself.
-    @Test func retryingTriesAgainThenThrowsTheLastFailure() async {
-        let policy = RetryPolicy(firstDelay: .milliseconds(1), maxInRow: 4)
+    /// Runs `retrying` with attempts that fail as `failures` says, in order
+    /// (nil: succeed with 7); the result or the error thrown, and the tries made.
+    static func run(_ policy: RetryPolicy, _ failures: [FerryError?], gaveUp: Bool = false) async
+        -> (result: Result<Int, FerryError>, tries: Int)
+    {
         var tries = 0
-        let reset = FerryError(.connectionFailed, serverText: "reset", isTransient: true)
-        do throws(FerryError) {
-            let _: Int = try await policy.retrying(cancelled: FerryError(.cancelled)) { () throws(FerryError) in
-                tries += 1
-                throw reset
-            }
-            Issue.record("no failure")
-        } catch {
-            #expect(error == reset)
+        func attempt() throws(FerryError) -> Int {
+            let failure = tries < failures.count ? failures[tries] : failures.last ?? nil
+            tries += 1
+            if let failure { throw failure }
+            return 7
         }
-        #expect(tries == 5)
+        do throws(FerryError) {
+            let value =
+                gaveUp
+                ? try await policy.retrying(cancelled: FerryError(.cancelled), gaveUp: Self.notAnswering, attempt)
+                : try await policy.retrying(cancelled: FerryError(.cancelled), attempt)
+            return (.success(value), tries)
+        } catch {
+            return (.failure(error), tries)
+        }
+    }
+
+    static let reset = FerryError(.connectionFailed, serverText: "reset", isTransient: true)
+
+    /// The listing's policy (four retries): five tries, then the last failure itself.
+    @Test func retryingTriesAgainThenThrowsTheLastFailure() async {
+        let (result, tries) = await Self.run(RetryPolicy(firstDelay: .milliseconds(1), maxInRow: 4), [Self.reset])
+        #expect(result == .failure(Self.reset) && tries == 5)
     }
 
     @Test func retryingThrowsAPermanentFailureAtOnce() async {
-        let policy = RetryPolicy(firstDelay: .milliseconds(1), maxInRow: 4)
-        var tries = 0
-        do throws(FerryError) {
-            let _: Int = try await policy.retrying(
-                cancelled: FerryError(.cancelled), gaveUp: Self.notAnswering
-            ) { () throws(FerryError) in
-                tries += 1
-                throw FerryError(.permissionDenied)
-            }
-        } catch {
-            #expect(error.code == .permissionDenied)
-        }
-        #expect(tries == 1)
+        let (result, tries) = await Self.run(
+            RetryPolicy(firstDelay: .milliseconds(1), maxInRow: 4), [FerryError(.permissionDenied)], gaveUp: true)
+        #expect(result == .failure(FerryError(.permissionDenied)) && tries == 1)
     }
 
-    @Test func retryingSaysHowManyTriesWhenItGivesUp() async {
+    @Test func retryingSucceedsAfterAFailureAndSaysHowManyTriesWhenItGivesUp() async {
         let policy = RetryPolicy(firstDelay: .milliseconds(1), maxInRow: 2)
-        var tries = 0
-        do throws(FerryError) {
-            let _: Int = try await policy.retrying(
-                cancelled: FerryError(.cancelled), gaveUp: Self.notAnswering
-            ) { () throws(FerryError) in
-                tries += 1
-                if tries == 2 { return 7 }
-                throw FerryError(.timedOut, isTransient: true)
-            }
-            #expect(tries == 2)
-        } catch {
-            Issue.record("gave up: \(error)")
-        }
-        do throws(FerryError) {
-            let _: Int = try await policy.retrying(
-                cancelled: FerryError(.cancelled), gaveUp: Self.notAnswering
-            ) { () throws(FerryError) in throw FerryError(.timedOut, isTransient: true) }
-        } catch {
-            #expect(error.code == .notAnswering && error.detail == "3")
-        }
+        let recovered = await Self.run(policy, [Self.reset, nil], gaveUp: true)
+        #expect(recovered.result == .success(7) && recovered.tries == 2)
+        let gaveUp = await Self.run(policy, [Self.reset], gaveUp: true)
+        #expect(gaveUp.result == .failure(FerryError(.notAnswering, detail: "3")) && gaveUp.tries == 3)
+    }
+
+    /// A cancelled task tries no more.
+    @Test func retryingStopsWhenTheTaskIsCancelled() async {
+        let task = Task { await Self.run(RetryPolicy(firstDelay: .seconds(5), maxInRow: 4), [Self.reset]) }
+        task.cancel()
+        let (result, tries) = await task.value
+        #expect(result == .failure(FerryError(.cancelled)) && tries <= 1)
     }
 
     /// What the destination holds × the policy → the decision.

@@ -57,8 +57,7 @@ import Testing
         let retry = TransferProgress.Retry(
             number: 1, of: 5, delay: .seconds(2), reason: String(repeating: "timed out after 1000 ms ", count: 8))
         let sleeping = Task {
-            var delay = Duration.seconds(2)
-            try await t.backOff(&delay, retry: retry)
+            try await t.backOff(for: .seconds(2), retry: retry)
         }
         try await Task.sleep(for: .milliseconds(200))
         let lines = table.lines(width: 60)

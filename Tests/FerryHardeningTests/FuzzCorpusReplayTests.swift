@@ -483,7 +483,7 @@ struct FuzzCorpusReplayTests {
             }
             for line in input.text.split(separator: "\n").prefix(4) {
                 let path = String(line)
-                #expect(FTPEndpoint.normalize(path).utf8.first == UInt8(ascii: "/"), "\(input)")
+                #expect(RemotePath.normalize(path).utf8.first == UInt8(ascii: "/"), "\(input)")
                 if (try? FTPEndpoint.validate(path, operation: "list", display: path)) != nil {
                     let argument = FTPEndpoint.serverPath(path, entryPath: "/home/ferry")
                     #expect(!argument.utf8.contains(0x0D) && !argument.utf8.contains(0x0A), "\(input)")

@@ -106,7 +106,7 @@ struct DownloadLoopTests {
         for _ in 1...5 {
             if case .again(let d) = b.failure(progressed: false) { last = d }
         }
-        #expect(last == Transfer.maxBackOff)
+        #expect(last == RetryPolicy.longestDelay)
     }
 
     @Test func progressResetsTheRowAndTheDelay() {

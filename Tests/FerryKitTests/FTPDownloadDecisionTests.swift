@@ -3,7 +3,7 @@ import Testing
 
 @testable import FerryKit
 
-/// Every transition of `FTPDownloadDecision`, without a server.
+/// Every transition of `SizeAndTimeDownloadDecision`, without a server.
 struct FTPDownloadDecisionTests {
     static let display = "ftp://host/pub/f.bin"
 
@@ -18,9 +18,9 @@ struct FTPDownloadDecisionTests {
     }
 
     static func machine(offset: Int64 = 0, journal: DownloadJournal = journal(), listed: FTPListedFacts? = nil)
-        -> FTPDownloadDecision
+        -> SizeAndTimeDownloadDecision
     {
-        FTPDownloadDecision(offset: offset, journal: journal, listed: listed, display: display)
+        SizeAndTimeDownloadDecision(offset: offset, journal: journal, listed: listed, display: display)
     }
 
     static func listed(size: Int64, utc: Bool) -> FTPListedFacts? {
@@ -50,13 +50,13 @@ struct FTPDownloadDecisionTests {
     }
 
     @Test(arguments: [
-        (FTPDownloadDecision.Facts(size: 2000, modified: "20240501120000"), "size changed from 1000 to 2000"),
+        (SizeAndTimeDownloadDecision.Facts(size: 2000, modified: "20240501120000"), "size changed from 1000 to 2000"),
         (
-            FTPDownloadDecision.Facts(size: 1000, modified: "20240601120000"),
+            SizeAndTimeDownloadDecision.Facts(size: 1000, modified: "20240601120000"),
             "modification time changed from 20240501120000 to 20240601120000"
         ),
     ])
-    func aChangedValidatorRestarts(facts: FTPDownloadDecision.Facts, reason: String) {
+    func aChangedValidatorRestarts(facts: SizeAndTimeDownloadDecision.Facts, reason: String) {
         var m = Self.machine(offset: 400, journal: Self.journal(lastModified: "20240501120000", totalSize: 1000))
         #expect(m.handle(.head(facts)) == .stop)
         #expect(m.handle(.end(.failed(FerryError(.localIO)))) == .finish)
@@ -151,7 +151,7 @@ struct FTPDownloadDecisionTests {
 
     @Test func factsTwiceTrap() async {
         await #expect(processExitsWith: .failure) {
-            var m = FTPDownloadDecision(
+            var m = SizeAndTimeDownloadDecision(
                 offset: 0, journal: DownloadJournal(source: "s", bootID: "b"), listed: nil, display: "d")
             _ = m.handle(.head(.init(size: 1)))
             _ = m.handle(.head(.init(size: 1)))

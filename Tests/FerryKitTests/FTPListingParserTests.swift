@@ -15,7 +15,7 @@ private func ts(
     RemoteTimestamp(year: y, month: mo, day: d, hour: h, minute: mi, second: s, zone: zone)!
 }
 
-private func list(_ lines: [String], folder: String = "/pub", now: Date = march2024) -> FTPListing {
+private func list(_ lines: [String], folder: String = "/pub", now: Date = march2024) -> DirectoryListing {
     FTPListingParser.parseLIST(lines.joined(separator: "\r\n"), folder: folder, now: now)
 }
 

@@ -142,11 +142,11 @@ struct FTPUnitTests {
         #expect(FTPEndpoint.serverPath("/", entryPath: "/home/ann") == "/home/ann")
         // %2F in a URL decodes to a leading "//": the server's true root.
         #expect(FTPEndpoint.serverPath("//etc/motd", entryPath: "/home/ann") == "/etc/motd")
-        #expect(FTPEndpoint.normalize("pub/dir/") == "/pub/dir")
-        #expect(FTPEndpoint.parent(of: "/pub/a") == "/pub")
-        #expect(FTPEndpoint.parent(of: "/a") == "/")
-        #expect(FTPUploader.temporaryPath(for: "/pub/a b.txt") == "/pub/.a b.txt.ferry-part")
-        #expect(FTPUploader.temporaryPath(for: "/a") == "/.a.ferry-part")
+        #expect(RemotePath.normalize("pub/dir/") == "/pub/dir")
+        #expect(RemotePath.parent(of: "/pub/a") == "/pub")
+        #expect(RemotePath.parent(of: "/a") == "/")
+        #expect(ResumableUpload.temporaryPath(for: "/pub/a b.txt") == "/pub/.a b.txt.ferry-part")
+        #expect(ResumableUpload.temporaryPath(for: "/a") == "/.a.ferry-part")
     }
 
     @Test func lineBreaksInPathsAreRefused() {

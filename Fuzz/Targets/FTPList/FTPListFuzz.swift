@@ -15,13 +15,13 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     check(listing, folder: folder)
     for line in body.split(separator: "\n", omittingEmptySubsequences: true).prefix(8) {
         if let entry = FTPListingParser.parseLISTLine(line, folder: folder, now: now) {
-            check(FTPListing(entries: [entry]), folder: folder)
+            check(DirectoryListing(entries: [entry]), folder: folder)
         }
     }
     return 0
 }
 
-func check(_ listing: FTPListing, folder: String) {
+func check(_ listing: DirectoryListing, folder: String) {
     require(listing.skippedLines >= 0, "negative skip count")
     let prefix = FTPListingParser.folderPrefix(folder)
     for entry in listing.entries {

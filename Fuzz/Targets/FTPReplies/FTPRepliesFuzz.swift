@@ -49,10 +49,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     }
     // Paths from a listing or a user, made into command arguments.
     for path in serverText.split(separator: "\n").prefix(4).map(String.init) {
-        let normalized = FTPEndpoint.normalize(path)
+        let normalized = RemotePath.normalize(path)
         require(normalized.utf8.first == UInt8(ascii: "/"), "normalize: \(normalized)")
-        _ = FTPEndpoint.parent(of: path)
-        _ = FTPEndpoint.name(of: path)
+        _ = RemotePath.parent(of: path)
+        _ = RemotePath.name(of: path)
         let argument = FTPEndpoint.serverPath(path, entryPath: "/home/ferry")
         if (try? FTPEndpoint.validate(path, operation: "list", display: path)) != nil {
             require(!argument.utf8.contains(0x0D) && !argument.utf8.contains(0x0A), "line break passed to a command")

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a protocol's attempt decision (`HTTPDownloadDecision`,
-/// `FTPDownloadDecision`) feeds on: the server's answer before the first byte
+/// `SizeAndTimeDownloadDecision`) feeds on: the server's answer before the first byte
 /// (`Head`: an HTTP status and headers, FTP `SIZE`/`MDTM`), the bytes, a local
 /// write failure, and how libcurl ended the transfer (`Ending`).
 enum AttemptEvent<Head: Sendable & Hashable, Ending: Sendable & Hashable>: Sendable, Hashable {

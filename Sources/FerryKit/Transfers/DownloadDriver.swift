@@ -29,7 +29,7 @@ struct PartStart: Sendable, Hashable {
 }
 
 /// The libcurl side of one download attempt: a thin adapter that feeds a
-/// protocol's decision machine (`HTTPDownloadDecision`, `FTPDownloadDecision`)
+/// protocol's decision machine (`HTTPDownloadDecision`, `SizeAndTimeDownloadDecision`)
 /// with what libcurl reports and carries out its actions on the `PartFile`.
 ///
 /// Engine-thread confined while running, like every `CurlJob`; the driver reads
@@ -188,23 +188,18 @@ enum DownloadDriver {
         let started = ContinuousClock.now
         try LocalDestination.makeReady(destination, options)
         let existing = options.outputDescriptor != nil ? .missing : LocalFile.kind(destination)
-        if existing == .directory {
-            throw FerryError(
-                .localIO, operation: "download", target: destination, detail: "is a folder; name a file")
-        }
-        if existing == .file {
-            switch options.overwrite {
-            case .fail:
-                throw FerryError(
-                    .destinationExists, operation: "download", target: destination, recovery: .replaceOrKeep)
-            case .skip:
-                let size = LocalFile.size(atPath: destination) ?? 0
-                return TransferResult(
-                    source: source.displayName, destination: destination, size: size, bytesTransferred: 0,
-                    skipped: true, duration: .now - started)
-            case .overwrite:
-                break
+        let found: OverwriteDecision.Found =
+            switch existing {
+            case .directory: .folder
+            case .file: .file(size: options.overwrite == .skip ? LocalFile.size(atPath: destination) : nil)
+            case .missing: .nothing
             }
+        if let skipped = try OverwriteDecision.check(
+            found, policy: options.overwrite, operation: "download", source: source.displayName,
+            destination: destination, started: started,
+            folder: FerryError(.localIO, operation: "download", target: destination, detail: "is a folder; name a file")
+        ) {
+            return skipped
         }
         let part = PartFile.make(destination: destination, source: source.displayName, options: options)
         let resumedFrom = try part.open(resume: options.resume)
@@ -263,12 +258,12 @@ enum DownloadDriver {
             case .keepAndWait:
                 part.checkpoint()
                 action = .attempt
-            case .backOff(var delay):
+            case .backOff(let delay):
                 part.checkpoint()
                 let retry = TransferProgress.Retry(
                     number: decision.budget.failuresInRow, of: decision.budget.maxRetries, delay: delay,
                     reason: decision.lastFailure?.description ?? "")
-                try await transfer.backOff(&delay, retry: retry)
+                try await transfer.backOff(for: delay, retry: retry)
                 action = .attempt
             case .fail(let error):
                 part.checkpoint()

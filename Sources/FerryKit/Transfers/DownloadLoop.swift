@@ -6,7 +6,8 @@ import Foundation
 ///
 /// Two limits, both counted per transfer:
 /// - `maxRetries` failures in a row without progress (an attempt that brought
-///   bytes resets the row and the back-off delay);
+///   bytes resets the row and the back-off delay), the delays those of one
+///   `RetryPolicy`;
 /// - `limit` attempts made again in all, whatever the reason, so that a server
 ///   that cuts every connection after a few bytes, or changes the file under
 ///   every resume, still ends the transfer.
@@ -15,25 +16,24 @@ import Foundation
 /// not count in the row, but they spend from the whole budget, at most
 /// `maxRestarts` of them.
 struct RetryBudget: Sendable, Hashable {
-    let maxRetries: Int
-    let firstDelay: Duration
+    /// The delays and the failures in a row allowed (`maxRetries`).
+    let policy: RetryPolicy
     /// Failed attempts in a row without progress.
     private(set) var failuresInRow = 0
     /// Failed attempts that were retried.
     private(set) var retries = 0
     /// Times the file was started over.
     private(set) var restarts = 0
-    /// The next back-off delay.
-    private(set) var delay: Duration
 
     /// Files started over at most this often per transfer.
     static let maxRestarts = 5
 
     init(maxRetries: Int, firstDelay: Duration) {
-        self.maxRetries = max(0, maxRetries)
-        self.firstDelay = firstDelay
-        delay = firstDelay
+        policy = RetryPolicy(firstDelay: firstDelay, maxInRow: maxRetries)
     }
+
+    /// Failures in a row that are retried.
+    var maxRetries: Int { policy.maxInRow }
 
     /// Attempts made again in all (retries and restarts) before the transfer gives up.
     var limit: Int { RetryBudget.maxRestarts + 4 * maxRetries }
@@ -54,17 +54,15 @@ struct RetryBudget: Sendable, Hashable {
 
     /// Spends one retry after a failure; `progressed` when the attempt brought bytes.
     mutating func failure(progressed: Bool) -> Verdict {
-        if progressed {
-            failuresInRow = 0
-            delay = firstDelay
-        }
+        if progressed { failuresInRow = 0 }
         failuresInRow += 1
         retries += 1
-        if failuresInRow > maxRetries { return .exhaustedInRow(tries: failuresInRow) }
-        if spent > limit { return .exhaustedInAll(attempts: spent) }
-        let now = delay
-        delay = min(delay * 2, Transfer.maxBackOff)
-        return .again(after: now)
+        switch policy.next(after: failuresInRow) {
+        case .giveUp(let tries): return .exhaustedInRow(tries: tries)
+        case .retry(let delay):
+            if spent > limit { return .exhaustedInAll(attempts: spent) }
+            return .again(after: delay)
+        }
     }
 
     /// Spends one restart.

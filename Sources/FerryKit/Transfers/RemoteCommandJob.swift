@@ -36,4 +36,13 @@ class RemoteCommandJob: CurlJob, @unchecked Sendable {
 
     /// The body as text (UTF-8; invalid bytes replaced).
     var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// Runs this job as a read of `range` of its file (`CURLOPT_RANGE`): the
+    /// bytes, nil when the read failed or was interrupted.
+    func read(_ range: ClosedRange<Int64>, on engine: CurlEngine) async -> [UInt8]? {
+        easy.set(CURLOPT_RANGE, "\(range.lowerBound)-\(range.upperBound)")
+        let completion = await engine.perform(self)
+        guard completion.code == .ok, !completion.interrupted else { return nil }
+        return body
+    }
 }

@@ -248,17 +248,13 @@ public final class Transfer: Sendable, Identifiable {
         }
     }
 
-    /// The longest back-off between retries.
-    static let maxBackOff: Duration = .seconds(30)
-
-    /// Sleeps for a back-off delay, waking early on cancel, then doubles `delay`
-    /// for the next failure (up to ``maxBackOff``).
+    /// Sleeps for a back-off `delay` (one a `RetryPolicy` chose), waking early
+    /// on cancel, then waits out a pause.
     ///
     /// With `retry`, the progress says which retry it waits for
     /// (``TransferProgress/retry``) until the sleep ends.
-    func backOff(_ delay: inout Duration, retry: TransferProgress.Retry? = nil) async throws(FerryError) {
+    func backOff(for delay: Duration, retry: TransferProgress.Retry? = nil) async throws(FerryError) {
         let deadline = ContinuousClock.now + delay
-        delay = min(delay * 2, Transfer.maxBackOff)
         if let retry { announce(retry) }
         defer { if retry != nil { announce(nil) } }
         while ContinuousClock.now < deadline {

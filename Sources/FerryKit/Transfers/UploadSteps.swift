@@ -53,10 +53,10 @@ struct UploadBudget: Sendable {
     /// Spends a failure and sleeps its back-off (waking on cancel, then waiting
     /// out a pause).
     mutating func backOff(after failure: FerryError, _ transfer: Transfer) async throws(FerryError) {
-        var delay = try spend(failure)
+        let delay = try spend(failure)
         let retry = TransferProgress.Retry(
             number: budget.failuresInRow, of: budget.maxRetries, delay: delay, reason: failure.description)
-        try await transfer.backOff(&delay, retry: retry)
+        try await transfer.backOff(for: delay, retry: retry)
     }
 
     /// Runs a step, retrying its transient failures (a dropped connection) from
@@ -75,8 +75,8 @@ struct UploadBudget: Sendable {
     }
 }
 
-/// The steps of an upload that do not depend on the protocol (FTP's and SFTP's
-/// uploaders take them in the same order).
+/// The steps of an upload that do not depend on the protocol, which the driver
+/// `ResumableUpload` takes in order (and a FlashAir card's upload in part).
 enum UploadSteps {
     /// How many bytes at the end of a leftover temporary file are compared with
     /// the local file before appending to it.
@@ -91,28 +91,6 @@ enum UploadSteps {
         let size = LocalFile.size(fd)
         transfer.report(bytesDone: 0, totalBytes: size, force: true)
         return (fd, size)
-    }
-
-    /// What the overwrite policy says about what the destination holds: nil to
-    /// go on, the result of a skipped upload, or an error.
-    static func decide(
-        existing: RemoteEntry?, options: UploadOptions, source: String, display: String,
-        started: ContinuousClock.Instant
-    ) throws(FerryError) -> TransferResult? {
-        guard let existing else { return nil }
-        if existing.isDirectory {
-            throw FerryError(.destinationExists, operation: "upload", target: display, detail: "a folder has that name")
-        }
-        switch options.overwrite {
-        case .fail:
-            throw FerryError(.destinationExists, operation: "upload", target: display, recovery: .replaceOrKeep)
-        case .skip:
-            return TransferResult(
-                source: source, destination: display, size: existing.size ?? 0, bytesTransferred: 0, skipped: true,
-                duration: .now - started)
-        case .overwrite:
-            return nil
-        }
     }
 
     /// What `stat` says the server holds under a name, nil when nothing.
@@ -157,8 +135,7 @@ enum UploadSteps {
 }
 
 extension UploadSteps {
-    /// Sends a local file of `size` bytes from `start` on, as FTP's and SFTP's
-    /// uploaders do: one transfer job after another (`makeJob(offset)`), each
+    /// Sends a local file of `size` bytes from `start` on, as `ResumableUpload` does: one transfer job after another (`makeJob(offset)`), each
     /// checked afterwards against what the server holds (`storedLength`, nil when
     /// it cannot tell), going on after a pause or a transient failure from what
     /// the server kept (`continuation`), every failure drawn from `budget`.

@@ -120,14 +120,13 @@ public struct CameraFileSystem: RemoteFileSystem {
         return Transfer.start(source: display, destination: destination) { transfer async throws(FerryError) in
             let started = ContinuousClock.now
             try LocalDestination.makeReady(destination, options)
-            if FileManager.default.fileExists(atPath: destination) && options.overwrite != .overwrite {
-                if options.overwrite == .skip {
-                    return TransferResult(
-                        source: display, destination: destination, size: LocalFile.size(atPath: destination) ?? 0,
-                        bytesTransferred: 0, skipped: true, duration: .now - started)
-                }
-                throw FerryError(
-                    .destinationExists, operation: "download", target: destination, recovery: .replaceOrKeep)
+            if FileManager.default.fileExists(atPath: destination),
+                let skipped = try OverwriteDecision.check(
+                    .file(size: LocalFile.size(atPath: destination)), policy: options.overwrite,
+                    operation: "download", source: display, destination: destination, started: started,
+                    folder: FerryError(.localIO, operation: "download", target: destination))
+            {
+                return skipped
             }
             let (folder, name) = FlashAirFileSystem.split(p)
             let part = destination + ".part"

@@ -53,7 +53,7 @@ final class FTPListedFacts: Sendable {
 /// One attempt of an FTP download: `MDTM`, `SIZE`, `REST offset`, `RETR`.
 ///
 /// The file's size and MDTM time are its validators (FTP has no ETag): an
-/// `FTPDownloadDecision` compares them with the journal before the first byte
+/// `SizeAndTimeDownloadDecision` compares them with the journal before the first byte
 /// and starts the file over when either changed, instead of appending foreign
 /// bytes. A first attempt with `FTPListedFacts` takes them from the listing
 /// instead. This adapter feeds the decision from libcurl's callbacks and carries
@@ -84,7 +84,7 @@ final class FTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable 
     ) {
         self.listed = listed
         super.init(
-            decision: FTPDownloadDecision(
+            decision: SizeAndTimeDownloadDecision(
                 offset: offset, journal: part.journal, listed: listed, display: endpoint.display(path)),
             hostKey: endpoint.hostKey, tlsSessionCache: endpoint.tlsSessionCache, part: part, transfer: transfer,
             offset: offset)
@@ -123,7 +123,7 @@ final class FTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable 
 
     override var progressTotal: Int64? { remoteSize ?? part.journal.totalSize }
 
-    override func ending(failed completion: CurlCompletion) -> FTPDownloadDecision.Ending {
+    override func ending(failed completion: CurlCompletion) -> SizeAndTimeDownloadDecision.Ending {
         if completion.code == .ftpCouldntUseREST {
             return .restRefused(
                 reply: log.lastReply(verb: "REST").map { "\($0.code) \($0.text)" },
@@ -133,8 +133,8 @@ final class FTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable 
     }
 
     /// What this attempt knows about the file now.
-    override func facts() -> FTPDownloadDecision.Facts {
-        FTPDownloadDecision.Facts(size: remoteSize, modified: remoteModified)
+    override func facts() -> SizeAndTimeDownloadDecision.Facts {
+        SizeAndTimeDownloadDecision.Facts(size: remoteSize, modified: remoteModified)
     }
 }
 

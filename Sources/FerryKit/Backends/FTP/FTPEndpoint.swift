@@ -97,30 +97,9 @@ struct FTPEndpoint: Sendable {
 
     // MARK: Paths
 
-    /// A path in Ferry's form: leading `/`, no trailing `/` (except the root).
-    static func normalize(_ path: String) -> String {
-        var p = path.hasPrefix("/") ? path : "/" + path
-        while p.count > 1 && p.hasSuffix("/") && p != "//" { p.removeLast() }
-        return p
-    }
-
-    /// The folder holding `path` ("/" for a top-level name).
-    static func parent(of path: String) -> String {
-        let p = normalize(path)
-        guard let slash = p.lastIndex(of: "/") else { return "/" }
-        let head = String(p[..<slash])
-        return head.isEmpty ? "/" : head
-    }
-
-    /// The last component of `path`.
-    static func name(of path: String) -> String {
-        let p = normalize(path)
-        return p.split(separator: "/").last.map(String.init) ?? "/"
-    }
-
     /// The path as a command argument: absolute, as the server names it.
     static func serverPath(_ path: String, entryPath: String) -> String {
-        let p = normalize(path)
+        let p = RemotePath.normalize(path)
         if p.hasPrefix("//") { return String(p.dropFirst()) }
         let relative = p.dropFirst()
         if relative.isEmpty { return entryPath }

@@ -17,7 +17,7 @@ extension FTPFileSystem {
     }
 
     func read(_ path: String, range: Range<Int64>, operation: String) async throws(FerryError) -> [UInt8] {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         let display = endpoint.display(p)
         try FTPEndpoint.validate(p, operation: operation, display: display)
         guard range.lowerBound >= 0 else { throw FerryError.badRange(range, operation: operation, target: display) }
@@ -42,16 +42,5 @@ extension FTPFileSystem {
             return job.body
         }
         throw FerryError.ftp(c, log: job.log, operation: operation, target: display)
-    }
-}
-
-extension FTPUploader {
-    /// Deletes an upload's temporary file after `cancel(discardingPartialData: true)`.
-    /// Best effort: a server that refuses `DELE` keeps it, and a later upload of
-    /// the same file resumes from it or replaces it.
-    func discard(_ temporary: String) async {
-        guard let info = try? await fs.serverInfo(for: "upload", temporary) else { return }
-        let temp = FTPEndpoint.serverPath(temporary, entryPath: info.entryPath)
-        _ = try? await fs.endpoint.quote(["DELE " + temp], operation: "upload", path: temporary)
     }
 }

@@ -71,38 +71,16 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     ///
     /// A transient failure (a reset or dropped control connection, `421` from a
     /// server that allows only so many connections per address, `425`/`426`/`450`)
-    /// is tried again up to `listRetries` times with a doubling pause: `get -r`
+    /// is tried again (`DirectoryListing.retries`) with a doubling pause: `get -r`
     /// lists several folders at once, and one refused listing would fail the tree.
-    public func listing(_ path: String) async throws(FerryError) -> FTPListing {
-        try await Self.retryingListing(endpoint.display(path)) { () async throws(FerryError) in
+    public func listing(_ path: String) async throws(FerryError) -> DirectoryListing {
+        try await DirectoryListing.retrying(endpoint.display(path)) { () async throws(FerryError) in
             try await listingOnce(path)
         }
     }
 
-    static let listRetries = 4
-    static let listRetryDelay: Duration = .milliseconds(250)
-
-    /// Runs a listing, trying a transient failure again up to `listRetries`
-    /// times with a doubling pause (FTP's and SFTP's listings).
-    static func retryingListing(
-        _ display: String, _ once: () async throws(FerryError) -> FTPListing
-    ) async throws(FerryError) -> FTPListing {
-        var delay = listRetryDelay
-        var tries = 0
-        while true {
-            do {
-                return try await once()
-            } catch  where error.isTransient && tries < listRetries {
-                tries += 1
-                try? await Task.sleep(for: delay)
-                if Task.isCancelled { throw FerryError(.cancelled, operation: "list", target: display) }
-                delay *= 2
-            }
-        }
-    }
-
-    private func listingOnce(_ path: String) async throws(FerryError) -> FTPListing {
-        let folder = FTPEndpoint.normalize(path)
+    private func listingOnce(_ path: String) async throws(FerryError) -> DirectoryListing {
+        let folder = RemotePath.normalize(path)
         try FTPEndpoint.validate(folder, operation: "list", display: endpoint.display(folder))
         let info = try await serverInfo(for: "list", folder)
         let urlPath = folder == "/" || folder == "//" ? folder : folder + "/"
@@ -111,7 +89,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
             if completion.code == .ok && !completion.interrupted {
                 return FTPListingParser.parseMLSD(job.text, folder: folder)
             }
-            if Self.emptyFolderRefused(completion, job) { return FTPListing() }
+            if Self.emptyFolderRefused(completion, job) { return DirectoryListing() }
             if let refused = job.log.lastReply(verb: "MLSD"), [500, 501, 502, 504].contains(refused.code) {
                 // FEAT promised MLST but MLSD is not there: remember, and use LIST.
                 FTPServerInfoCache.shared.update(endpoint.serverKey) { $0.mlsdRefused = true }
@@ -120,7 +98,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
             }
         }
         let (completion, job) = await fetchListing(urlPath, command: nil)
-        if Self.emptyFolderRefused(completion, job) { return FTPListing() }
+        if Self.emptyFolderRefused(completion, job) { return DirectoryListing() }
         guard completion.code == .ok && !completion.interrupted else { throw listError(completion, job, folder) }
         return FTPListingParser.parseLIST(job.text, folder: folder, now: Date())
     }
@@ -162,12 +140,12 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// `stat` with a typed error.
     func entry(_ path: String) async throws(FerryError) -> RemoteEntry {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         let display = endpoint.display(p)
         try FTPEndpoint.validate(p, operation: "stat", display: display)
         if p == "/" || p == "//" { return RemoteEntry(name: "/", path: p, kind: .directory) }
         let info = try await serverInfo(for: "stat", p)
-        let name = FTPEndpoint.name(of: p)
+        let name = RemotePath.name(of: p)
         if info.hasMLST {
             let command = "MLST " + FTPEndpoint.serverPath(p, entryPath: info.entryPath)
             if let reply = try await endpoint.quote([command], operation: "stat", path: p)[0] {
@@ -216,8 +194,8 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// neither `SIZE` nor `MDTM` nor `MLST`.
     private func listedEntry(_ p: String) async throws(FerryError) -> RemoteEntry {
         let display = endpoint.display(p)
-        let parent = FTPEndpoint.parent(of: p)
-        let name = FTPEndpoint.name(of: p)
+        let parent = RemotePath.parent(of: p)
+        let name = RemotePath.name(of: p)
         let entries: [RemoteEntry]
         do {
             entries = try await listing(parent).entries
@@ -254,7 +232,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         -> Transfer
     {
         let destination = LocalDestination.prepare(destination, options)
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         do {
             try FTPEndpoint.validate(p, operation: "download", display: endpoint.display(p))
         } catch {
@@ -275,7 +253,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         return FTPDownloadAttempt.source(
             endpoint: FTPEndpoint(
                 url: e.url, credentials: e.credentials, verifyTLS: verifyTLS, caFile: e.caFile, engine: e.engine),
-            path: FTPEndpoint.normalize(path), listed: listed)
+            path: RemotePath.normalize(path), listed: listed)
     }
 
     // MARK: upload
@@ -283,14 +261,6 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Starts uploading a local file: to `.NAME.ferry-part` then renamed, resuming
     /// an interrupted upload with `APPE`, after the overwrite policy allowed it.
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
-        let source = LocalPath.expandingTilde(source)
-        let p = FTPEndpoint.normalize(path)
-        let display = endpoint.display(p)
-        do {
-            try FTPEndpoint.validate(p, operation: "upload", display: display)
-        } catch {
-            return Transfer.failed(error, source: source, destination: display)
-        }
         let e = endpoint
         let fs =
             options.verifyTLS
@@ -299,9 +269,9 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
                 url: url,
                 endpoint: FTPEndpoint(
                     url: e.url, credentials: e.credentials, verifyTLS: false, caFile: e.caFile, engine: e.engine))
-        return Transfer.start(source: source, destination: display) { transfer async throws(FerryError) in
-            try await FTPUploader(fs: fs, source: source, path: p, options: options, transfer: transfer).run()
-        }
+        return ResumableUpload.start(
+            source, to: path, options: options, display: e.display,
+            validate: FTPEndpoint.validate(_:operation:display:), target: { _ in FTPUploadTarget(fs: fs) })
     }
 
     private init(url: RemoteURL, endpoint: FTPEndpoint) {
@@ -319,7 +289,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Creates a folder (`MKD`); with `createParents`, the missing folders above it
     /// too, and an existing folder is then not an error.
     public func makeDirectory(_ path: String, createParents: Bool) async throws(FerryError) {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         if createParents {
             try FTPEndpoint.validate(p, operation: "mkdir", display: endpoint.display(p))
             // libcurl CWDs into each folder of the URL and creates the ones it cannot enter.
@@ -348,7 +318,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Removes an empty folder (`RMD`). A folder that is not empty fails with the
     /// server's reply and the code `directoryNotEmpty`.
     public func removeDirectory(_ path: String) async throws(FerryError) {
-        try await removeOneDirectory(FTPEndpoint.normalize(path))
+        try await removeOneDirectory(RemotePath.normalize(path))
     }
 
     private func removeOneDirectory(_ p: String) async throws(FerryError) {
@@ -372,11 +342,11 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// before anything is sent. (A file created between the look and the rename
     /// can still be replaced: FTP has no rename that refuses.)
     public func rename(_ path: String, to newPath: String, replacing: Bool) async throws(FerryError) {
-        let from = FTPEndpoint.normalize(path)
+        let from = RemotePath.normalize(path)
         let to =
             newPath.contains("/")
-            ? FTPEndpoint.normalize(newPath)
-            : FTPEndpoint.normalize(FTPEndpoint.parent(of: from) + "/" + newPath)
+            ? RemotePath.normalize(newPath)
+            : RemotePath.normalize(RemotePath.parent(of: from) + "/" + newPath)
         if !replacing && to != from {
             try FTPEndpoint.validate(to, operation: "rename", display: endpoint.display(to))
             let existing: RemoteEntry?
@@ -388,7 +358,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
                 var e = error
                 e.operation = "rename"
                 e.detail = [
-                    e.detail, "could not tell whether \(FTPEndpoint.name(of: to)) exists, so nothing was renamed",
+                    e.detail, "could not tell whether \(RemotePath.name(of: to)) exists, so nothing was renamed",
                 ]
                 .compactMap { $0 }.joined(separator: "; ")
                 throw e
@@ -422,7 +392,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Sends one path command and requires a success reply.
     private func command(_ operation: String, _ path: String, _ make: (String) -> String) async throws(FerryError) {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         let display = endpoint.display(p)
         try FTPEndpoint.validate(p, operation: operation, display: display)
         let info = try await serverInfo(for: operation, p)

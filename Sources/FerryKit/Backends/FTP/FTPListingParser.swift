@@ -1,20 +1,5 @@
 import Foundation
 
-/// The entries of one FTP folder listing, and how many lines could not be read.
-public struct FTPListing: Sendable, Hashable {
-    /// The entries in server order. `.`, `..` and MLSD `cdir`/`pdir` lines never appear.
-    public var entries: [RemoteEntry]
-    /// Lines that were neither an entry nor known noise (blank lines, `total N`, `.`, `..`,
-    /// `cdir`, `pdir`): a bad month, an impossible date, a malformed fact, an unknown format.
-    public var skippedLines: Int
-
-    /// Creates a listing.
-    public init(entries: [RemoteEntry] = [], skippedLines: Int = 0) {
-        self.entries = entries
-        self.skippedLines = skippedLines
-    }
-}
-
 /// Reads FTP folder listings: `LIST` replies (Unix `ls -l`, DOS/IIS, NetWare) and
 /// `MLSD`/`MLST` fact lines (RFC 3659).
 ///
@@ -44,12 +29,12 @@ public enum FTPListingParser {
     public static func parseLIST(
         _ text: String, folder: String, now: Date,
         timeZone: TimeZone = TimeZone(identifier: "UTC")!
-    ) -> FTPListing {
+    ) -> DirectoryListing {
         let context = ListContext(folder: folder, now: now, timeZone: timeZone)
         var text = text
         return text.withUTF8 { reply in
             var line = Line()
-            var listing = FTPListing()
+            var listing = DirectoryListing()
             forEachLine(reply) { lineBytes in
                 line.read(lineBytes)
                 listing.add(parseListLine(line, context))
@@ -67,11 +52,11 @@ public enum FTPListingParser {
     ///   - text: The reply body.
     ///   - folder: The absolute decoded path of the listed folder, such as `/pub`.
     /// - Returns: The entries, and how many lines could not be read.
-    public static func parseMLSD(_ text: String, folder: String) -> FTPListing {
+    public static func parseMLSD(_ text: String, folder: String) -> DirectoryListing {
         let prefix = folderPrefix(folder)
         var text = text
         return text.withUTF8 { reply in
-            var listing = FTPListing()
+            var listing = DirectoryListing()
             forEachLine(reply) { line in
                 listing.add(parseMLSDListLine(line, prefix: prefix))
             }
@@ -180,7 +165,7 @@ extension FTPListingParser {
     }
 }
 
-extension FTPListing {
+extension DirectoryListing {
     mutating func add(_ line: FTPListingParser.ListingLine) {
         switch line {
         case .entry(let entry): entries.append(entry)

@@ -50,10 +50,9 @@ struct FlashAirCGI: Sendable {
         var request = url.with(path: "/" + cgi)
         request.query = query
         let shown = url.with(path: target).redacted
-        var delay = policy.retryDelay
-        var last: FerryError?
-        for attempt in 1...max(1, policy.tries) {
-            if Task.isCancelled { throw FerryError(.cancelled, operation: operation, target: shown) }
+        let retries = RetryPolicy(
+            firstDelay: policy.retryDelay, cap: FlashAirCGI.longestBackOff, maxInRow: max(1, policy.tries) - 1)
+        func once() async throws(FerryError) -> FlashAirReplyBody {
             let job = CurlRequestJob(hostKey: url.hostKey, maxBody: maxBody)
             HTTPFileSystem.configure(job.easy, url: request, scheme: "http", verifyTLS: true)
             configureTimeouts(job.easy)
@@ -64,26 +63,28 @@ struct FlashAirCGI: Sendable {
                     .protocolError, operation: operation, target: shown,
                     detail: "reply larger than \(maxBody) bytes")
             }
-            let failure: FerryError
-            if c.code == .ok {
-                let status = job.headers.status != 0 ? job.headers.status : c.responseCode
-                let reply = FlashAirReplyBody(
-                    status: status, reason: job.headers.reason, headers: job.headers, body: job.body)
-                guard FlashAirCGI.isRetryable(status: status) else { return reply }
-                failure = .http(status: status, reason: reply.reason, operation: operation, target: shown)
-            } else {
-                failure = .curl(c, operation: operation, target: shown)
-                // Refused, reset, timed out: a card that sleeps or restarts. Retry.
-                guard failure.isTransient else { throw failure }
-            }
-            last = failure
-            if attempt < policy.tries {
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(10))
-            }
+            // Refused, reset, timed out (a card that sleeps or restarts), or
+            // 502/503/504: transient, so tried again; any other failure is thrown.
+            guard c.code == .ok else { throw FerryError.curl(c, operation: operation, target: shown) }
+            let status = job.headers.status != 0 ? job.headers.status : c.responseCode
+            let reply = FlashAirReplyBody(
+                status: status, reason: job.headers.reason, headers: job.headers, body: job.body)
+            guard FlashAirCGI.isRetryable(status: status) else { return reply }
+            var failure = FerryError.http(status: status, reason: reply.reason, operation: operation, target: shown)
+            failure.isTransient = true
+            throw failure
         }
-        throw FlashAirCGI.notAnswering(after: policy.tries, last: last, operation: operation, target: shown)
+        return try await retries.retrying(
+            cancelled: FerryError(.cancelled, operation: operation, target: shown),
+            gaveUp: { last, _ in
+                FlashAirCGI.notAnswering(after: policy.tries, last: last, operation: operation, target: shown)
+            }, once)
     }
+
+    /// The longest back-off between CGI tries: a card's calls are small, and a
+    /// card that sleeps wakes within seconds (`RetryPolicy.longestDelay` is for
+    /// transfers).
+    static let longestBackOff: Duration = .seconds(10)
 
     /// Options every CGI request gets: connect and stall timeouts.
     func configureTimeouts(_ easy: EasyHandle) {

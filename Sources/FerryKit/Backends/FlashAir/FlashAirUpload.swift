@@ -44,31 +44,19 @@ struct FlashAirUpload: Sendable {
                 detail: "the folder does not exist; create it first (mkdir -p)")
         }
         let before = FlashAirFileSystem.find(name, in: entries)
-        if let before {
-            guard !before.isDirectory else {
-                throw FerryError(
-                    .destinationExists, operation: "upload", target: shown, detail: "a folder has that name")
-            }
-            switch options.overwrite {
-            case .fail:
-                throw FerryError(
-                    .destinationExists, operation: "upload", target: shown, recovery: .replaceOrKeep)
-            case .skip:
-                return TransferResult(
-                    source: source, destination: shown, size: before.size ?? 0, bytesTransferred: 0, skipped: true,
-                    duration: .now - started)
-            case .overwrite:
-                break
-            }
+        if let skipped = try OverwriteDecision.check(
+            OverwriteDecision.found(before), policy: options.overwrite, operation: "upload", source: source,
+            destination: shown, started: started, folder: OverwriteDecision.remoteFolder(shown))
+        {
+            return skipped
         }
         // Store under the name the card already uses when only the case differs.
         let storedName = before?.name ?? name
         let ftime = FATDateTime(date: local.modified, timeZone: .current).ftime
 
-        var failuresInRow = 0
-        var retries = 0
+        // A card holds no part of a failed POST: every failure is one in a row.
+        var budget = RetryBudget(maxRetries: options.maxRetries, firstDelay: options.retryDelay)
         var sent: Int64 = 0
-        var delay = options.retryDelay
         transfer.report(bytesDone: 0, totalBytes: local.size, force: true)
         while true {
             try await transfer.waitWhilePaused()
@@ -96,15 +84,17 @@ struct FlashAirUpload: Sendable {
                 if before == nil { await removeLeftover(folder: folder, name: storedName, size: local.size) }
                 throw error
             }
-            failuresInRow += 1
-            retries += 1
-            if failuresInRow > options.maxRetries {
+            switch budget.failure(progressed: false) {
+            case .again(let delay):
+                try await transfer.backOff(for: delay)
+            case .exhaustedInRow(let tries), .exhaustedInAll(let tries):
                 if before == nil { await removeLeftover(folder: folder, name: storedName, size: local.size) }
                 var last = error
                 last.detail = nil
-                throw FlashAirCGI.notAnswering(after: failuresInRow, last: last, operation: "upload", target: shown)
+                throw FlashAirCGI.notAnswering(after: tries, last: last, operation: "upload", target: shown)
+            case .tooManyRestarts:
+                preconditionFailure("an upload to a card does not restart")
             }
-            try await transfer.backOff(&delay)
         }
 
         // UPDIR and the POST answer SUCCESS even when nothing was stored: look.
@@ -120,7 +110,7 @@ struct FlashAirUpload: Sendable {
                 detail: "the card holds \(stored.size.map(String.init) ?? "?") bytes, the file has \(local.size)")
         }
         return TransferResult(
-            source: source, destination: shown, size: local.size, bytesTransferred: sent, retries: retries,
+            source: source, destination: shown, size: local.size, bytesTransferred: sent, retries: budget.retries,
             duration: .now - started)
     }
 

@@ -209,17 +209,13 @@ enum LocalCopy {
         defer { close(input) }
         let total = LocalFile.size(input)
         try LocalDestination.makeReady(destination, options)
-        if options.outputDescriptor == nil && LocalFile.exists(destination) {
-            switch overwrite {
-            case .fail:
-                throw FerryError(
-                    .destinationExists, operation: "copy", target: destination, recovery: .replaceOrKeep)
-            case .skip:
-                return TransferResult(
-                    source: source, destination: destination, size: LocalFile.size(atPath: destination) ?? 0,
-                    bytesTransferred: 0, skipped: true, duration: .now - started)
-            case .overwrite: break
-            }
+        if options.outputDescriptor == nil && LocalFile.exists(destination),
+            let skipped = try OverwriteDecision.check(
+                .file(size: LocalFile.size(atPath: destination)), policy: overwrite, operation: "copy", source: source,
+                destination: destination, started: started,
+                folder: FerryError(.localIO, operation: "copy", target: destination))
+        {
+            return skipped
         }
         var st = stat()
         fstat(input, &st)

@@ -19,7 +19,7 @@ extension SFTPFileSystem {
 /// size, then reads from `offset` (`CURLOPT_RESUME_FROM_LARGE`).
 ///
 /// The file's size and modification time (Unix seconds) are its validators, as
-/// FTP's size and `MDTM` are: the same `FTPDownloadDecision` compares them with
+/// FTP's size and `MDTM` are: the same `SizeAndTimeDownloadDecision` compares them with
 /// the journal before the first byte and starts the file over when either
 /// changed, instead of appending foreign bytes. This adapter feeds it from
 /// libcurl's callbacks and carries its actions out.
@@ -49,7 +49,7 @@ final class SFTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable
     ) {
         login = endpoint.login
         super.init(
-            decision: FTPDownloadDecision(
+            decision: SizeAndTimeDownloadDecision(
                 offset: offset, journal: part.journal, listed: nil, display: endpoint.display(path)),
             hostKey: endpoint.hostKey, tlsSessionCache: endpoint.connectionCache, part: part, transfer: transfer,
             offset: offset)
@@ -62,13 +62,14 @@ final class SFTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable
     /// What this attempt knows about the file: the whole file's size (libcurl
     /// reports what is left after the offset) and its time as the journal keeps
     /// it (Unix seconds, as text).
-    override func facts() -> FTPDownloadDecision.Facts {
+    override func facts() -> SizeAndTimeDownloadDecision.Facts {
         let left = easy.info(large: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
         let t = easy.info(CURLINFO_FILETIME)
-        return FTPDownloadDecision.Facts(size: left >= 0 ? left + offset : nil, modified: t >= 0 ? String(t) : nil)
+        return SizeAndTimeDownloadDecision.Facts(
+            size: left >= 0 ? left + offset : nil, modified: t >= 0 ? String(t) : nil)
     }
 
-    override func ending(failed completion: CurlCompletion) -> FTPDownloadDecision.Ending {
+    override func ending(failed completion: CurlCompletion) -> SizeAndTimeDownloadDecision.Ending {
         .failed(.sftp(completion, hostKeys: hostKeys, operation: "download", target: decision.display, login: login))
     }
 }

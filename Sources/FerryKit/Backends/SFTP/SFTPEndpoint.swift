@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Paths are absolute on the server, as in curl (`sftp://host/etc/motd` is
 /// `/etc/motd`); `sftp://host/~/notes.txt` is `notes.txt` in the login folder.
-/// Ferry's path helpers are FTP's (`FTPEndpoint.normalize`, `parent`, `name`).
+/// Ferry's path helpers are FTP's (`RemotePath.normalize`, `parent`, `name`).
 struct SFTPEndpoint: Sendable {
     /// The server (host, port, user for messages); the path is ignored.
     let url: RemoteURL

@@ -108,14 +108,14 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Lists one folder and tells how many lines could not be read. A dropped
     /// connection (an SSH server's `MaxStartups` turns away new connections
     /// beyond its limit) is tried again a few times with a doubling pause.
-    public func listing(_ path: String) async throws(FerryError) -> FTPListing {
-        try await FTPFileSystem.retryingListing(endpoint.display(path)) { () async throws(FerryError) in
+    public func listing(_ path: String) async throws(FerryError) -> DirectoryListing {
+        try await DirectoryListing.retrying(endpoint.display(path)) { () async throws(FerryError) in
             try await listingOnce(path)
         }
     }
 
-    private func listingOnce(_ path: String) async throws(FerryError) -> FTPListing {
-        let folder = FTPEndpoint.normalize(path)
+    private func listingOnce(_ path: String) async throws(FerryError) -> DirectoryListing {
+        let folder = RemotePath.normalize(path)
         try SFTPEndpoint.validate(folder, operation: "list", display: endpoint.display(folder))
         let job = try await job("list", folder, urlPath: folder == "/" ? "/" : folder + "/", maxBody: 256 << 20)
         let completion = await endpoint.engine.perform(job)
@@ -128,7 +128,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
                 completion, hostKeys: job.hostKeys, operation: "list", target: endpoint.display(folder),
                 login: endpoint.login)
         }
-        return FTPListingParser.parseLIST(job.text, folder: folder, now: Date())
+        return DirectoryListing.parseLongListing(job.text, folder: folder, now: Date())
     }
 
     // MARK: stat
@@ -142,10 +142,10 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// differ on `stat` of `name/` for a file: OpenSSH refuses it, others drop the
     /// slash); a file's size and time come from opening it.
     func entry(_ path: String) async throws(FerryError) -> RemoteEntry {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         try SFTPEndpoint.validate(p, operation: "stat", display: endpoint.display(p))
         if p == "/" { return RemoteEntry(name: "/", path: p, kind: .directory) }
-        let name = FTPEndpoint.name(of: p)
+        let name = RemotePath.name(of: p)
         let folder = try await job("stat", p, urlPath: p + "/", maxBody: 64 << 10)
         folder.easy.set(CURLOPT_FILETIME, 1)
         let listed = await endpoint.engine.perform(folder)
@@ -176,7 +176,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
         // `~` expanded and missing folders made (`createParents`), as every backend does.
         let destination = LocalDestination.prepare(destination, options)
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         do {
             try SFTPEndpoint.validate(p, operation: "download", display: endpoint.display(p))
         } catch {
@@ -186,7 +186,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     }
 
     func downloadSource(for path: String) -> DownloadSource {
-        SFTPDownloadAttempt.source(fs: self, path: FTPEndpoint.normalize(path), method: nil)
+        SFTPDownloadAttempt.source(fs: self, path: RemotePath.normalize(path), method: nil)
     }
 
     // MARK: upload
@@ -194,18 +194,13 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Starts uploading a local file: to `.NAME.ferry-part` then renamed, resuming
     /// an interrupted upload by appending after its last bytes were compared.
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
-        let source = LocalPath.expandingTilde(source)
-        let p = FTPEndpoint.normalize(path)
-        let display = endpoint.display(p)
-        do {
-            try SFTPEndpoint.validate(p, operation: "upload", display: display)
-        } catch {
-            return Transfer.failed(error, source: source, destination: display)
-        }
         let fs = self
-        return Transfer.start(source: source, destination: display) { transfer async throws(FerryError) in
-            try await SFTPUploader(fs: fs, source: source, path: p, options: options, transfer: transfer).run()
-        }
+        return ResumableUpload.start(
+            source, to: path, options: options, display: endpoint.display,
+            validate: SFTPEndpoint.validate(_:operation:display:),
+            target: { p async throws(FerryError) in
+                SFTPUploadTarget(fs: fs, method: try await fs.loginMethod(for: "upload", p))
+            })
     }
 
     // MARK: changes
@@ -218,7 +213,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Creates a folder (`mkdir`); with `createParents`, the missing folders above
     /// it too, and an existing folder is then not an error.
     public func makeDirectory(_ path: String, createParents: Bool) async throws(FerryError) {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         if createParents {
             try SFTPEndpoint.validate(p, operation: "mkdir", display: endpoint.display(p))
             var prefixes: [String] = []
@@ -250,7 +245,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Removes an empty folder (`rmdir`). A folder that is not empty fails with
     /// the server's status and the code `directoryNotEmpty`.
     public func removeDirectory(_ path: String) async throws(FerryError) {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         do {
             try await command("rmdir", p) { ["rmdir " + $0] }
         } catch {
@@ -267,11 +262,11 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// a new name in the same folder. An existing destination is replaced only
     /// with `replacing` (SFTP version 3's rename itself refuses).
     public func rename(_ path: String, to newPath: String, replacing: Bool) async throws(FerryError) {
-        let from = FTPEndpoint.normalize(path)
+        let from = RemotePath.normalize(path)
         let to =
             newPath.contains("/")
-            ? FTPEndpoint.normalize(newPath)
-            : FTPEndpoint.normalize(FTPEndpoint.parent(of: from) + "/" + newPath)
+            ? RemotePath.normalize(newPath)
+            : RemotePath.normalize(RemotePath.parent(of: from) + "/" + newPath)
         try await rename(from, to, operation: "rename", replacing: replacing)
     }
 
@@ -286,7 +281,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
             var e = error
             if e.code == .serverError, (try? await entry(to)) != nil {
                 e.code = .destinationExists
-                e.detail = "\(FTPEndpoint.name(of: to)) exists; SFTP does not replace it"
+                e.detail = "\(RemotePath.name(of: to)) exists; SFTP does not replace it"
                 e.recovery = .replace
             }
             throw e
@@ -295,7 +290,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Sends quote commands made from the path's quoted form; any refusal throws.
     private func command(_ operation: String, _ path: String, _ make: (String) -> [String]) async throws(FerryError) {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         try SFTPEndpoint.validate(p, operation: operation, display: endpoint.display(p))
         let job = try await job(operation, p, urlPath: "/")
         job.quote(make(SFTPEndpoint.quoted(p)))

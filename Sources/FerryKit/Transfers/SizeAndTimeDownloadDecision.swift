@@ -1,15 +1,16 @@
 import Foundation
 
-/// The decisions of one FTP download attempt, as a pure value: whether the file
-/// the server now has is still the one the `.part` came from (its size and
-/// `MDTM` time against the journal), and how the attempt ended.
+/// The decisions of one FTP or SFTP download attempt, as a pure value: whether
+/// the file the server now has is still the one the `.part` came from (its size
+/// and time, FTP's `MDTM` or SFTP's `stat`, against the journal), and how the
+/// attempt ended.
 ///
 /// Events in, actions out; `FTPDownloadAttempt` feeds it from libcurl's
 /// callbacks and carries the actions out. The states are `AttemptPhase`'s; the
 /// head is the `SIZE`/`MDTM` answers (or the listing's facts), fed with the
 /// first byte or at the end of an empty transfer. An event in a state it cannot
 /// arrive in traps.
-struct FTPDownloadDecision: AttemptDecision {
+struct SizeAndTimeDownloadDecision: AttemptDecision {
     /// What the server said about the file in this attempt (`SIZE`, `MDTM`), or
     /// what the listing said when the attempt went without asking.
     struct Facts: Sendable, Hashable {

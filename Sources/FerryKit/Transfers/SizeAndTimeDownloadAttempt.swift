@@ -2,7 +2,7 @@ import CCurl
 import Foundation
 
 /// The part of an FTP or SFTP download attempt that both share: it feeds
-/// `FTPDownloadDecision` (size and time as validators) from libcurl's
+/// `SizeAndTimeDownloadDecision` (size and time as validators) from libcurl's
 /// callbacks and carries the decision's actions out. A subclass sets its
 /// handle up, and says what it knows of the file (`facts()`), the total to
 /// show progress against, and how a failed transfer reads (`ending(failed:)`).
@@ -10,10 +10,10 @@ import Foundation
 /// Engine-thread confined while running, like every `CurlJob`; the driver reads
 /// `outcome` only after `perform` returned.
 class SizeAndTimeDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
-    private(set) var decision: FTPDownloadDecision
+    private(set) var decision: SizeAndTimeDownloadDecision
 
     init(
-        decision: FTPDownloadDecision, hostKey: String, tlsSessionCache: TLSSessionCache, part: PartFile,
+        decision: SizeAndTimeDownloadDecision, hostKey: String, tlsSessionCache: TLSSessionCache, part: PartFile,
         transfer: Transfer, offset: Int64
     ) {
         self.decision = decision
@@ -23,14 +23,14 @@ class SizeAndTimeDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     override var outcome: AttemptOutcome { decision.outcome }
 
     /// What this attempt knows about the file now.
-    func facts() -> FTPDownloadDecision.Facts { preconditionFailure("subclasses say what they know") }
+    func facts() -> SizeAndTimeDownloadDecision.Facts { preconditionFailure("subclasses say what they know") }
 
     /// The file's size for progress.
     var progressTotal: Int64? { part.journal.totalSize }
 
     /// How a transfer that libcurl ended with another code than `.ok` or
     /// `.badDownloadResume` ends for the decision.
-    func ending(failed completion: CurlCompletion) -> FTPDownloadDecision.Ending {
+    func ending(failed completion: CurlCompletion) -> SizeAndTimeDownloadDecision.Ending {
         preconditionFailure("subclasses read their failures")
     }
 
@@ -47,7 +47,7 @@ class SizeAndTimeDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
     }
 
     override func didComplete(_ completion: CurlCompletion) {
-        let ending: FTPDownloadDecision.Ending
+        let ending: SizeAndTimeDownloadDecision.Ending
         if completion.interrupted {
             ending = .interrupted
         } else {

@@ -1,0 +1,27 @@
+import Foundation
+
+/// Paths on a server as Ferry's path-based backends (FTP, SFTP) write them:
+/// absolute, `/`-separated, no trailing `/` but the root's (`//` is the
+/// server's own root where a login starts elsewhere).
+enum RemotePath {
+    /// A path in Ferry's form: leading `/`, no trailing `/` (except the root).
+    static func normalize(_ path: String) -> String {
+        var p = path.hasPrefix("/") ? path : "/" + path
+        while p.count > 1 && p.hasSuffix("/") && p != "//" { p.removeLast() }
+        return p
+    }
+
+    /// The folder holding `path` ("/" for a top-level name).
+    static func parent(of path: String) -> String {
+        let p = normalize(path)
+        guard let slash = p.lastIndex(of: "/") else { return "/" }
+        let head = String(p[..<slash])
+        return head.isEmpty ? "/" : head
+    }
+
+    /// The last component of `path`.
+    static func name(of path: String) -> String {
+        let p = normalize(path)
+        return p.split(separator: "/").last.map(String.init) ?? "/"
+    }
+}

@@ -181,7 +181,7 @@ struct CaptureDateTests {
         #expect(ExifOrientation.displayedSize(width: 6000, height: 4000, orientation: 6) == (4000, 6000))
         #expect(ExifOrientation.displayedSize(width: 6000, height: 4000, orientation: 3) == (6000, 4000))
         #expect(ExifOrientation.displayedSize(width: 6000, height: 4000, orientation: nil) == (6000, 4000))
-        let thumbnail = EXIFThumbnail.Thumbnail(jpeg: [], width: 4000, height: 3000, orientation: 8)
+        let thumbnail = EXIFThumbnail.Thumbnail(jpeg: Data(), width: 4000, height: 3000, orientation: 8)
         #expect(thumbnail.displayedWidth == 3000 && thumbnail.displayedHeight == 4000)
         #expect(ExifOrientation.read(from: SampleJPEG.withThumbnail(orientation: 9)) == nil, "outside 1...8")
         #expect(ExifOrientation.read(from: SampleJPEG.withThumbnail(orientation: 7)) == 7)

@@ -258,7 +258,7 @@ struct FlashAirCardTests {
         let (card, fs) = try card()
         defer { card.stop() }
         let t = try #require(try await fs.thumbnail("/DCIM/100__TSB/THUMB.JPG"))
-        #expect(t.jpeg == SampleJPEG.thumbnail)
+        #expect(Array(t.jpeg) == SampleJPEG.thumbnail)
         #expect(t.width == 4000)
         #expect(t.height == 3000)
         #expect(t.orientation == 6)

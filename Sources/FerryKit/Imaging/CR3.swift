@@ -17,33 +17,33 @@
 /// first tens of KB (the Canon `uuid` box); the preview is one box further on.
 /// These functions read prefixes and say how many bytes they need when a prefix
 /// is too short, so a caller reading by range fetches only what is needed.
-public enum CR3 {
+package enum CR3 {
     /// The uuid of the box in `moov` that holds the metadata and the thumbnail.
-    public static let canonUUID = "85c0b687820f11e08111f4ce462b6a48"
+    package static let canonUUID = "85c0b687820f11e08111f4ce462b6a48"
     /// The uuid of the top-level box that holds `PRVW`.
-    public static let previewUUID = "eaf42b5e1c984b88b9fbb7dc406e4d16"
+    package static let previewUUID = "eaf42b5e1c984b88b9fbb7dc406e4d16"
     /// The most of the file's start worth reading for the metadata: real Canon
     /// `uuid` boxes are under 200 KB; one claiming more is not read.
-    public static let maxMetadataLength = 4 << 20
+    package static let maxMetadataLength = 4 << 20
     /// The most a `PRVW` box may claim (real ones are a few hundred KB).
-    public static let maxPreviewLength = 32 << 20
+    package static let maxPreviewLength = 32 << 20
 
     /// Where the Canon box's parts lie, as file offsets (indexes into the prefix read).
-    public struct Metadata: Sendable, Equatable {
+    package struct Metadata: Sendable, Equatable {
         /// The TIFF data of `CMT1` (IFD0: make, model, orientation).
-        public var ifd0: Range<Int>?
+        package var ifd0: Range<Int>?
         /// The TIFF data of `CMT2` (its IFD0 is the Exif IFD: dates, exposure).
-        public var exif: Range<Int>?
+        package var exif: Range<Int>?
         /// The `THMB` JPEG.
-        public var thumbnail: Range<Int>?
+        package var thumbnail: Range<Int>?
         /// Where the box after `moov` starts: the walk to the preview begins here.
-        public var moovEnd: Int
+        package var moovEnd: Int
         /// Where `CTBO` says the preview's `uuid` box starts (checked before use).
-        public var previewHint: Int?
+        package var previewHint: Int?
     }
 
     /// What a prefix of a file shows.
-    public enum Scan: Sendable, Equatable {
+    package enum Scan: Sendable, Equatable {
         /// The metadata, all inside the prefix.
         case found(Metadata)
         /// The prefix is too short: read the file's first `n` bytes and scan again.
@@ -53,7 +53,7 @@ public enum CR3 {
     }
 
     /// Whether `bytes` start as a CR3 file does (`ftyp` with the major brand `crx `).
-    public static func isCR3(_ bytes: some Collection<UInt8>) -> Bool {
+    package static func isCR3(_ bytes: some Collection<UInt8>) -> Bool {
         guard bytes.count >= 12 else { return false }
         let head = Array(bytes.prefix(12))
         return head[4..<8].elementsEqual("ftyp".utf8) && head[8..<12].elementsEqual("crx ".utf8)
@@ -64,7 +64,7 @@ public enum CR3 {
     /// - Parameters:
     ///   - prefix: The file's first bytes.
     ///   - fileSize: The file's size; nil when unknown (the prefix may be all there is).
-    public static func scan(_ prefix: [UInt8], fileSize: Int? = nil) -> Scan {
+    package static func scan(_ prefix: [UInt8], fileSize: Int? = nil) -> Scan {
         guard isCR3(prefix) else { return .invalid }
         let size = fileSize ?? (1 << 48)
         // The top level: ftyp, then moov (real files: at byte 24).
@@ -103,13 +103,13 @@ public enum CR3 {
 
     /// The TIFF blocks (`CMT1`, `CMT2`) of a CR3 file's first bytes, or nil when they
     /// are not a CR3 file's or do not reach the end of its Canon box.
-    public static func tiffBlocks(in bytes: [UInt8]) -> (ifd0: Range<Int>?, exif: Range<Int>?)? {
+    package static func tiffBlocks(in bytes: [UInt8]) -> (ifd0: Range<Int>?, exif: Range<Int>?)? {
         guard case .found(let metadata) = scan(bytes) else { return nil }
         return (metadata.ifd0, metadata.exif)
     }
 
     /// Whether `box` (a top-level box header) is the preview's uuid box.
-    public static func isPreviewBox(_ box: ISOBMFF.Box) -> Bool { ISOBMFF.matches(box, "uuid:" + previewUUID) }
+    package static func isPreviewBox(_ box: ISOBMFF.Box) -> Bool { ISOBMFF.matches(box, "uuid:" + previewUUID) }
 
     /// The preview JPEG's place (file offsets) in the preview's uuid box.
     ///
@@ -117,7 +117,7 @@ public enum CR3 {
     ///   - bytes: File bytes from `box.offset` on (the whole box, or its first bytes).
     ///   - box: The preview's uuid box, as ``ISOBMFF/box(in:base:at:limit:)`` read it.
     /// - Returns: The JPEG's range, or nil when there is no valid `PRVW` in the box.
-    public static func previewJPEG(in bytes: [UInt8], box: ISOBMFF.Box) -> Range<Int>? {
+    package static func previewJPEG(in bytes: [UInt8], box: ISOBMFF.Box) -> Range<Int>? {
         guard isPreviewBox(box),
             let prvw = ISOBMFF.box(in: bytes, base: box.offset, at: box.payload + 8, limit: box.end),
             prvw.is("PRVW"), prvw.end - prvw.offset >= 24, prvw.offset + 24 - box.offset <= bytes.count

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Reads a JPEG (its Exif APP1 segment), a TIFF-based raw file (CR2, NEF,
 /// ARW, DNG, ORF, RW2, PEF: the Exif IFD, else IFD0) or a CR3 file (its `CMT2`
-/// box, the Exif IFD, else `CMT1`, IFD0; see ``CR3``) from its first bytes:
+/// box, the Exif IFD, else `CMT1`, IFD0; see `CR3`) from its first bytes:
 /// ``prefixLength`` is enough for every camera, and 64 KiB for nearly all.
 /// Where the original time is missing, `DateTimeDigitized` (with its own
 /// sub-seconds and offset) stands in; `DateTime` (IFD0) is the time of the

@@ -23,7 +23,7 @@ public enum EXIFThumbnail {
     /// as shown are ``displayedWidth`` and ``displayedHeight``.
     public struct Thumbnail: Sendable, Hashable {
         /// The thumbnail, a complete JPEG starting with `FF D8`, as stored (not turned upright).
-        public var jpeg: [UInt8]
+        public var jpeg: Data
         /// Width of the main image in pixels as stored (not of the thumbnail, not turned).
         public var width: Int?
         /// Height of the main image in pixels as stored (not of the thumbnail, not turned).
@@ -40,7 +40,7 @@ public enum EXIFThumbnail {
         public var displayedHeight: Int? { ExifOrientation.swapsSides(orientation) ? width : height }
 
         /// Creates a thumbnail description.
-        public init(jpeg: [UInt8], width: Int? = nil, height: Int? = nil, orientation: Int? = nil) {
+        public init(jpeg: Data, width: Int? = nil, height: Int? = nil, orientation: Int? = nil) {
             self.jpeg = jpeg
             self.width = width
             self.height = height
@@ -128,7 +128,7 @@ public enum EXIFThumbnail {
             tiffBytes[start] == 0xFF, tiffBytes[start + 1] == 0xD8
         else { return nil }
         return Thumbnail(
-            jpeg: Array(tiffBytes[start..<(start + length)]), width: width, height: height,
+            jpeg: Data(tiffBytes[start..<(start + length)]), width: width, height: height,
             orientation: orientation)
     }
 

@@ -1,6 +1,6 @@
 /// The TIFF structure that holds a photo's Exif data: inside a JPEG's Exif APP1
 /// segment, the whole header of a TIFF-based raw file (CR2, NEF, ARW, DNG,
-/// ORF, RW2, PEF), or a CR3 file's `CMT1` box (``CR3``), read from the file's first bytes.
+/// ORF, RW2, PEF), or a CR3 file's `CMT1` box (`CR3`), read from the file's first bytes.
 ///
 /// Nothing in the bytes is trusted: every read is bounds-checked against the
 /// bytes given (a truncated file reads as missing fields), an IFD with more than

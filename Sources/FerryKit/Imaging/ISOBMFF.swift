@@ -7,30 +7,30 @@
 /// reaching past its parent, ends the walk; nesting deeper than ``maxDepth`` is
 /// refused. A walk takes at most ``maxBoxes`` boxes per level, so garbage cannot
 /// make it slow.
-public enum ISOBMFF {
+package enum ISOBMFF {
     /// One box's header: where it starts and ends in the file.
-    public struct Box: Sendable, Equatable {
+    package struct Box: Sendable, Equatable {
         /// The four-character type (`moov`, `uuid`, `CMT1`), as bytes.
-        public var type: [UInt8]
+        package var type: [UInt8]
         /// The 16 bytes that follow a `uuid` box's header, else nil.
-        public var uuid: [UInt8]?
+        package var uuid: [UInt8]?
         /// File offset of the box's first byte.
-        public var offset: Int
+        package var offset: Int
         /// File offset of the first byte after the header (and after the uuid).
-        public var payload: Int
+        package var payload: Int
         /// File offset one past the box's last byte.
-        public var end: Int
+        package var end: Int
 
         /// The type as text (`"moov"`).
-        public var name: String { String(decoding: type, as: UTF8.self) }
+        package var name: String { String(decoding: type, as: UTF8.self) }
         /// Whether this box is of type `name` (four ASCII characters).
-        public func `is`(_ name: String) -> Bool { type.elementsEqual(name.utf8) }
+        package func `is`(_ name: String) -> Bool { type.elementsEqual(name.utf8) }
     }
 
     /// Containers nest a few levels deep in real files (moov/trak/mdia/minf/stbl/stsd); more is garbage.
-    public static let maxDepth = 12
+    package static let maxDepth = 12
     /// More boxes than this at one level is garbage (real files have a few dozen).
-    public static let maxBoxes = 4096
+    package static let maxBoxes = 4096
 
     /// The header of the box at file offset `offset`.
     ///
@@ -40,7 +40,7 @@ public enum ISOBMFF {
     ///   - offset: The file offset where the box starts.
     ///   - limit: The parent's end (the file's size at the top level): the box may not reach past it.
     /// - Returns: The box, or nil when its header is not in `bytes`, is invalid, or reaches past `limit`.
-    public static func box(in bytes: [UInt8], base: Int = 0, at offset: Int, limit: Int) -> Box? {
+    package static func box(in bytes: [UInt8], base: Int = 0, at offset: Int, limit: Int) -> Box? {
         let at = offset - base
         guard at >= 0, offset + 8 <= limit, at <= bytes.count - 8 else { return nil }
         let size32 = u32(bytes, at)
@@ -69,7 +69,7 @@ public enum ISOBMFF {
 
     /// The boxes one after another from `start` up to `end` whose headers lie in `bytes`.
     /// The walk stops at the first header that is missing, invalid or reaches past `end`.
-    public static func boxes(in bytes: [UInt8], base: Int = 0, from start: Int, to end: Int) -> [Box] {
+    package static func boxes(in bytes: [UInt8], base: Int = 0, from start: Int, to end: Int) -> [Box] {
         var out: [Box] = []
         var at = start
         // Every box is at least 8 bytes long: `at` moves forward each pass.
@@ -82,7 +82,7 @@ public enum ISOBMFF {
 
     /// The first box along `path` (types from the outside in, `"uuid:<32 hex digits>"` for a
     /// uuid box), looking from `start` to `end`; nil when the bytes do not hold it.
-    public static func find(_ path: [String], in bytes: [UInt8], base: Int = 0, from start: Int = 0, to end: Int)
+    package static func find(_ path: [String], in bytes: [UInt8], base: Int = 0, from start: Int = 0, to end: Int)
         -> Box?
     {
         guard let first = path.first, path.count <= maxDepth else { return nil }

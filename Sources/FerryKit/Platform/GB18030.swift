@@ -6,10 +6,10 @@ import Foundation
 
 /// GB18030 text (a superset of GB2312 and GBK, what ez Share cards write) to and
 /// from Swift strings, through glibc's iconv: no table of our own.
-public enum GB18030 {
+package enum GB18030 {
     /// Decodes GB18030 (or GB2312, GBK) bytes; a byte that starts no valid
     /// sequence becomes U+FFFD and decoding goes on after it.
-    public static func decode<C: Collection<UInt8>>(_ bytes: C) -> String {
+    package static func decode<C: Collection<UInt8>>(_ bytes: C) -> String {
         // ASCII (every 8.3 name, dates, sizes) needs no conversion.
         if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
         var input = Array(bytes)
@@ -21,7 +21,7 @@ public enum GB18030 {
 
     /// Encodes a string as GB18030; nil when iconv refuses a character (none is
     /// outside GB18030, which covers all of Unicode).
-    public static func encode(_ text: String) -> [UInt8]? {
+    package static func encode(_ text: String) -> [UInt8]? {
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return Array(text.utf8) }
         var input = Array(text.utf8)
         var out: [UInt8] = []

@@ -100,7 +100,7 @@ extension WebAPI {
             } else if kind == .jpeg, !source.isLocal, side == ThumbnailMaker.defaultSide,
                 let embedded = try? await source.fs.thumbnail(backend),
                 let upright = try? await workers.run({
-                    try ThumbnailMaker.upright(jpeg: embedded.jpeg, orientation: embedded.orientation)
+                    try ThumbnailMaker.upright(jpeg: Array(embedded.jpeg), orientation: embedded.orientation)
                 })
             {
                 // The photo's Exif thumbnail, a few KB, no full download: the card's
@@ -154,7 +154,7 @@ extension WebAPI {
     func scaledJPEG(_ embedded: RawPreview.Embedded, side: Int, quality: Int, of web: String) async throws -> [UInt8] {
         try await scaled(of: web) {
             try ThumbnailMaker.scaled(
-                jpeg: embedded.jpeg, maxSide: side, quality: quality, orientation: embedded.orientation)
+                jpeg: Array(embedded.jpeg), maxSide: side, quality: quality, orientation: embedded.orientation)
         }
     }
 

@@ -64,7 +64,8 @@ public enum ThumbnailMaker {
         guard let embedded = RawPreview.jpeg(ofFile: path) else {
             throw JPEGError(.corrupt, path: path, detail: "no embedded preview in this raw file")
         }
-        return try scaled(jpeg: embedded.jpeg, maxSide: maxSide, quality: quality, orientation: embedded.orientation)
+        return try scaled(
+            jpeg: Array(embedded.jpeg), maxSide: maxSide, quality: quality, orientation: embedded.orientation)
     }
 
     /// Makes a reduced JPEG of JPEG bytes (a raw file's embedded preview), turned by `orientation`.

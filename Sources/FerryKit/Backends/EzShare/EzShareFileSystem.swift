@@ -5,7 +5,7 @@ import Synchronization
 /// remote file system: `ezshare://HOST[:PORT]/PATH` (the host `ezshare.card`
 /// when left out).
 ///
-/// Lists through `GET /dir?dir=A:%5C...` (``EzShareListing``), downloads through
+/// Lists through `GET /dir?dir=A:%5C...` (`EzShareListing`), downloads through
 /// `GET /download?file=...` with the HTTP backend's download attempts (`Range`
 /// + `If-Range` resumes, the `.part` and journal contract), and asks
 /// `GET /client?command=version` for the firmware. Paths are the long names

@@ -15,24 +15,24 @@ import Foundation
 /// other than the root list `.` and `..`; a `Total Entries` and `Total Size`
 /// line close the list. File links are absolute URLs naming the card's own
 /// address: only their `file` parameter is kept, never their host.
-public enum EzShareListing {
+package enum EzShareListing {
     /// One entry of the page.
-    public struct Entry: Sendable, Hashable {
+    package struct Entry: Sendable, Hashable {
         /// The long name as the card shows it, decoded from GB2312.
-        public var name: String
+        package var name: String
         /// Whether the line says `<DIR>`.
-        public var isDirectory: Bool
+        package var isDirectory: Bool
         /// The size as listed, in KB rounded up (nil for folders).
-        public var kilobytes: Int64?
+        package var kilobytes: Int64?
         /// The time as listed: FAT local time, floating.
-        public var modified: RemoteTimestamp?
+        package var modified: RemoteTimestamp?
         /// The link's parameter, percent-decoded, as the card wants it back:
         /// `file` of a file (`DCIM\100CANON\IMG_0001.JPG`), `dir` of a folder
         /// (`A:\DCIM\100CANON`). Bytes: an 8.3 alias may hold GB2312 bytes.
-        public var link: [UInt8]
+        package var link: [UInt8]
 
         /// Creates an entry.
-        public init(name: String, isDirectory: Bool, kilobytes: Int64?, modified: RemoteTimestamp?, link: [UInt8]) {
+        package init(name: String, isDirectory: Bool, kilobytes: Int64?, modified: RemoteTimestamp?, link: [UInt8]) {
             self.name = name
             self.isDirectory = isDirectory
             self.kilobytes = kilobytes
@@ -41,26 +41,26 @@ public enum EzShareListing {
         }
 
         /// `.` or `..`.
-        public var isDotEntry: Bool { name == "." || name == ".." }
+        package var isDotEntry: Bool { name == "." || name == ".." }
     }
 
     /// What a page held.
-    public struct Page: Sendable, Hashable {
+    package struct Page: Sendable, Hashable {
         /// The entries in the card's order, `.` and `..` included.
-        public var entries: [Entry] = []
+        package var entries: [Entry] = []
         /// The number the `Total Entries:` line gives, when there is one.
-        public var totalEntries: Int?
+        package var totalEntries: Int?
         /// Whether the page had a `<pre>` at all.
-        public var hasListing = false
+        package var hasListing = false
         /// Lines inside `<pre>` that were neither an entry, a total nor blank.
-        public var skippedLines = 0
+        package var skippedLines = 0
     }
 
     /// The card's name for its root folder.
-    public static let root: [UInt8] = Array("A:".utf8)
+    package static let root: [UInt8] = Array("A:".utf8)
 
     /// Reads a folder page.
-    public static func parse(_ page: [UInt8]) -> Page {
+    package static func parse(_ page: [UInt8]) -> Page {
         var result = Page()
         guard let open = find(Array("<pre>".utf8), in: page[...]) else { return result }
         result.hasListing = true
@@ -144,7 +144,7 @@ public enum EzShareListing {
 
     /// `%XX` escapes decoded byte by byte; a malformed one stays as written, and
     /// bytes that are not escaped (raw GB2312) are kept.
-    public static func percentDecode(_ text: ArraySlice<UInt8>) -> [UInt8] {
+    package static func percentDecode(_ text: ArraySlice<UInt8>) -> [UInt8] {
         func hex(_ c: UInt8) -> UInt8? {
             switch c {
             case 0x30...0x39: c - 0x30
@@ -171,7 +171,7 @@ public enum EzShareListing {
 
     /// A link parameter as it goes on the wire: every byte but letters, digits,
     /// `-._~` and the drive's `:` percent-encoded (a backslash is `%5C`).
-    public static func encodeParameter(_ value: [UInt8]) -> String {
+    package static func encodeParameter(_ value: [UInt8]) -> String {
         RemoteURL.percentEncode(bytes: value, allowed: linkByte)
     }
 
@@ -180,20 +180,20 @@ public enum EzShareListing {
     // MARK: Writing (the emulator)
 
     /// One entry as the emulator lists it.
-    public struct Line: Sendable, Hashable {
+    package struct Line: Sendable, Hashable {
         /// The long name.
-        public var name: String
+        package var name: String
         /// Whether it is a folder.
-        public var isDirectory: Bool
+        package var isDirectory: Bool
         /// The size in bytes (written rounded up to KB).
-        public var size: Int64
+        package var size: Int64
         /// The FAT time the line shows.
-        public var dateTime: FATDateTime
+        package var dateTime: FATDateTime
         /// The link: `dir?dir=...` for a folder, an absolute download URL for a file.
-        public var href: String
+        package var href: String
 
         /// Creates a line.
-        public init(name: String, isDirectory: Bool, size: Int64, dateTime: FATDateTime, href: String) {
+        package init(name: String, isDirectory: Bool, size: Int64, dateTime: FATDateTime, href: String) {
             self.name = name
             self.isDirectory = isDirectory
             self.size = size
@@ -203,14 +203,14 @@ public enum EzShareListing {
     }
 
     /// KB as the card counts them: rounded up.
-    public static func kilobytes(_ size: Int64) -> Int64 { (max(0, size) + 1023) / 1024 }
+    package static func kilobytes(_ size: Int64) -> Int64 { (max(0, size) + 1023) / 1024 }
 
     /// A folder page as the card writes it, in GB18030 (GB2312 for its characters).
     ///
     /// - Parameters:
     ///   - folder: The card's name of the folder (`A:`, `A:\DCIM`).
     ///   - lines: The entries, in the order the card lists them.
-    public static func render(folder: String, lines: [Line]) -> [UInt8] {
+    package static func render(folder: String, lines: [Line]) -> [UInt8] {
         var out: [UInt8] = []
         func add(_ text: String) { out.append(contentsOf: GB18030.encode(text) ?? Array(text.utf8)) }
         add(

@@ -363,7 +363,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
             reply.headers[name].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         }
         return EXIFThumbnail.Thumbnail(
-            jpeg: reply.body, width: number("X-exif-WIDTH"), height: number("X-exif-HEIGHT"),
+            jpeg: Data(reply.body), width: number("X-exif-WIDTH"), height: number("X-exif-HEIGHT"),
             orientation: number("X-exif-ORIENTATION"))
     }
 

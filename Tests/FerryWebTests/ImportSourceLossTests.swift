@@ -75,6 +75,7 @@ import Testing
         try await Task.sleep(for: .seconds(4))
         let still = await status()
         #expect(still["state"] as? String == "running" && still["waitingForSource"] as? Bool == true, "\(still)")
+        #expect(still["bytesPerSecond"] as? Double == 0 && still["eta"] == nil, "\(still)")
 
         // Back in range, on the same address.
         card = try FerryCardProcess(

@@ -423,6 +423,12 @@ final class ImportJob: Sendable {
     /// (``RateWindow``), and the time left at that speed; none while it is
     /// unknown or nothing moves.
     private static func estimate(_ b: inout Box, at now: ContinuousClock.Instant) {
+        if b.status.waitingForSource {
+            // Nothing moves until the source is back: no speed, no time left.
+            b.status.bytesPerSecond = 0
+            b.status.eta = nil
+            return
+        }
         guard b.status.state == .running, let rate = b.rate.bytesPerSecond(at: now) else { return }
         b.status.bytesPerSecond = rate
         b.status.eta = rate > 0 ? Double(max(0, b.status.bytesTotal - b.status.bytesDone)) / rate : nil

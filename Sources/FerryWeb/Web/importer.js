@@ -105,17 +105,18 @@ function renderPanel() {
     running: 'Importing', done: 'Imported', failed: 'Import finished with failures', cancelled: 'Import cancelled',
   }[state_] || 'Import';
   $('import-title').textContent = `${title} · to ${s.destination}/`;
+  const waiting = state_ === 'running' && !!s.waitingForSource;
   const parts = [`${s.done} / ${s.total} files`, `${formatSize(s.bytesDone)} / ${formatSize(s.bytesTotal)}`];
-  if (state_ === 'running' && s.bytesPerSecond > 0) parts.push(`${formatSize(s.bytesPerSecond)}/s`);
-  if (state_ === 'running' && s.eta != null) parts.push(`${formatDuration(s.eta)} left`);
+  if (state_ === 'running' && !waiting && s.bytesPerSecond > 0) parts.push(`${formatSize(s.bytesPerSecond)}/s`);
+  if (state_ === 'running' && !waiting && s.eta != null) parts.push(`${formatDuration(s.eta)} left`);
   if (s.deleted) parts.push(`${s.deleted} deleted from the source`);
   $('import-figures').textContent = parts.join(' · ');
   const card = state.source && (state.source.scheme === 'flashair' || state.source.scheme === 'ezshare');
-  const lost = card ? 'The card stopped answering: waiting for it, the import goes on when it is back.'
-    : 'The source stopped answering: waiting for it, the import goes on when it answers.';
-  $('import-current').textContent = state_ === 'running' && s.waitingForSource ? lost
+  const lost = `${card ? 'The card' : 'The source'} stopped answering; the import goes on by itself when it is back.`;
+  $('import-current').textContent = waiting ? lost
     : s.current ? `Now: ${s.current.split('/').pop()}` : (s.error || '');
-  $('import-panel').dataset.waiting = String(state_ === 'running' && !!s.waitingForSource);
+  $('import-panel').dataset.waiting = String(waiting);
+  if (waiting) $('import-title').textContent = `Waiting for the ${card ? 'card' : 'source'} · to ${s.destination}/`;
   const failures = $('import-failures');
   failures.replaceChildren(...s.failures.map((f) => element('li', { text: `${f.path.split('/').pop()}: ${f.reason}` })));
   failures.hidden = s.failures.length === 0;

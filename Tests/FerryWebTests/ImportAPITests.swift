@@ -91,6 +91,19 @@ struct ImportAPITests {
         #expect(summary.imported == 0 && summary.alreadyImported == 5)
     }
 
+    /// "Import all new" counts photos as a person does: a raw file with its JPEG
+    /// and its sidecar is one (issue 26), the files stay counted too.
+    @Test func aRawAndJPEGPairWithItsSidecarCountsAsOnePhoto() async throws {
+        let folder = root + "/DCIM/100FERRY/"
+        for name in ["PAIR_0001.CR2", "PAIR_0001.JPG", "PAIR_0001.xmp", "PAIR_0002.CR2.xmp", "PAIR_0002.CR2"] {
+            try Data(name.utf8).write(to: URL(fileURLWithPath: folder + name))
+        }
+        let new = APITests.object(await try api().handle(APITests.request("/api/new")))
+        // Files: 4 photos and the notes from init, plus these 5.
+        #expect(new["count"] as? Int == 10, "\(new)")
+        #expect(new["items"] as? Int == 7, "\(new)")
+    }
+
     @Test func importRefusesBadRequestsAndCanDeleteAfter() async throws {
         let api = try api()
         #expect(await api.handle(Self.post("/api/import", ["layout": "flat-ish"])).status == 400)

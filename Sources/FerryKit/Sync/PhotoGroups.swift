@@ -6,7 +6,7 @@
 /// collision numbers them all alike: `IMG_0001 (2).CR2` with
 /// `IMG_0001 (2).JPG`), files them by the day its photo was taken, and deletes
 /// them from the source only when every member's copy is verified.
-enum PhotoGroups {
+package enum PhotoGroups {
     /// Extensions (lowercase) of files that describe another: they never lead a group.
     static let sidecarExtensions: Set<String> = ["xmp", "thm", "wav", "aae"]
 
@@ -14,7 +14,7 @@ enum PhotoGroups {
     /// (`/DCIM/100/IMG_0001.CR2` and `/DCIM/100/img_0001.xmp` are one group). A
     /// sidecar named after the whole file (`IMG_0001.CR2.xmp`, as darktable
     /// writes) belongs to that file's group.
-    static func key(_ path: String) -> String {
+    package static func key(_ path: String) -> String {
         let folder = LocalPath.parent(path)
         var name = Substring(LocalPath.lastComponent(path))
         if let dot = name.lastIndex(of: "."), dot != name.startIndex {

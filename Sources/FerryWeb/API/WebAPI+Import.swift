@@ -14,7 +14,11 @@ extension WebAPI {
     }
 
     private struct NewFiles: Encodable {
+        /// Files not imported yet.
         var count: Int
+        /// What a person counts among them: a raw file with its JPEG and its
+        /// sidecars (XMP, THM, AAE, WAV) is one photo (``PhotoGroups``).
+        var items: Int
         var bytes: Int64
         var imported: Int
     }
@@ -76,7 +80,9 @@ extension WebAPI {
             let known = importJob.imported(key: key)
             let new = try await importJob.newFiles(in: source, known: known)
             return .json(
-                NewFiles(count: new.count, bytes: new.reduce(0) { $0 + ($1.size ?? 0) }, imported: known.count))
+                NewFiles(
+                    count: new.count, items: Set(new.map { PhotoGroups.key($0.path) }).count,
+                    bytes: new.reduce(0) { $0 + ($1.size ?? 0) }, imported: known.count))
         }
     }
 }

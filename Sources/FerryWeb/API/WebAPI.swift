@@ -15,7 +15,7 @@ import Synchronization
 /// | `GET /api/thumb?path=[&v=][&s=512]` | a JPEG thumbnail (256 px, or 512 where the source is fast) |
 /// | `GET /api/preview?path=&w=&h=` | the photo fitted to `w` x `h`, its size in `X-Image-Width/Height` |
 /// | `GET /api/info?path=` | date taken, camera, lens, exposure, pixel size |
-/// | `GET /api/new` | `{count, bytes, imported}`: files of the source not imported yet |
+/// | `GET /api/new` | `{count, items, bytes, imported}`: files of the source not imported yet; `items` counts a raw + JPEG pair and its sidecars once |
 /// | `GET /api/import` | the running or last import |
 /// | `POST /api/import` `{"paths"?, "layout"?, "deleteAfter"?, "restart"?}` | starts an import |
 /// | `POST /api/import-cancel` | cancels it (partial files stay as `.part`) |

@@ -83,8 +83,11 @@ function renderNewButton() {
   const b = $('import-new');
   const n = job.newCount;
   // "Import all new (12, 8.8 MB)"; on a phone "Import new (12, 8.8 MB)" (app.css hides "all").
+  // A raw file with its JPEG and sidecars is one photo (`items`); the files are in the tooltip.
+  const items = n ? (n.items ?? n.count) : 0;
   b.replaceChildren('Import', element('span', { class: 'long', text: ' all' }),
-    n ? ` new (${n.count}, ${formatSize(n.bytes)})` : ' new (counting…)');
+    n ? ` new (${items}, ${formatSize(n.bytes)})` : ' new (counting…)');
+  b.title = n && items !== n.count ? `${items} new photos and videos in ${n.count} files (raw + JPEG pairs and sidecars count once)` : '';
   b.dataset.count = n ? String(n.count) : '';
   b.disabled = running() || (n && n.count === 0);
 }

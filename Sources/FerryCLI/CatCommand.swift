@@ -10,8 +10,8 @@ enum CatCommand: Command {
         minPositionals: 1, maxPositionals: nil,
         details: """
             The same as ferry get URL... -o -: each file is written to standard output
-            as it arrives, one after another in the order given, with progress and
-            messages on stderr. Nothing is written to disk: no .part and no resume from
+            as it arrives, one after another in the order given; as cat, nothing else is
+            printed but errors (on stderr). Nothing is written to disk: no .part and no resume from
             an earlier run (a dropped connection is still continued where the server
             allows it). A pattern (*, ?, [...]) in the last part of a URL writes every
             matching file.
@@ -21,6 +21,9 @@ enum CatCommand: Command {
         var get = args
         get.declared.formUnion(GetCommand.spec.options.map(\.long))
         get.values[GetCommand.Keys.output.option.long] = ["-"]
-        return try await GetCommand.run(get, console: console)
+        // As cat: the files and nothing else (errors still go to stderr).
+        get.declared.insert(CommonOptions.quiet.option.long)
+        get.flags.insert(CommonOptions.quiet.option.long)
+        return try await GetCommand.run(get, console: console, as: "cat")
     }
 }

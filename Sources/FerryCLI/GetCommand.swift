@@ -44,11 +44,16 @@ enum GetCommand: Command {
             """)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
+        try await run(args, console: console, as: "get")
+    }
+
+    /// Runs `get` as `command` (`cat` is `get -o -`): messages name that command.
+    static func run(_ args: ParsedArguments, console: Console, as command: String) async throws -> Int32 {
         if args.has(Keys.overwrite) && args.has(Keys.skipExisting) {
             throw UsageError(message: "--overwrite and --skip-existing exclude each other")
         }
         let jobs = try args.int(TransferKeys.jobs, default: 4, in: 1...64)
-        TransferKeys.sayResumingIsTheDefault(args, command: "get", console: console)
+        TransferKeys.sayResumingIsTheDefault(args, command: command, console: console)
         var positionals = args.positionals
         var output = args.value(Keys.output)
         if output == "" {
@@ -72,7 +77,7 @@ enum GetCommand: Command {
             output = last.hasSuffix("/") ? last : last + "/"
             positionals.removeLast()
         }
-        let urls = try positionals.map { try remoteURL($0, for: "get") }
+        let urls = try positionals.map { try remoteURL($0, for: command) }
         let only = try args.value(Keys.only).map(SyncCommand.extensions)
         if only != nil && !args.has(Keys.recursive) { throw UsageError(message: "--only goes with -r") }
         var options = DownloadOptions()
@@ -82,9 +87,12 @@ enum GetCommand: Command {
         options.verifyTLS = !args.has(ConnectionKeys.insecure)
         Ferry.setConnectionLimits(total: max(16, jobs), perHost: jobs)
 
+        // Standard output: no bars while it is the terminal (they would mix with the bytes), as curl.
+        let quiet = args.has(CommonOptions.quiet) || (toStandardOutput && isatty(STDOUT_FILENO) != 0)
         let out = Output.make(
-            json: args.has(TransferKeys.json), quiet: args.has(CommonOptions.quiet), console: console, verb: "saved",
-            command: "get",
+            json: args.has(TransferKeys.json), quiet: quiet, console: console,
+            verb: toStandardOutput ? "wrote" : "saved", command: command,
+            labelSuffix: toStandardOutput ? " to standard output" : "",
             waitingText: urls.first.flatMap {
                 waitingText(for: $0, connections: try? connectionSettings(args).maxConnections)
             })
@@ -94,7 +102,7 @@ enum GetCommand: Command {
         let failedEarly = try await planner.plan(urls)
         return await TransferRunner.run(
             planner.files, jobs: jobs, verb: "downloaded", multi: planner.multi, output: out, console: console,
-            command: "get", failedBefore: failedEarly, inOrder: toStandardOutput)
+            command: command, failedBefore: failedEarly, inOrder: toStandardOutput)
     }
 
     /// Makes a local folder and the ones missing above it, by the rule every

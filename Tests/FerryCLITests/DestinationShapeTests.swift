@@ -110,6 +110,8 @@ struct DestinationShapeTests {
         #expect(bytes.count == big.count)
         #expect(bytes == big)
         #expect(leftInWork().isEmpty, "left on disk: \(leftInWork())")
+        // Never "saved big.bin": nothing was saved (on a terminal: "wrote big.bin to standard output").
+        #expect(!out.stderr.contains("saved"), "\(out.stderr)")
 
         // `ferry cat` is the short form; several files one after another, in order.
         let (both, cat) = try piped(
@@ -118,6 +120,10 @@ struct DestinationShapeTests {
         #expect(cat.status == 0, "\(cat.status) \(cat.stderr)")
         #expect(both == small + big + small)
         #expect(leftInWork().isEmpty, "left on disk: \(leftInWork())")
+        // As cat: the files and nothing else; an error names `cat`.
+        #expect(cat.stderr.isEmpty, "\(cat.stderr)")
+        let missing = try run(["cat", nginx.url("/nothere.txt")])
+        #expect(missing.status == 1 && missing.stderr.hasPrefix("ferry cat: "), "\(missing.stderr)")
 
         // To a regular file as standard output too; progress and messages never reach it.
         try "hello from nginx\n".write(toFile: files.file("hello.txt"), atomically: true, encoding: .utf8)

@@ -112,13 +112,13 @@ enum Output {
     /// a terminal and `--quiet` is not given. `verb` names a finished transfer
     /// ("saved", "uploaded", "imported").
     static func make(
-        json: Bool, quiet: Bool, console: Console, verb: String, command: String, waitingText: String? = nil,
-        announce: Bool = false
+        json: Bool, quiet: Bool, console: Console, verb: String, command: String, labelSuffix: String = "",
+        waitingText: String? = nil, announce: Bool = false
     ) -> any CommandOutput {
         if json { return JSONLinesOutput(console: console) }
         return TerminalOutput(
             console: console, bars: !quiet && console.stderrIsTerminal, quiet: quiet, verb: verb, command: command,
-            waitingText: waitingText, announce: announce)
+            labelSuffix: labelSuffix, waitingText: waitingText, announce: announce)
     }
 }
 

@@ -11,6 +11,8 @@ final class TerminalOutput: CommandOutput {
     let quiet: Bool
     /// "saved", "uploaded", "imported".
     let verb: String
+    /// Said after a finished file's name (" to standard output").
+    let labelSuffix: String
     /// The command name for messages ("get", "put").
     let command: String
     /// What a transfer that waits for a connection is shown as, when a source
@@ -24,7 +26,8 @@ final class TerminalOutput: CommandOutput {
     private let ticker = Mutex<Task<Void, Never>?>(nil)
 
     init(
-        console: Console, bars: Bool, quiet: Bool, verb: String, command: String, waitingText: String? = nil,
+        console: Console, bars: Bool, quiet: Bool, verb: String, command: String, labelSuffix: String = "",
+        waitingText: String? = nil,
         announce: Bool = false
     ) {
         self.announce = announce
@@ -32,6 +35,7 @@ final class TerminalOutput: CommandOutput {
         self.bars = bars
         self.quiet = quiet
         self.verb = verb
+        self.labelSuffix = labelSuffix
         self.command = command
         self.waitingText = waitingText
         table = ProgressTable(waitingText: waitingText)
@@ -117,7 +121,7 @@ final class TerminalOutput: CommandOutput {
     private func finishedLine(label: String, _ r: TransferResult) -> String {
         if r.skipped { return "\(label): kept (exists)" }
         let secs = max(r.duration / .seconds(1), 0.001)
-        var line = "\(verb) \(label) (\(Format.bytes(r.size)) in \(Format.seconds(secs)), "
+        var line = "\(verb) \(label)\(labelSuffix) (\(Format.bytes(r.size)) in \(Format.seconds(secs)), "
         line += Format.rate(Double(r.bytesTransferred) / secs)
         if r.resumedFrom > 0 { line += ", resumed at \(Format.bytes(r.resumedFrom))" }
         return line + ")"

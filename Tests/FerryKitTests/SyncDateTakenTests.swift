@@ -40,6 +40,32 @@ struct SyncDateTakenTests {
             options: o)
     }
 
+    /// Many small photos filed by date at once: every download stages in a folder
+    /// of its own under one staging root, which a finished photo used to remove
+    /// while a download beside it had made it and not yet its own folder in it
+    /// (2-3 of 500 photos failed "mkdir ... The file doesn't exist", found by
+    /// bench/photo_bench.py).
+    @Test func manySmallPhotosFiledByDateAtOnceAllArrive() async throws {
+        try cameraJPEG("SEED.JPG", taken: "2024:06:01 12:00:00", copied: (2026, 11, 30, 9, 0, 0))
+        let seed = try Data(contentsOf: URL(fileURLWithPath: root.file("DCIM/100CANON/SEED.JPG")))
+        try fm.removeItem(atPath: root.file("DCIM/100CANON/SEED.JPG"))
+        for i in 0..<400 {
+            try seed.write(to: URL(fileURLWithPath: root.file(String(format: "DCIM/100CANON/IMG_%04d.JPG", i))))
+        }
+        var o = SyncOptions()
+        o.layout = .date
+        o.jobs = 8
+        let summary = try await SyncEngine(
+            fileSystem: LocalFileSystem(url: try RemoteURL(parsing: root.file("DCIM"))), directory: out.path,
+            options: o
+        ).runPass()
+        #expect(summary.failures.isEmpty, "\(summary.failures.prefix(3).map { "\($0.remotePath): \($0.error)" })")
+        #expect(summary.imported == 400)
+        #expect(files().filter { $0.hasPrefix("2024-06-01/") }.count == 400, "\(files().prefix(5))")
+        // The staging root is gone once the pass is over.
+        #expect(!fm.fileExists(atPath: out.file(SyncEngine.stagingFolder)))
+    }
+
     @Test func photosGoToTheDayTheyWereTakenNotTheDayTheyWereCopied() async throws {
         try cameraJPEG("IMG_0001.JPG", taken: "2024:06:01 23:45:12", copied: (2026, 11, 30, 9, 0, 0))
         try cameraJPEG("IMG_0002.JPG", taken: "2024:06:02 00:10:00", copied: (2026, 11, 30, 9, 0, 1))

@@ -196,7 +196,6 @@ extension SyncEngine {
             f.result.destination = f.item.destination
             outcomes.append(record(f.item, f.result, identity: identity, history: history, events: events))
         }
-        rmdir(directory + "/" + SyncEngine.stagingFolder)
         return outcomes
     }
 
@@ -397,9 +396,11 @@ extension SyncEngine {
             }
         }
         func dropStaging() {
-            // The staging folder held only this file.
+            // The file's own staging folder held only it. The staging root stays
+            // until the pass ends (`SyncEngine.pass`): removed here, it raced a
+            // download beside this one that had made it and not yet its own
+            // folder in it ("mkdir ... The file doesn't exist", 2-3 of 500 photos).
             rmdir(LocalPath.parent(staged))
-            rmdir(directory + "/" + SyncEngine.stagingFolder)
         }
         let base = folder + "/" + fileName
         var n = 1

@@ -156,6 +156,9 @@ public final class SyncEngine: Sendable {
         async throws(FerryError) -> SyncPassSummary
     {
         state.pass += 1
+        // The staging root goes once the pass's downloads are over, when empty
+        // (a `.part` of an interrupted photo keeps it).
+        defer { rmdir(directory + "/" + SyncEngine.stagingFolder) }
         let identity = try await identify()
         if state.unavailable {
             state.unavailable = false

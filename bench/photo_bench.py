@@ -396,11 +396,11 @@ def sync_date(ferry, before, work, photos, size, rounds, jobs):
         def prepare(name):
             counter[0] += 1
             path = os.path.join(fs.path, f"run{counter[0]}")
-            # Today's sync stages each photo in out/.ferry-sync-incoming/HASH/ and removes that
-            # folder when it is empty; a group's removal can come between another's mkdir of
-            # the folder and of its HASH below it, and that photo fails ("mkdir ...: The file
-            # doesn't exist", 2-3 of 500 here, also with -j 1). A file kept there makes the
-            # removal fail harmlessly, so every row completes (the build before ignores it).
+            # Builds before the fix of the staging race (a group's removal of the staging root
+            # came between another's mkdir of the root and of its HASH below it: 2-3 of 500
+            # photos failed; fixed on main, the root now goes when the pass ends) need a file
+            # kept there so that every row completes; the same for every build, so the rows
+            # compare alike (the build before the date change ignores it).
             os.makedirs(os.path.join(path, "out", ".ferry-sync-incoming"))
             open(os.path.join(path, "out", ".ferry-sync-incoming", ".keep"), "w").close()
             subprocess.run(["sync"])

@@ -346,15 +346,21 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
             }
             return
         }
-        // The levels below the file system's own URL path, which exists (a
-        // Nextcloud user's folder); above it MKCOL would only be refused.
-        let base = FTPEndpoint.normalize(url.path)
-        var levels: [String] = []
-        var current = ""
-        for part in p.split(separator: "/") {
-            current += "/" + part
-            if base != "/" && (base == current || base.hasPrefix(current + "/")) { continue }
-            levels.append(current)
+        // Up from the parent to the first folder that exists, then MKCOL down:
+        // levels above it (a Nextcloud user's folder, `/remote.php`) are never
+        // touched, where MKCOL would only be refused.
+        var levels = [p]
+        var parent = FTPEndpoint.parent(of: p)
+        while parent != "/" {
+            if let found = try? await stat(parent) {
+                guard found.isDirectory else {
+                    throw FerryError(
+                        .destinationExists, operation: "mkdir", target: display(parent), detail: "a file has that name")
+                }
+                break
+            }
+            levels.insert(parent, at: 0)
+            parent = FTPEndpoint.parent(of: parent)
         }
         for level in levels {
             try await mkcol(level, existingIsError: false)

@@ -332,6 +332,7 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// the top, and an existing folder is then not an error.
     public func makeDirectory(_ path: String, createParents: Bool) async throws(FerryError) {
         let p = FTPEndpoint.normalize(path)
+        if p == "/" && createParents { return }
         guard createParents else {
             // rclone answers MKCOL of an existing folder with success: look first.
             if (try? await stat(p)) != nil {

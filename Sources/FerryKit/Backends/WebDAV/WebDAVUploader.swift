@@ -64,12 +64,26 @@ struct WebDAVUploader: Sendable {
         {
             return skipped
         }
-        if options.createParents {
-            let parent = FTPEndpoint.parent(of: path)
+        do {
+            try await put(size: size, fd: fd, budget: &budget)
+        } catch where error.serverCode == 409 && options.createParents {
+            // The folder is missing (409 Conflict): made once, then the file again.
+            // Asked only then, so a tree's files cost no extra request each.
             try await budget.retrying(transfer) { () async throws(FerryError) in
-                try await fs.makeDirectory(parent, createParents: true)
+                try await fs.makeDirectory(FTPEndpoint.parent(of: path), createParents: true)
             }
+            try await put(size: size, fd: fd, budget: &budget)
         }
+        try await budget.retrying(transfer) { () async throws(FerryError) in
+            try await fs.move(FTPUploader.temporaryPath(for: path), path, operation: "upload", replacing: existing != nil)
+        }
+        return UploadSteps.result(
+            source: source, destination: display, size: size, resumedFrom: 0, budget: budget, started: started)
+    }
+
+    /// PUTs the whole file to its temporary name (`UploadSteps.send`), each try
+    /// checked against the size the server then holds.
+    private func put(size: Int64, fd: Int32, budget: inout UploadBudget) async throws(FerryError) {
         let temporary = FTPUploader.temporaryPath(for: path)
         let remote = fs.target(temporary)
         let shown = remote.redacted
@@ -84,9 +98,7 @@ struct WebDAVUploader: Sendable {
                 last = job
                 return job
             },
-            failure: { completion, job in
-                .curl(completion, operation: "upload", target: shown)
-            },
+            failure: { completion, _ in .curl(completion, operation: "upload", target: shown) },
             continuation: { () async throws(FerryError) in 0 },
             storedLength: { () async throws(FerryError) in
                 if let job = last, job.status >= 300 {
@@ -96,10 +108,5 @@ struct WebDAVUploader: Sendable {
                 }
                 return try await fs.stat(temporary).size
             })
-        try await budget.retrying(transfer) { () async throws(FerryError) in
-            try await fs.move(temporary, path, operation: "upload", replacing: existing != nil)
-        }
-        return UploadSteps.result(
-            source: source, destination: display, size: size, resumedFrom: 0, budget: budget, started: started)
     }
 }

@@ -39,7 +39,8 @@ public final class ApacheDAVServer: WebDAVTestServer {
     private let dir: TempDir
 
     public static var isAvailable: Bool {
-        TestProcess.which("apache2") != nil && FileManager.default.fileExists(atPath: "/usr/lib/apache2/modules/mod_dav_fs.so")
+        TestProcess.which("apache2") != nil
+            && FileManager.default.fileExists(atPath: "/usr/lib/apache2/modules/mod_dav_fs.so")
     }
 
     public init(basicAuth: (user: String, password: String)? = nil) throws {
@@ -52,8 +53,10 @@ public final class ApacheDAVServer: WebDAVTestServer {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         port = Loopback.freePort()
         accessLogPath = dir.file("access.log")
-        let wanted = ["mpm_event", "authz_core", "authn_core", "authn_file", "auth_basic", "authz_user", "dav", "dav_fs",
-            "mime", "alias", "log_config"]
+        let wanted = [
+            "mpm_event", "authz_core", "authn_core", "authn_file", "auth_basic", "authz_user", "dav", "dav_fs",
+            "mime", "alias", "log_config",
+        ]
         let load = wanted.filter { FileManager.default.fileExists(atPath: "\(modules)/mod_\($0).so") }
             .map { "LoadModule \($0)_module \(modules)/mod_\($0).so" }
             .joined(separator: "\n")

@@ -69,17 +69,23 @@ struct WebDAVErrorTests {
             }
         }
         let plain = await failure { () async throws(FerryError) in _ = try await fs.list("/plain") }
-        #expect(plain?.code == .unsupportedOperation && plain?.detail?.contains("no WebDAV") == true, "\(String(describing: plain))")
+        #expect(
+            plain?.code == .unsupportedOperation && plain?.detail?.contains("no WebDAV") == true,
+            "\(String(describing: plain))")
         let nodav = await failure { () async throws(FerryError) in _ = try await fs.list("/nodav") }
         #expect(nodav?.code == .unsupportedOperation && nodav?.serverCode == 405, "\(String(describing: nodav))")
         #expect(nodav?.detail?.contains("/remote.php/dav/files/USER/") == true)
         let denied = await failure { () async throws(FerryError) in _ = try await fs.list("/denied") }
         #expect(denied?.code == .permissionDenied && denied?.serverCode == 403)
-        let exists = await failure { () async throws(FerryError) in try await fs.rename("/new/a.jpg", to: "/new/b.jpg") }
+        let exists = await failure { () async throws(FerryError) in try await fs.rename("/new/a.jpg", to: "/new/b.jpg")
+        }
         #expect(exists?.code == .destinationExists && exists?.recovery == .replace, "\(String(describing: exists))")
         #expect(exists?.serverText?.contains("Destination exists") == true)
-        let parent = await failure { () async throws(FerryError) in try await fs.makeDirectory("/x", createParents: false) }
-        #expect(parent?.code == .notFound && parent?.detail?.contains("mkdir -p") == true, "\(String(describing: parent))")
+        let parent = await failure { () async throws(FerryError) in
+            try await fs.makeDirectory("/x", createParents: false)
+        }
+        #expect(
+            parent?.code == .notFound && parent?.detail?.contains("mkdir -p") == true, "\(String(describing: parent))")
         #expect(parent?.serverText?.contains("Parent node does not exist") == true)
 
         let work = try TempDir(prefix: "dav-err")
@@ -127,6 +133,8 @@ struct WebDAVErrorTests {
             #expect(error.detail?.contains("/f.jpg: 423 Locked") == true, "\(error)")
         }
         // rm sent Depth: 0: a folder's contents are never the target.
-        #expect(server.requests.first { $0.method == "DELETE" }?.headers.first { $0.key.lowercased() == "depth" }?.value == "0")
+        #expect(
+            server.requests.first { $0.method == "DELETE" }?.headers.first { $0.key.lowercased() == "depth" }?.value
+                == "0")
     }
 }

@@ -197,7 +197,8 @@ struct WebDAVMultistatusTests {
         #expect(
             WebDAVMultistatus.errorText(Array(nextcloud.utf8))
                 == "Insufficient space in /anna/files, 1024 required, 0 available")
-        let condition = "<D:error xmlns:D=\"DAV:\"><D:lock-token-submitted><D:href>/a</D:href></D:lock-token-submitted></D:error>"
+        let condition =
+            "<D:error xmlns:D=\"DAV:\"><D:lock-token-submitted><D:href>/a</D:href></D:lock-token-submitted></D:error>"
         #expect(WebDAVMultistatus.errorText(Array(condition.utf8)) == "lock-token-submitted")
         #expect(WebDAVMultistatus.errorText(Array("<html><p>Forbidden</p></html>".utf8)) == nil)
     }

@@ -79,8 +79,9 @@ struct WebDAVTests {
             let r = try await fs.download(path(server, name), to: work.file(name), options: .init()).result
             #expect(r.bytesTransferred > 0)
             #expect(
-                FileManager.default.contents(atPath: work.file(name)) == FileManager.default.contents(
-                    atPath: server.local(name)))
+                FileManager.default.contents(atPath: work.file(name))
+                    == FileManager.default.contents(
+                        atPath: server.local(name)))
         }
         // In-memory reads: a range, the whole file, over the limit.
         let all = try #require(FileManager.default.contents(atPath: server.local(names[0])))

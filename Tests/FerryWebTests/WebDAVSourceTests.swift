@@ -14,7 +14,8 @@ struct WebDAVSourceTests {
         let server = try NginxDAVServer()
         defer { server.stop() }
         let cache = try TempDir(prefix: "dav-serve-cache")
-        try FileManager.default.createDirectory(atPath: server.local("DCIM/100FERRY"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: server.local("DCIM/100FERRY"), withIntermediateDirectories: true)
         try await onThread {
             try Data(SamplePhotos.jpeg(index: 3, width: 320, height: 240)).write(
                 to: URL(fileURLWithPath: server.local("DCIM/100FERRY/IMG 0003 #1.JPG")))

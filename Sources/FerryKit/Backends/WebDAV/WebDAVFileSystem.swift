@@ -90,7 +90,8 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
     ) async throws(FerryError) -> Reply {
         let shown = target.redacted
         let job = CurlRequestJob(hostKey: target.hostKey, maxBody: maxBody)
-        configure(job.easy, target, headers: headers + (body == nil ? [] : ["Content-Type: application/xml; charset=utf-8"]))
+        configure(
+            job.easy, target, headers: headers + (body == nil ? [] : ["Content-Type: application/xml; charset=utf-8"]))
         job.easy.set(CURLOPT_CUSTOMREQUEST, method)
         if let body {
             job.easy.set(CURLOPT_POSTFIELDS, body)
@@ -343,7 +344,8 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
         }
         if let existing = try? await stat(p) {
             guard existing.isDirectory else {
-                throw FerryError(.destinationExists, operation: "mkdir", target: display(p), detail: "a file has that name")
+                throw FerryError(
+                    .destinationExists, operation: "mkdir", target: display(p), detail: "a file has that name")
             }
             return
         }

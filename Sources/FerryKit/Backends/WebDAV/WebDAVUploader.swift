@@ -8,9 +8,10 @@ final class WebDAVPutJob: LocalFileUploadJob, @unchecked Sendable {
     /// The error body, for the server's words.
     var body: [UInt8] { reply.bytes }
 
-    init(fs: WebDAVFileSystem, target: RemoteURL, fd: Int32, sourcePath: String, size: Int64, transfer: Transfer,
-        stallTimeout: Duration)
-    {
+    init(
+        fs: WebDAVFileSystem, target: RemoteURL, fd: Int32, sourcePath: String, size: Int64, transfer: Transfer,
+        stallTimeout: Duration
+    ) {
         super.init(hostKey: target.hostKey, fd: fd, sourcePath: sourcePath, offset: 0, size: size, transfer: transfer)
         fs.configure(easy, target)
         easy.set(CURLOPT_UPLOAD, 1)
@@ -66,7 +67,7 @@ struct WebDAVUploader: Sendable {
         }
         do {
             try await put(size: size, fd: fd, budget: &budget)
-        } catch where error.serverCode == 409 && options.createParents {
+        } catch  where error.serverCode == 409 && options.createParents {
             // The folder is missing (409 Conflict): made once, then the file again.
             // Asked only then, so a tree's files cost no extra request each.
             try await budget.retrying(transfer) { () async throws(FerryError) in
@@ -75,7 +76,8 @@ struct WebDAVUploader: Sendable {
             try await put(size: size, fd: fd, budget: &budget)
         }
         try await budget.retrying(transfer) { () async throws(FerryError) in
-            try await fs.move(FTPUploader.temporaryPath(for: path), path, operation: "upload", replacing: existing != nil)
+            try await fs.move(
+                FTPUploader.temporaryPath(for: path), path, operation: "upload", replacing: existing != nil)
         }
         return UploadSteps.result(
             source: source, destination: display, size: size, resumedFrom: 0, budget: budget, started: started)

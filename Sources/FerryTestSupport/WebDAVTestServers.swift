@@ -131,7 +131,10 @@ public final class NginxDAVServer: WebDAVTestServer {
         TestProcess.which("nginx") != nil && FileManager.default.fileExists(atPath: modulePath)
     }
 
-    public init() throws {
+    /// `davs://` when `tls` is given (HTTPS only).
+    public let scheme: String
+
+    public init(tls: TestCertificate? = nil) throws {
         guard let nginx = TestProcess.which("nginx") else {
             throw TestServerError.missing("nginx (apt-get install nginx-light)")
         }
@@ -141,11 +144,18 @@ public final class NginxDAVServer: WebDAVTestServer {
         dir = try TempDir(prefix: "nginx-dav")
         root = dir.file("root")
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        port = Loopback.freePort()
+        let freePort = Loopback.freePort()
+        port = freePort
         accessLogPath = dir.file("access.log")
         for sub in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
             try FileManager.default.createDirectory(atPath: dir.file(sub), withIntermediateDirectories: true)
         }
+        scheme = tls == nil ? "dav" : "davs"
+        let listen =
+            tls.map {
+                "listen 127.0.0.1:\(freePort) ssl; ssl_certificate \($0.certificatePath); "
+                    + "ssl_certificate_key \($0.keyPath);"
+            } ?? "listen 127.0.0.1:\(freePort);"
         let conf = """
             load_module \(NginxDAVServer.modulePath);
             worker_processes 1;
@@ -166,7 +176,7 @@ public final class NginxDAVServer: WebDAVTestServer {
                 sendfile on;
                 keepalive_requests 100000;
                 server {
-                    listen 127.0.0.1:\(port);
+                    \(listen)
                     root \(root);
                     client_max_body_size 0;
                     location / {
@@ -192,7 +202,7 @@ public final class NginxDAVServer: WebDAVTestServer {
 
     deinit { process.stop() }
 
-    public var base: String { "dav://127.0.0.1:\(port)/" }
+    public var base: String { "\(scheme)://127.0.0.1:\(port)/" }
 
     public var accessLog: [String] { WebDAVLog.lines(accessLogPath) }
 

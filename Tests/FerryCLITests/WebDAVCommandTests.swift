@@ -75,8 +75,15 @@ struct WebDAVCommandTests {
         #expect(FileManager.default.contents(atPath: server.local("backup/album/a #1 %.jpg")) == a)
         #expect(FileManager.default.contents(atPath: server.local("backup/album/sub/ünï b.jpg")) == b)
         // The same again: nothing sent, nothing replaced.
+        let putsBefore = server.accessLog.filter { $0.hasPrefix("PUT ") }.count
         let rerun = try run(["put", "-r", "album", base + "backup/", "--json"], env: password)
         #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(server.accessLog.filter { $0.hasPrefix("PUT ") }.count == putsBefore, "\(server.accessLog)")
+        // A different local file under the same name is not sent over the server's copy.
+        try TestData.file(work.file("album/a #1 %.jpg"), size: 1_000, seed: 5)
+        let changed = try run(["put", "-r", "album", base + "backup/"], env: password)
+        #expect(changed.status != 0, "\(changed)")
+        #expect(FileManager.default.contents(atPath: server.local("backup/album/a #1 %.jpg")) == a)
 
         let ls = try run(["ls", base + "backup/album", "--json"], env: password)
         #expect(ls.status == 0 && ls.stdout.contains("a #1 %.jpg") && ls.stdout.contains("200000"), "\(ls)")

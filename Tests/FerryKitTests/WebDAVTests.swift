@@ -207,6 +207,31 @@ struct WebDAVTests {
         #expect(fileSize(server.local("up.bin")) == 100_000)
     }
 
+    /// `davs://`: HTTPS on the wire, the certificate checked (refused without
+    /// the test CA, accepted with it).
+    @Test func davsSpeaksHTTPSAndChecksTheCertificate() async throws {
+        let certificate = try TestCertificate.shared()
+        let server = try NginxDAVServer(tls: certificate)
+        defer { server.stop() }
+        try Data("over TLS".utf8).write(to: URL(fileURLWithPath: server.local("t.txt")))
+        #expect(server.base.hasPrefix("davs://"))
+        let untrusted = try fs(server)
+        do {
+            _ = try await untrusted.list("/")
+            Issue.record("an untrusted certificate was accepted")
+        } catch {
+            #expect(error.code == .tls, "\(error)")
+        }
+        var options = ConnectionOptions()
+        options.caCertificateFile = certificate.certificatePath
+        let fs = try fs(server, options)
+        #expect(try await fs.list("/").map(\.name) == ["t.txt"])
+        #expect(try await fs.data(at: "/t.txt") == Data("over TLS".utf8))
+        try Data("up".utf8).write(to: URL(fileURLWithPath: work.file("up.txt")))
+        _ = try await fs.upload(work.file("up.txt"), to: "/up.txt", options: .init()).result
+        #expect(FileManager.default.contents(atPath: server.local("up.txt")) == Data("up".utf8))
+    }
+
     /// A URL without WebDAV (a plain nginx): the error says so.
     @Test func noWebDAVHere() async throws {
         let dir = try TempDir(prefix: "plain")

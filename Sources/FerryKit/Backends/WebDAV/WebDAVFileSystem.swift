@@ -190,8 +190,20 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
         "<?xml version=\"1.0\" encoding=\"utf-8\"?><D:propfind xmlns:D=\"DAV:\"><D:prop>"
         + "<D:resourcetype/><D:getcontentlength/><D:getlastmodified/><D:getetag/></D:prop></D:propfind>"
 
-    /// PROPFIND of `path` with `depth`.
+    /// PROPFIND of `path` with `depth`; a transient failure (a dropped
+    /// connection, a 503) is tried again as FTP's and SFTP's listings are
+    /// (`DirectoryListing.retries`).
     func propfind(_ path: String, depth: Int, operation: String) async throws(FerryError) -> WebDAVMultistatus {
+        try await DirectoryListing.retries.retrying(
+            cancelled: FerryError(.cancelled, operation: operation, target: display(path))
+        ) { () async throws(FerryError) in
+            try await propfindOnce(path, depth: depth, operation: operation)
+        }
+    }
+
+    private func propfindOnce(_ path: String, depth: Int, operation: String) async throws(FerryError)
+        -> WebDAVMultistatus
+    {
         let p = FTPEndpoint.normalize(path)
         let t = target(p, folder: depth > 0)
         let reply = try await request(

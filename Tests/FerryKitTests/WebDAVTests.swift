@@ -137,6 +137,11 @@ struct WebDAVTests {
         try await fs.rename(moved, to: path(server, names[3]), replacing: true)
         #expect(FileManager.default.contents(atPath: server.local(names[3]))?.count == 1002)
 
+        // mv of a folder (nginx wants both URLs with their trailing /).
+        try await fs.rename(path(server, "a folder"), to: path(server, "renamed folder"))
+        #expect(FileManager.default.fileExists(atPath: server.local("renamed folder")))
+        #expect(!FileManager.default.fileExists(atPath: server.local("a folder")))
+
         // rm of a file; of a folder refused (WebDAV's DELETE would take it all).
         try await fs.delete(path(server, names[0]))
         #expect(!FileManager.default.fileExists(atPath: server.local(names[0])))

@@ -409,13 +409,17 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
             newPath.contains("/")
             ? FTPEndpoint.normalize(newPath)
             : FTPEndpoint.normalize(FTPEndpoint.parent(of: from) + "/" + newPath)
-        try await move(from, to, operation: "rename", replacing: replacing)
+        // A folder is moved by its folder URLs (`/a/`): nginx refuses `/a`.
+        let folder = try await stat(from).isDirectory
+        try await move(from, to, operation: "rename", replacing: replacing, folder: folder)
     }
 
     /// MOVE `from` to `to`.
-    func move(_ from: String, _ to: String, operation: String, replacing: Bool) async throws(FerryError) {
-        let source = target(from)
-        let destination = target(to).wireURL(scheme: wireScheme)
+    func move(_ from: String, _ to: String, operation: String, replacing: Bool, folder: Bool = false)
+        async throws(FerryError)
+    {
+        let source = target(from, folder: folder)
+        let destination = target(to, folder: folder).wireURL(scheme: wireScheme)
         let reply = try await request(
             "MOVE", source, headers: ["Destination: \(destination)", "Overwrite: \(replacing ? "T" : "F")"],
             operation: operation)

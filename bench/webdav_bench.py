@@ -2,7 +2,8 @@
 """WebDAV benchmarks for issue 30, side by side in one run, alternating, medians.
 
   1. One 1 GiB file from nginx (dav + dav_ext) on loopback: `ferry get dav://...` vs
-     `curl` of the same file over plain HTTP (target: ferry at least as fast).
+     `curl` of the same file over plain HTTP (target: ferry at least as fast), and
+     `ferry get http://` of it (what WebDAV adds to Ferry's own HTTP download).
   2. get -r of a 500-file tree (5 folders of 100 files of 64 KiB) from the same server:
      `ferry get -r dav://...` vs `rclone copy :webdav:` with rclone's default settings
      (4 transfers, 8 checkers), both listing the tree by PROPFIND (target: ferry 1.5x).
@@ -49,6 +50,9 @@ def single_file(ferry, rounds, size_mb, work):
     tools = {
         "ferry (dav://)": [ferry, "get", server.dav("/big.bin"), "-o", "big.bin", "--quiet", "--overwrite"],
         "curl (http://)": ["curl", "-s", "-o", "big.bin", server.url("/big.bin")],
+        # The same server and file over plain HTTP: what WebDAV itself costs, apart
+        # from what the machine's load does to every row.
+        "ferry (http://)": [ferry, "get", server.url("/big.bin"), "-o", "big.bin", "--quiet", "--overwrite"],
     }
     try:
         res = alternate(tools, rounds, fresh(work, "out1"))
@@ -100,7 +104,9 @@ def main():
     try:
         rows = single_file(ferry, a.rounds, a.size_mb, work)
         curl = next(r for r in rows if r[0].startswith("curl"))
+        load = os.getloadavg()[0]
         lines.append(f"### One {a.size_mb} MiB file from nginx dav on loopback ({a.rounds} rounds, alternating, median)\n")
+        lines.append(f"Load average (1 min) after: {load:.1f} (a 2-core machine shared with other builds).\n")
         lines.append("| tool | MB/s | seconds | ratio to curl | peak RSS MB |")
         lines.append("|---|---|---|---|---|")
         for name, mbps, secs, rss in sorted(rows, key=lambda r: -r[1]):

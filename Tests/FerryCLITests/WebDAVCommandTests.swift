@@ -91,6 +91,11 @@ struct WebDAVCommandTests {
         let get = try run(["get", "-r", base + "backup/album", "-o", "copy"], env: password)
         #expect(get.status == 0, "\(get.stderr)")
         #expect(FileManager.default.contents(atPath: work.file("copy/sub/ünï b.jpg")) == b)
+        // Again: PROPFIND's sizes and times say both files are here; no GET.
+        let getsBefore = server.accessLog.filter { $0.hasPrefix("GET ") }.count
+        let again = try run(["get", "-r", base + "backup/album", "-o", "copy"], env: password)
+        #expect(again.status == 0 && (again.stdout + again.stderr).contains("2 already here"), "\(again)")
+        #expect(server.accessLog.filter { $0.hasPrefix("GET ") }.count == getsBefore)
 
         #expect(try run(["mkdir", "-p", base + "x/y/z"], env: password).status == 0)
         // In a URL, `#` and `%` are escaped (`#` would start a fragment).

@@ -50,7 +50,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto"),
         .systemLibrary(name: "CGPhoto2", path: "Sources/CGPhoto2"),
-        .systemLibrary(name: "CXML2", path: "Sources/CXML2"),
+        // libxml2's headers are under /usr/include/libxml2: pkg-config gives the path.
+        .systemLibrary(name: "CXML2", path: "Sources/CXML2", pkgConfig: "libxml-2.0"),
         .target(name: "CFerryOS", path: "Sources/CFerryOS"),
         .target(
             name: "FerryKit", dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2", "CXML2"],

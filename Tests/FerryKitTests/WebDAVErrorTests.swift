@@ -34,6 +34,14 @@ struct WebDAVErrorTests {
             switch (request.method, request.path) {
             case ("PROPFIND", "/old"): return .init(status: 301, headers: ["Location": "/new/"])
             case ("PROPFIND", "/new/"): return WebDAVErrorTests.xml(207, Array(WebDAVErrorTests.folderReply.utf8))
+            case ("PROPFIND", "/new/a.jpg"):
+                return WebDAVErrorTests.xml(
+                    207,
+                    Array(
+                        """
+                        <d:multistatus xmlns:d="DAV:"><d:response><d:href>/new/a.jpg</d:href><d:propstat><d:prop>
+                        <d:resourcetype/></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response></d:multistatus>
+                        """.utf8))
             case ("PROPFIND", "/plain/"): return .text("<html>It works</html>")
             case ("PROPFIND", "/nodav/"): return .text("Method Not Allowed", status: 405)
             case ("PROPFIND", "/locked.jpg"), ("PROPFIND", "/full.jpg"), ("PROPFIND", "/nested/deep/x.jpg"):

@@ -160,6 +160,19 @@ struct WebDAVTests {
         #expect(FileManager.default.fileExists(atPath: server.local("new/deeper")))
     }
 
+    /// An upload into folders that do not exist: the PUT's 409 makes them
+    /// (`createParents`, the default) and the file is sent again.
+    @Test(arguments: [Kind.apache, .nginx])
+    func uploadMakesMissingFolders(_ kind: Kind) async throws {
+        let server = try kind.start()
+        defer { server.stop() }
+        server.allowWrites()
+        let data = try TestData.file(work.file("up.bin"), size: 5000, seed: 4)
+        let r = try await fs(server).upload(work.file("up.bin"), to: path(server, "a/b/c.bin"), options: .init()).result
+        #expect(r.bytesTransferred == 5000)
+        #expect(FileManager.default.contents(atPath: server.local("a/b/c.bin")) == data)
+    }
+
     /// A folder of 1,000 files is listed whole, sizes right.
     @Test(arguments: Kind.allCases)
     func aThousandFiles(_ kind: Kind) async throws {

@@ -44,7 +44,7 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// The URL of a path (a folder's with a trailing `/` when `folder`).
     func target(_ path: String, folder: Bool = false) -> RemoteURL {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         return url.with(path: folder && p != "/" ? p + "/" : p)
     }
 
@@ -204,7 +204,7 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
     private func propfindOnce(_ path: String, depth: Int, operation: String) async throws(FerryError)
         -> WebDAVMultistatus
     {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         let t = target(p, folder: depth > 0)
         let reply = try await request(
             "PROPFIND", t, headers: ["Depth: \(depth)"], body: WebDAVFileSystem.propfindBody,
@@ -220,14 +220,14 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
         }
         var status = try WebDAVMultistatus.parse(reply.body, target: t.redacted)
         for i in status.responses.indices {
-            status.responses[i].path = FTPEndpoint.normalize(status.responses[i].path)
+            status.responses[i].path = RemotePath.normalize(status.responses[i].path)
         }
         return status
     }
 
     /// A PROPFIND response as an entry.
     func entry(_ r: WebDAVMultistatus.Response) -> RemoteEntry {
-        let name = FTPEndpoint.name(of: r.path)
+        let name = RemotePath.name(of: r.path)
         return RemoteEntry(
             name: name, path: r.path, kind: r.isDirectory ? .directory : .file,
             size: r.isDirectory ? nil : r.size, modified: r.modified.map { RemoteTimestamp(utc: $0) },
@@ -236,12 +236,12 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Lists one folder (PROPFIND `Depth: 1`).
     public func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         let status = try await propfind(p, depth: 1, operation: "list")
         var entries: [RemoteEntry] = []
         var sawSelf = false
         for r in status.responses where (r.status ?? 200) < 300 {
-            if r.path == p || r.path == FTPEndpoint.normalize(target(p, folder: true).path) {
+            if r.path == p || r.path == RemotePath.normalize(target(p, folder: true).path) {
                 sawSelf = true
                 if !r.isDirectory {
                     throw FerryError(
@@ -264,7 +264,7 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// `stat` with the ETag.
     func describe(_ path: String) async throws(FerryError) -> (entry: RemoteEntry, etag: String?) {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         let status = try await propfind(p, depth: 0, operation: "stat")
         guard let r = status.responses.first(where: { ($0.status ?? 200) < 300 }) else {
             throw FerryError(.notFound, operation: "stat", target: display(p), detail: "the server described nothing")
@@ -272,7 +272,7 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
         var e = entry(r)
         // The path asked for, whatever form the server's href took.
         e.path = p
-        e.name = p == "/" ? "/" : FTPEndpoint.name(of: p)
+        e.name = p == "/" ? "/" : RemotePath.name(of: p)
         return (e, r.etag)
     }
 
@@ -293,15 +293,16 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     // MARK: upload
 
-    /// Starts uploading a local file: PUT to `.NAME.ferry-part` beside the
-    /// destination, then MOVE into place (`Overwrite: F` unless replacing).
+    /// Starts uploading a local file through the one upload driver
+    /// (`ResumableUpload`, `WebDAVUploadTarget`): PUT to `.NAME.ferry-part`
+    /// beside the destination, then MOVE into place (`Overwrite: F` unless replacing).
     public func upload(_ source: String, to path: String, options: UploadOptions) -> Transfer {
-        let source = LocalPath.expandingTilde(source)
-        let p = FTPEndpoint.normalize(path)
         let fs = self
-        return Transfer.start(source: source, destination: display(p)) { transfer async throws(FerryError) in
-            try await WebDAVUploader(fs: fs, source: source, path: p, options: options, transfer: transfer).run()
-        }
+        return ResumableUpload.start(
+            source, to: path, options: options, display: display,
+            // Every path goes on the wire percent-encoded: none needs refusing.
+            validate: { _, _, _ throws(FerryError) in },
+            target: { _ async throws(FerryError) in WebDAVUploadTarget(fs: fs, createParents: options.createParents) })
     }
 
     // MARK: changes
@@ -309,7 +310,7 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Deletes a file (DELETE). A folder is refused: WebDAV would delete it
     /// with everything in it.
     public func delete(_ path: String) async throws(FerryError) {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         if try await stat(p).isDirectory {
             throw FerryError(
                 .unsupportedOperation, operation: "delete", target: display(p), detail: "a folder; use rmdir")
@@ -320,7 +321,7 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Removes an empty folder: a folder with entries is refused before the
     /// DELETE (which would remove them all).
     public func removeDirectory(_ path: String) async throws(FerryError) {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         let entries = try await list(p)
         if !entries.isEmpty {
             throw FerryError(
@@ -344,7 +345,7 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// Creates a folder (MKCOL); with `createParents`, each missing level from
     /// the top, and an existing folder is then not an error.
     public func makeDirectory(_ path: String, createParents: Bool) async throws(FerryError) {
-        let p = FTPEndpoint.normalize(path)
+        let p = RemotePath.normalize(path)
         if p == "/" && createParents { return }
         guard createParents else {
             // rclone answers MKCOL of an existing folder with success: look first.
@@ -365,7 +366,7 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
         // levels above it (a Nextcloud user's folder, `/remote.php`) are never
         // touched, where MKCOL would only be refused.
         var levels = [p]
-        var parent = FTPEndpoint.parent(of: p)
+        var parent = RemotePath.parent(of: p)
         while parent != "/" {
             if let found = try? await stat(parent) {
                 guard found.isDirectory else {
@@ -375,7 +376,7 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
                 break
             }
             levels.insert(parent, at: 0)
-            parent = FTPEndpoint.parent(of: parent)
+            parent = RemotePath.parent(of: parent)
         }
         for level in levels {
             try await mkcol(level, existingIsError: false)
@@ -404,11 +405,11 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// new name in the same folder. An existing destination is replaced only
     /// with `replacing` (`Overwrite: T`); otherwise the server refuses (`412`).
     public func rename(_ path: String, to newPath: String, replacing: Bool) async throws(FerryError) {
-        let from = FTPEndpoint.normalize(path)
+        let from = RemotePath.normalize(path)
         let to =
             newPath.contains("/")
-            ? FTPEndpoint.normalize(newPath)
-            : FTPEndpoint.normalize(FTPEndpoint.parent(of: from) + "/" + newPath)
+            ? RemotePath.normalize(newPath)
+            : RemotePath.normalize(RemotePath.parent(of: from) + "/" + newPath)
         // A folder is moved by its folder URLs (`/a/`): nginx refuses `/a`.
         let folder = try await stat(from).isDirectory
         try await move(from, to, operation: "rename", replacing: replacing, folder: folder)
@@ -430,7 +431,7 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
             var e = failure(reply, method: "MOVE", operation: operation, target: source.redacted)
             if reply.status == 412 {
                 e.target = display(to)
-                e.detail = "\(FTPEndpoint.name(of: to)) exists; it is replaced only when told to"
+                e.detail = "\(RemotePath.name(of: to)) exists; it is replaced only when told to"
             }
             throw e
         }

@@ -1,7 +1,9 @@
 import CCurl
 import Foundation
+import Synchronization
 
-/// One PUT of a whole local file (WebDAV has no standard way to append).
+/// One PUT of the whole local file to a temporary name (WebDAV has no standard
+/// way to append: `ResumableUploadTarget.appends` is false).
 final class WebDAVPutJob: LocalFileUploadJob, @unchecked Sendable {
     private(set) var headers = HTTPHeaders()
     private var reply = CappedBody(limit: 64 << 10)
@@ -33,82 +35,92 @@ final class WebDAVPutJob: LocalFileUploadJob, @unchecked Sendable {
     var status: Int { headers.status != 0 ? headers.status : easy.info(CURLINFO_RESPONSE_CODE) }
 }
 
-/// Drives one WebDAV upload (DESIGN.md, "Transfers: the contract"), in the
-/// steps FTP's and SFTP's uploaders take:
+/// WebDAV's steps of the one upload algorithm (`ResumableUpload`, docs/DESIGN.md,
+/// "Transfers: the contract"): PUT of the whole file to `.NAME.ferry-part`,
+/// PROPFIND to see what the server holds, MOVE into place with `Overwrite: F`
+/// unless the policy allows replacing what was there. No partial file is ever
+/// under the final name; an interrupted PUT is sent again whole.
 ///
-/// 1. The overwrite policy decides first (PROPFIND of the destination).
-/// 2. The bytes go to `.NAME.ferry-part` beside the destination (PUT), then
-///    MOVE puts it in place, with `Overwrite: F` unless the policy allows
-///    replacing what was there: no partial file is ever under the final name.
-/// 3. An interrupted PUT is sent again whole (WebDAV has no standard append);
-///    each try is checked against the size the server then holds.
-/// 4. Every step draws on one `UploadBudget`.
-struct WebDAVUploader: Sendable {
+/// A PUT's refusal comes back as a status with the server's words, not as a
+/// libcurl error: the driver's look at what the server holds afterwards
+/// (`entry` of the temporary name) reports it, from the last PUT's reply. A
+/// missing folder (`409`, or nginx's `500` where the folder is not there) with
+/// `createParents` is made, and the file tried again from the upload's budget.
+struct WebDAVUploadTarget: ResumableUploadTarget {
     let fs: WebDAVFileSystem
-    let source: String
-    let path: String
-    let options: UploadOptions
-    let transfer: Transfer
+    let createParents: Bool
+    /// The last PUT's reply, per temporary path.
+    private let lastPut = LastPut()
 
-    private var display: String { fs.display(path) }
+    var engine: CurlEngine { fs.engine }
+    var appends: Bool { false }
 
-    func run() async throws(FerryError) -> TransferResult {
-        let started = ContinuousClock.now
-        let (fd, size) = try UploadSteps.open(source, transfer: transfer)
-        defer { OS.close(fd) }
-        var budget = UploadBudget(maxRetries: options.maxRetries, retryDelay: options.retryDelay)
-        let existing = try await budget.retrying(transfer) { () async throws(FerryError) in
-            try await UploadSteps.existing { () async throws(FerryError) in try await fs.stat(path) }
-        }
-        if let skipped = try UploadSteps.decide(
-            existing: existing, options: options, source: source, display: display, started: started)
-        {
-            return skipped
-        }
-        do {
-            try await put(size: size, fd: fd, budget: &budget)
-        } catch  where error.serverCode == 409 && options.createParents {
-            // The folder is missing (409 Conflict): made once, then the file again.
-            // Asked only then, so a tree's files cost no extra request each.
-            try await budget.retrying(transfer) { () async throws(FerryError) in
-                try await fs.makeDirectory(FTPEndpoint.parent(of: path), createParents: true)
-            }
-            try await put(size: size, fd: fd, budget: &budget)
-        }
-        try await budget.retrying(transfer) { () async throws(FerryError) in
-            try await fs.move(
-                FTPUploader.temporaryPath(for: path), path, operation: "upload", replacing: existing != nil)
-        }
-        return UploadSteps.result(
-            source: source, destination: display, size: size, resumedFrom: 0, budget: budget, started: started)
+    init(fs: WebDAVFileSystem, createParents: Bool) {
+        self.fs = fs
+        self.createParents = createParents
     }
 
-    /// PUTs the whole file to its temporary name (`UploadSteps.send`), each try
-    /// checked against the size the server then holds.
-    private func put(size: Int64, fd: Int32, budget: inout UploadBudget) async throws(FerryError) {
-        let temporary = FTPUploader.temporaryPath(for: path)
-        let remote = fs.target(temporary)
-        let shown = remote.redacted
-        var last: WebDAVPutJob?
-        try await UploadSteps.send(
-            size: size, from: 0, remote: shown, destination: display, engine: fs.engine, transfer: transfer,
-            budget: &budget,
-            makeJob: { _ in
-                let job = WebDAVPutJob(
-                    fs: fs, target: remote, fd: fd, sourcePath: source, size: size, transfer: transfer,
-                    stallTimeout: options.stallTimeout)
-                last = job
-                return job
-            },
-            failure: { completion, _ in .curl(completion, operation: "upload", target: shown) },
-            continuation: { () async throws(FerryError) in 0 },
-            storedLength: { () async throws(FerryError) in
-                if let job = last, job.status >= 300 {
-                    throw WebDAVFileSystem.failure(
-                        status: job.status, reason: job.headers.reason, body: job.body, method: "PUT",
-                        operation: "upload", target: shown, user: fs.settings.credentials?.user)
-                }
-                return try await fs.stat(temporary).size
-            })
+    func display(_ path: String) -> String { fs.display(path) }
+
+    func entry(_ path: String) async throws(FerryError) -> RemoteEntry {
+        if let job = lastPut.take(path), job.status >= 300 {
+            let refused = WebDAVFileSystem.failure(
+                status: job.status, reason: job.headers.reason, body: job.body, method: "PUT", operation: "upload",
+                target: fs.display(path), user: fs.settings.credentials?.user)
+            // 409 is WebDAV's word for a missing folder; nginx says 500 (its
+            // open() failed). The folder is looked up first: a 409 for another
+            // reason must not be tried again.
+            let parent = RemotePath.parent(of: path)
+            var missing = false
+            if createParents && (job.status == 409 || job.status == 500) && parent != "/" {
+                missing = (try? await fs.stat(parent)) == nil
+            }
+            if missing {
+                try await fs.makeDirectory(parent, createParents: true)
+                var again = refused
+                again.isTransient = true
+                again.detail = "the folder was missing; made it"
+                throw again
+            }
+            throw refused
+        }
+        return try await fs.stat(path)
+    }
+
+    func read(_ path: String, range: ClosedRange<Int64>) async -> [UInt8]? { nil }
+
+    func uploadJob(
+        to path: String, from offset: Int64, source: String, fd: Int32, size: Int64, options: UploadOptions,
+        transfer: Transfer
+    ) -> WebDAVPutJob {
+        precondition(offset == 0, "WebDAV does not append: the driver sends the whole file")
+        let job = WebDAVPutJob(
+            fs: fs, target: fs.target(path), fd: fd, sourcePath: source, size: size, transfer: transfer,
+            stallTimeout: options.stallTimeout)
+        lastPut.set(job, for: path)
+        return job
+    }
+
+    func failure(_ completion: CurlCompletion, of job: WebDAVPutJob, target: String) -> FerryError {
+        HTTPFileSystem.failure(
+            completion, headers: job.headers, bodyStarted: !job.body.isEmpty, operation: "upload", target: target)
+    }
+
+    func rename(_ temporary: String, to path: String, replacing: Bool) async throws(FerryError) {
+        try await fs.move(temporary, path, operation: "upload", replacing: replacing)
+    }
+
+    /// DELETE of the temporary file, best effort.
+    func remove(_ temporary: String) async {
+        try? await fs.remove(fs.target(temporary), operation: "upload", headers: ["Depth: 0"])
+    }
+
+    /// The last PUT job of each temporary path, kept until its result is read.
+    private final class LastPut: Sendable {
+        private let jobs = Mutex<[String: WebDAVPutJob]>([:])
+
+        func set(_ job: WebDAVPutJob, for path: String) { jobs.withLock { $0[path] = job } }
+
+        func take(_ path: String) -> WebDAVPutJob? { jobs.withLock { $0.removeValue(forKey: path) } }
     }
 }

@@ -89,6 +89,15 @@ let package = Package(
             pkgConfig: "libqrencode",
             providers: [.apt(["libqrencode-dev"])]
         ),
+        // libxml2 (libxml2-dev): WebDAV's multistatus replies (`dav://`, `davs://`). PROPFIND answers
+        // are XML with namespaces under any prefix (`D:`, `d:`, `lp1:`, none), entities and
+        // encodings; a hand-written XML parser is exactly what we should not ship. Debian's
+        // package, the parser GNOME, libxslt and PHP use.
+        .systemLibrary(
+            name: "CXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
         // The HTTP server under `ferry card` (FlashAir emulator) and `ferry serve` (browser UI).
         .target(
             name: "FerryServer",
@@ -105,7 +114,7 @@ let package = Package(
         ),
         .target(
             name: "FerryKit",
-            dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2"]
+            dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2", "CXML2"]
         ),
         // `ferry card`: a FlashAir card emulator on the HTTP server.
         .target(

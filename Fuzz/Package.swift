@@ -27,6 +27,7 @@ let fuzzers: [(String, [Target.Dependency])] = [
     ("EXIFThumbnail", ["FerryKit"]),
     ("CaptureDate", ["FerryKit"]),
     ("CR3Boxes", ["FerryKit"]),
+    ("WebDAVMultistatus", ["FerryKit"]),
     ("ServerQuery", ["FerryServer"]),
     ("ServerRange", ["FerryServer"]),
     ("ServerHeaderParameters", ["FerryServer"]),
@@ -49,9 +50,11 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto"),
         .systemLibrary(name: "CGPhoto2", path: "Sources/CGPhoto2"),
+        // libxml2's headers are under /usr/include/libxml2: pkg-config gives the path.
+        .systemLibrary(name: "CXML2", path: "Sources/CXML2", pkgConfig: "libxml-2.0"),
         .target(name: "CFerryOS", path: "Sources/CFerryOS"),
         .target(
-            name: "FerryKit", dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2"],
+            name: "FerryKit", dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2", "CXML2"],
             path: "Sources/FerryKit"),
         .target(name: "FerryServer", dependencies: ["CMicroHTTPD"], path: "Sources/FerryServer"),
         .target(name: "FerryCard", dependencies: ["FerryKit", "FerryServer"], path: "Sources/FerryCard"),

@@ -34,11 +34,12 @@ def ferry_binary():
 
 
 class Nginx:
-    def __init__(self, root, extra=""):
+    def __init__(self, root, extra="", main=""):
+        """`extra` goes in the server block, `main` at the top of the config (load_module)."""
         self.dir = tempfile.mkdtemp(prefix="bench-nginx-")
         self.port = free_port()
         self.log = os.path.join(self.dir, "access.log")
-        conf = f"""
+        conf = f"""{main}
 worker_processes 1; daemon off; master_process off; error_log {self.dir}/error.log; pid {self.dir}/nginx.pid;
 events {{ worker_connections 4096; }}
 http {{

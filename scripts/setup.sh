@@ -17,12 +17,15 @@ packages=(
   libssl-dev             # SHA-256 (libcrypto): checksums of imported files, SSH host key fingerprints
   libheif-dev            # HEIC/HEIF thumbnails, previews and Exif (ferry serve)
   libqrencode-dev        # the QR code ferry serve prints for a phone
+  libxml2-dev            # WebDAV multistatus replies (dav://, davs://)
   zbar-tools             # zbarimg: the tests read that QR code back
   libgphoto2-dev         # cameras (camera://); its Directory Browse driver in libgphoto2-6 for the tests
   libheif-examples       # heif-enc: the tests' HEIC samples
   libimage-exiftool-perl # exiftool: the tests' photos in all eight orientations, with capture dates
   nginx-light            # HTTP test server (Range, limit_rate, max_ranges 0, autoindex)
-  apache2                # HTTP folder pages: mod_autoindex (HTTPFolderTests)
+  apache2                # HTTP folder pages: mod_autoindex (HTTPFolderTests); WebDAV: mod_dav_fs
+  libnginx-mod-http-dav-ext  # WebDAV test server: nginx's PROPFIND (WebDAVTests)
+  rclone                 # WebDAV test server (rclone serve webdav) and the WebDAV benchmark's peer
   lighttpd               # HTTP folder pages: mod_dirlisting (HTTPFolderTests)
   vsftpd                 # FTP test server (and the benchmarks' FTP peer); proftpd: below
   openssl                # self-signed certificates for FTPS tests

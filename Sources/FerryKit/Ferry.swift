@@ -28,6 +28,8 @@ public enum Ferry {
             return LocalFileSystem(url: url)
         case .camera:
             return CameraFileSystem(url: url)
+        case .dav, .davs:
+            return WebDAVFileSystem(url: url, options: options)
         }
     }
 

@@ -53,7 +53,7 @@ struct FuzzCorpusReplayTests {
         "ContentRange",
         "ContentDisposition", "EXIFThumbnail", "CaptureDate", "CR3Boxes", "ServerQuery", "ServerRange",
         "ServerHeaderParameters",
-        "ServerMultipart", "CardRequest", "WebPath", "WebAccess", "WebRequest", "JPEGDecode",
+        "ServerMultipart", "CardRequest", "WebPath", "WebAccess", "WebRequest", "JPEGDecode", "WebDAVMultistatus",
     ]
 
     @Test func everyFuzzTargetHasACorpus() {
@@ -112,6 +112,18 @@ struct FuzzCorpusReplayTests {
                         "\(input)")
                 }
             }
+        }
+    }
+
+    @Test func webDAVReplies() {
+        for input in Self.inputs {
+            if let reply = try? WebDAVMultistatus.parse(input.bytes) {
+                for r in reply.responses {
+                    #expect(r.path.utf8.first == UInt8(ascii: "/") && !r.path.contains("\0"), "\(input): \(r.path)")
+                    #expect(r.size.map { $0 >= 0 } ?? true, "\(input)")
+                }
+            }
+            _ = WebDAVMultistatus.errorText(input.bytes)
         }
     }
 

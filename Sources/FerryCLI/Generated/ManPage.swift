@@ -26,7 +26,8 @@ enum ManPage {
             .SH DESCRIPTION
             .B ferry
             lists, downloads, uploads and deletes files on Wi\\-Fi SD cards (Toshiba FlashAir),
-            FTP and FTPS servers, SFTP (SSH) servers, HTTP and HTTPS servers and local folders,
+            FTP and FTPS servers, SFTP (SSH) servers, HTTP and HTTPS servers, WebDAV servers
+            (Nextcloud, ownCloud, NAS apps) and local folders,
             and imports new
             photos from them once each.
             Downloads show progress, resume after an interruption and never leave a short file
@@ -137,6 +138,11 @@ enum ManPage {
         \\fBsftp://\\fR[\\fIUSER\\fR[:\\fIPASS\\fR]@]\\fIHOST\\fR[:\\fIPORT\\fR]/\\fIPATH\\fR
         SFTP over SSH: a key (\\fI~/.ssh/id_*\\fR or \\fB\\-\\-identity\\fR), the ssh\\-agent, or a password;
         the host key is checked against \\fI~/.ssh/known_hosts\\fR.
+        .TP
+        \\fBdav://\\fR[\\fIUSER\\fR[:\\fIPASS\\fR]@]\\fIHOST\\fR[:\\fIPORT\\fR]/\\fIPATH\\fR
+        WebDAV over HTTP; \\fBdavs://\\fR over HTTPS (\\fBwebdav://\\fR and \\fBwebdavs://\\fR are the same).
+        Nextcloud and ownCloud: \\fBdavs://\\fR\\fIHOST\\fR\\fB/remote.php/dav/files/\\fR\\fIUSER\\fR\\fB/\\fR.
+        Uploads go to a temporary name and are moved in place; an existing file is replaced only when told.
         .TP
         \\fBhttp://\\fR, \\fBhttps://\\fR
         HTTP servers; a URL ending in / is a folder read from the server's index page.

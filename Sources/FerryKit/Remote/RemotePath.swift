@@ -1,6 +1,6 @@
 import Foundation
 
-/// Paths on a server as Ferry's path-based backends (FTP, SFTP) write them:
+/// Paths on a server as Ferry's path-based backends (FTP, SFTP, WebDAV) write them:
 /// absolute, `/`-separated, no trailing `/` but the root's (`//` is the
 /// server's own root where a login starts elsewhere).
 enum RemotePath {

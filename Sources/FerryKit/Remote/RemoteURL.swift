@@ -1,7 +1,7 @@
 import Foundation
 
 /// A parsed location Ferry can talk to: `flashair://`, `ezshare://`, `ftp://`, `ftps://`,
-/// `ftpes://`, `sftp://`, `http://`, `https://`, `file://` or a plain local path.
+/// `ftpes://`, `sftp://`, `http://`, `https://`, `dav://`, `davs://`, `file://` or a plain local path.
 ///
 /// The path is stored decoded (`/My Photos/a#1.jpg`); `redacted` never shows a password.
 public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
@@ -27,6 +27,18 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         case ezshare
         /// A camera through libgphoto2 (`camera:///PATH`, `?port=usb:001,004`, `?model=...`).
         case camera
+        /// WebDAV over HTTP (`dav://HOST/PATH`; `webdav://` is read as this).
+        case dav
+        /// WebDAV over HTTPS (`davs://HOST/PATH`; `webdavs://` is read as this).
+        case davs
+
+        /// `webdav` and `webdavs`, the names some apps give `dav` and `davs`.
+        static func named(_ text: String) -> Scheme? {
+            Scheme(rawValue: text) ?? (text == "webdav" ? .dav : text == "webdavs" ? .davs : nil)
+        }
+
+        /// HTTP on the wire: paths keep escapes decoding would lose, `?` starts a query.
+        var speaksHTTP: Bool { self == .http || self == .https || self == .dav || self == .davs }
     }
 
     /// The protocol.
@@ -109,19 +121,19 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             return
         }
         let schemeText = text[..<schemeEnd.lowerBound].lowercased()
-        guard let scheme = Scheme(rawValue: schemeText) else {
+        guard let scheme = Scheme.named(schemeText) else {
             if schemeText.isEmpty || !schemeText.allSatisfy({ $0.isLetter || "+-.".contains($0) }) {
                 throw invalid("no scheme")
             }
             throw FerryError(
                 .unsupportedScheme, target: RemoteURL.redact(text),
                 detail:
-                    "\(schemeText):// is not supported; use flashair, ezshare, camera, ftp, ftps, ftpes, sftp, http, https or a local path"
+                    "\(schemeText):// is not supported; use flashair, ezshare, camera, ftp, ftps, ftpes, sftp, http, https, dav, davs or a local path"
             )
         }
         var rest = Substring(text[schemeEnd.upperBound...])
         var query: String?
-        if scheme == .http || scheme == .https || scheme == .camera {
+        if scheme.speaksHTTP || scheme == .camera {
             if let hash = rest.utf8.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
             if let q = rest.utf8.firstIndex(of: UInt8(ascii: "?")) {
                 query = String(rest[rest.utf8.index(after: q)...])
@@ -210,7 +222,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         func invalid(_ why: String) -> FerryError {
             FerryError(.invalidURL, target: RemoteURL.redact(text), detail: why)
         }
-        let web = scheme == .http || scheme == .https
+        let web = scheme.speaksHTTP
         let path: String
         if !RemoteURL.contains(UInt8(ascii: "%"), in: rawPath) {
             // Nothing to decode: the bytes are the text's own, UTF-8 already.
@@ -317,8 +329,8 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     /// The well-known port of the scheme.
     public var defaultPort: Int {
         switch scheme {
-        case .http, .flashair, .ezshare: 80
-        case .https: 443
+        case .http, .flashair, .ezshare, .dav: 80
+        case .https, .davs: 443
         case .ftp, .ftpes: 21
         case .ftps: 990
         case .sftp: 22

@@ -21,6 +21,11 @@ protocol ResumableUploadTarget: Sendable {
     /// What the server holds under `path`; throws `notFound` when nothing.
     func entry(_ path: String) async throws(FerryError) -> RemoteEntry
 
+    /// Whether the protocol can append to a remote file (FTP's `APPE`, SFTP's
+    /// append); without it (WebDAV's PUT) an upload is never resumed from a
+    /// leftover and every try sends the whole file. Default: true.
+    var appends: Bool { get }
+
     /// Whether this upload goes straight under its final name, with no
     /// temporary file (a server known to refuse renames). Default: false.
     func writesInPlace(_ path: String) async throws(FerryError) -> Bool
@@ -53,12 +58,13 @@ protocol ResumableUploadTarget: Sendable {
 }
 
 extension ResumableUploadTarget {
+    var appends: Bool { true }
     func writesInPlace(_ path: String) async throws(FerryError) -> Bool { false }
     func renameRefused(_ error: FerryError, temporary: String) async -> Bool { false }
 }
 
-/// The one upload algorithm of the backends that can append to a remote file
-/// (docs/DESIGN.md, "Transfers: the contract"); a ``ResumableUploadTarget``
+/// The one upload algorithm of every backend that writes a temporary file and
+/// renames it (docs/DESIGN.md, "Transfers: the contract"); a ``ResumableUploadTarget``
 /// supplies the protocol's steps:
 ///
 /// 1. The overwrite policy decides first (`OverwriteDecision`, on the entry
@@ -68,7 +74,8 @@ extension ResumableUploadTarget {
 ///    target whose server refuses the rename stores under the final name.
 /// 3. An interrupted upload (pause, dropped connection, an earlier run) goes
 ///    on by appending from the size the server holds, after checking that its
-///    last bytes (`UploadSteps.tailCheckLength`) are the local file's.
+///    last bytes (`UploadSteps.tailCheckLength`) are the local file's; a target
+///    that cannot append (`appends` false: WebDAV) sends the whole file again.
 /// 4. Every step (the checks before and after a transfer, the transfers, the
 ///    rename) draws on one `UploadBudget`: `maxRetries` failures in a row give
 ///    up, and only bytes the server confirms holding start a new row. A rename
@@ -159,7 +166,7 @@ enum ResumableUpload {
                 try await send(to: path, from: 0, budget: &budget)
             } else {
                 let temporary = ResumableUpload.temporaryPath(for: path)
-                if options.resume {
+                if options.resume && target.appends {
                     resumedFrom = try await budget.retrying(transfer) { () async throws(FerryError) in
                         try await resumableLength(of: temporary)
                     }
@@ -243,7 +250,8 @@ enum ResumableUpload {
                 continuation: { () async throws(FerryError) in
                     // Where to go on: the server's size when it can be continued,
                     // else 0 (a transfer from the start replaces it).
-                    guard options.resume, let have = try await remoteLength(remote), have <= size else { return 0 }
+                    guard options.resume, target.appends, let have = try await remoteLength(remote), have <= size
+                    else { return 0 }
                     return have
                 },
                 storedLength: { () async throws(FerryError) in try await remoteLength(remote) })

@@ -1,0 +1,126 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// One PUT of the whole local file to a temporary name (WebDAV has no standard
+/// way to append: `ResumableUploadTarget.appends` is false).
+final class WebDAVPutJob: LocalFileUploadJob, @unchecked Sendable {
+    private(set) var headers = HTTPHeaders()
+    private var reply = CappedBody(limit: 64 << 10)
+    /// The error body, for the server's words.
+    var body: [UInt8] { reply.bytes }
+
+    init(
+        fs: WebDAVFileSystem, target: RemoteURL, fd: Int32, sourcePath: String, size: Int64, transfer: Transfer,
+        stallTimeout: Duration
+    ) {
+        super.init(hostKey: target.hostKey, fd: fd, sourcePath: sourcePath, offset: 0, size: size, transfer: transfer)
+        fs.configure(easy, target)
+        easy.set(CURLOPT_UPLOAD, 1)
+        easy.set(CURLOPT_INFILESIZE_LARGE, large: size)
+        easy.setTimeouts(connect: .seconds(15), stall: stallTimeout)
+    }
+
+    override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        _ = reply.append(bytes)
+        return true
+    }
+
+    override func didReceiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
+        headers.consume(line: line)
+        return true
+    }
+
+    /// The final status.
+    var status: Int { headers.status != 0 ? headers.status : easy.info(CURLINFO_RESPONSE_CODE) }
+}
+
+/// WebDAV's steps of the one upload algorithm (`ResumableUpload`, docs/DESIGN.md,
+/// "Transfers: the contract"): PUT of the whole file to `.NAME.ferry-part`,
+/// PROPFIND to see what the server holds, MOVE into place with `Overwrite: F`
+/// unless the policy allows replacing what was there. No partial file is ever
+/// under the final name; an interrupted PUT is sent again whole.
+///
+/// A PUT's refusal comes back as a status with the server's words, not as a
+/// libcurl error: the driver's look at what the server holds afterwards
+/// (`entry` of the temporary name) reports it, from the last PUT's reply. A
+/// missing folder (`409`, or nginx's `500` where the folder is not there) with
+/// `createParents` is made, and the file tried again from the upload's budget.
+struct WebDAVUploadTarget: ResumableUploadTarget {
+    let fs: WebDAVFileSystem
+    let createParents: Bool
+    /// The last PUT's reply, per temporary path.
+    private let lastPut = LastPut()
+
+    var engine: CurlEngine { fs.engine }
+    var appends: Bool { false }
+
+    init(fs: WebDAVFileSystem, createParents: Bool) {
+        self.fs = fs
+        self.createParents = createParents
+    }
+
+    func display(_ path: String) -> String { fs.display(path) }
+
+    func entry(_ path: String) async throws(FerryError) -> RemoteEntry {
+        if let job = lastPut.take(path), job.status >= 300 {
+            let refused = WebDAVFileSystem.failure(
+                status: job.status, reason: job.headers.reason, body: job.body, method: "PUT", operation: "upload",
+                target: fs.display(path), user: fs.settings.credentials?.user)
+            // 409 is WebDAV's word for a missing folder; nginx says 500 (its
+            // open() failed). The folder is looked up first: a 409 for another
+            // reason must not be tried again.
+            let parent = RemotePath.parent(of: path)
+            var missing = false
+            if createParents && (job.status == 409 || job.status == 500) && parent != "/" {
+                missing = (try? await fs.stat(parent)) == nil
+            }
+            if missing {
+                try await fs.makeDirectory(parent, createParents: true)
+                var again = refused
+                again.isTransient = true
+                again.detail = "the folder was missing; made it"
+                throw again
+            }
+            throw refused
+        }
+        return try await fs.stat(path)
+    }
+
+    func read(_ path: String, range: ClosedRange<Int64>) async -> [UInt8]? { nil }
+
+    func uploadJob(
+        to path: String, from offset: Int64, source: String, fd: Int32, size: Int64, options: UploadOptions,
+        transfer: Transfer
+    ) -> WebDAVPutJob {
+        precondition(offset == 0, "WebDAV does not append: the driver sends the whole file")
+        let job = WebDAVPutJob(
+            fs: fs, target: fs.target(path), fd: fd, sourcePath: source, size: size, transfer: transfer,
+            stallTimeout: options.stallTimeout)
+        lastPut.set(job, for: path)
+        return job
+    }
+
+    func failure(_ completion: CurlCompletion, of job: WebDAVPutJob, target: String) -> FerryError {
+        HTTPFileSystem.failure(
+            completion, headers: job.headers, bodyStarted: !job.body.isEmpty, operation: "upload", target: target)
+    }
+
+    func rename(_ temporary: String, to path: String, replacing: Bool) async throws(FerryError) {
+        try await fs.move(temporary, path, operation: "upload", replacing: replacing)
+    }
+
+    /// DELETE of the temporary file, best effort.
+    func remove(_ temporary: String) async {
+        try? await fs.remove(fs.target(temporary), operation: "upload", headers: ["Depth: 0"])
+    }
+
+    /// The last PUT job of each temporary path, kept until its result is read.
+    private final class LastPut: Sendable {
+        private let jobs = Mutex<[String: WebDAVPutJob]>([:])
+
+        func set(_ job: WebDAVPutJob, for path: String) { jobs.withLock { $0[path] = job } }
+
+        func take(_ path: String) -> WebDAVPutJob? { jobs.withLock { $0.removeValue(forKey: path) } }
+    }
+}

@@ -1,0 +1,251 @@
+import Foundation
+
+/// A WebDAV server on 127.0.0.1 serving a temporary folder (`root`), for the
+/// `dav://` backend's tests: Apache `mod_dav_fs`, nginx `dav` + `dav_ext`,
+/// `rclone serve webdav`.
+public protocol WebDAVTestServer: AnyObject, Sendable {
+    /// The served folder on this machine.
+    var root: String { get }
+    /// `dav://127.0.0.1:PORT` + the URL path of the served folder (`/` or `/dav/`).
+    var base: String { get }
+    /// What the server is, for test messages.
+    var name: String { get }
+    /// Lines of the access log: `METHOD PATH status=S sent=BYTES range="..."` (empty where the server keeps none).
+    var accessLog: [String] { get }
+    func stop()
+}
+
+extension WebDAVTestServer {
+    /// The local path of `name` under the served folder.
+    public func local(_ name: String) -> String { root + "/" + name }
+
+    /// Makes what the tests wrote locally writable by the server (Apache started
+    /// by root serves as `www-data`).
+    public func allowWrites() {
+        _ = try? TestProcess.run("/bin/chmod", ["-R", "a+rwX", root])
+    }
+}
+
+/// Apache httpd with `mod_dav` + `mod_dav_fs` at `/dav/`, in one process (`-X`);
+/// with `basicAuth`, behind HTTP basic authentication (`htpasswd`). Started by
+/// root, it serves as `www-data` (Apache refuses to serve as root): call
+/// `allowWrites()` after writing files locally.
+public final class ApacheDAVServer: WebDAVTestServer {
+    public let port: Int
+    public let root: String
+    public let accessLogPath: String
+    public let name = "Apache mod_dav"
+    private let process: ServerProcess
+    private let dir: TempDir
+
+    public static var isAvailable: Bool {
+        TestProcess.which("apache2") != nil
+            && FileManager.default.fileExists(atPath: "/usr/lib/apache2/modules/mod_dav_fs.so")
+    }
+
+    public init(basicAuth: (user: String, password: String)? = nil) throws {
+        guard let apache = TestProcess.which("apache2") else {
+            throw TestServerError.missing("apache2 (apt-get install apache2)")
+        }
+        let modules = "/usr/lib/apache2/modules"
+        dir = try TempDir(prefix: "apache-dav")
+        root = dir.file("root")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        port = Loopback.freePort()
+        accessLogPath = dir.file("access.log")
+        let wanted = [
+            "mpm_event", "authz_core", "authn_core", "authn_file", "auth_basic", "authz_user", "dav", "dav_fs",
+            "mime", "alias", "log_config",
+        ]
+        let load = wanted.filter { FileManager.default.fileExists(atPath: "\(modules)/mod_\($0).so") }
+            .map { "LoadModule \($0)_module \(modules)/mod_\($0).so" }
+            .joined(separator: "\n")
+        var auth = "Require all granted"
+        if let basicAuth {
+            _ = try TestProcess.run(
+                TestProcess.which("htpasswd") ?? "/usr/bin/htpasswd",
+                ["-b", "-c", dir.file("htpasswd"), basicAuth.user, basicAuth.password])
+            auth = """
+                AuthType Basic
+                  AuthName "ferry"
+                  AuthUserFile \(dir.file("htpasswd"))
+                  Require valid-user
+                """
+        }
+        let asRoot = getuid() == 0
+        let conf = """
+            ServerRoot \(dir.path)
+            DefaultRuntimeDir \(dir.path)
+            PidFile \(dir.file("httpd.pid"))
+            Listen 127.0.0.1:\(port)
+            ServerName 127.0.0.1
+            \(load)
+            \(asRoot ? "User www-data\nGroup www-data" : "")
+            ErrorLog \(dir.file("error.log"))
+            TypesConfig /dev/null
+            LogFormat "%m %U status=%>s sent=%B range=\\"%{Range}i\\"" ferry
+            CustomLog \(accessLogPath) ferry
+            DavLockDB \(dir.file("davlock"))
+            DocumentRoot "\(dir.file("empty"))"
+            Alias /dav "\(root)"
+            <Directory "\(root)">
+              Dav On
+              \(auth)
+            </Directory>
+            """
+        try FileManager.default.createDirectory(atPath: dir.file("empty"), withIntermediateDirectories: true)
+        try conf.write(toFile: dir.file("httpd.conf"), atomically: true, encoding: .utf8)
+        if asRoot {
+            _ = try? TestProcess.run("/bin/chmod", ["a+rwx", dir.path, root])
+        }
+        process = try ServerProcess(apache, ["-X", "-f", dir.file("httpd.conf")], logPath: dir.file("stdout.log"))
+        guard Loopback.waitForPort(port, while: process) else {
+            let errors = (try? String(contentsOfFile: dir.file("error.log"), encoding: .utf8)) ?? ""
+            throw TestServerError.didNotStart("apache2: " + process.log + errors)
+        }
+    }
+
+    deinit { process.stop() }
+
+    public var base: String { "dav://127.0.0.1:\(port)/dav/" }
+
+    public var accessLog: [String] { WebDAVLog.lines(accessLogPath) }
+
+    public func stop() { process.stop() }
+}
+
+/// nginx with its `dav` module and `dav_ext` (PROPFIND) serving `root` at `/`,
+/// and read-only at `/slow/` throttled to 2 MB/s (for killing a download midway).
+public final class NginxDAVServer: WebDAVTestServer {
+    public let port: Int
+    public let root: String
+    public let name = "nginx dav_ext"
+    private let accessLogPath: String
+    private let process: ServerProcess
+    private let dir: TempDir
+
+    /// Where Debian's `libnginx-mod-http-dav-ext` puts the module.
+    public static let modulePath = "/usr/lib/nginx/modules/ngx_http_dav_ext_module.so"
+
+    public static var isAvailable: Bool {
+        TestProcess.which("nginx") != nil && FileManager.default.fileExists(atPath: modulePath)
+    }
+
+    /// `davs://` when `tls` is given (HTTPS only).
+    public let scheme: String
+
+    public init(tls: TestCertificate? = nil) throws {
+        guard let nginx = TestProcess.which("nginx") else {
+            throw TestServerError.missing("nginx (apt-get install nginx-light)")
+        }
+        guard FileManager.default.fileExists(atPath: NginxDAVServer.modulePath) else {
+            throw TestServerError.missing("nginx's dav_ext (apt-get install libnginx-mod-http-dav-ext)")
+        }
+        dir = try TempDir(prefix: "nginx-dav")
+        root = dir.file("root")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let freePort = Loopback.freePort()
+        port = freePort
+        accessLogPath = dir.file("access.log")
+        for sub in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
+            try FileManager.default.createDirectory(atPath: dir.file(sub), withIntermediateDirectories: true)
+        }
+        scheme = tls == nil ? "dav" : "davs"
+        let listen =
+            tls.map {
+                "listen 127.0.0.1:\(freePort) ssl; ssl_certificate \($0.certificatePath); "
+                    + "ssl_certificate_key \($0.keyPath);"
+            } ?? "listen 127.0.0.1:\(freePort);"
+        let conf = """
+            load_module \(NginxDAVServer.modulePath);
+            worker_processes 1;
+            daemon off;
+            master_process off;
+            error_log \(dir.file("error.log")) warn;
+            pid \(dir.file("nginx.pid"));
+            events { worker_connections 1024; }
+            http {
+                log_format ferry '$request_method $uri status=$status sent=$body_bytes_sent range="$http_range"';
+                access_log \(accessLogPath) ferry;
+                client_body_temp_path \(dir.file("client_body"));
+                proxy_temp_path \(dir.file("proxy"));
+                fastcgi_temp_path \(dir.file("fastcgi"));
+                uwsgi_temp_path \(dir.file("uwsgi"));
+                scgi_temp_path \(dir.file("scgi"));
+                default_type application/octet-stream;
+                sendfile on;
+                keepalive_requests 100000;
+                server {
+                    \(listen)
+                    root \(root);
+                    client_max_body_size 0;
+                    location / {
+                        dav_methods PUT DELETE MKCOL COPY MOVE;
+                        dav_ext_methods PROPFIND OPTIONS;
+                        dav_access user:rw group:rw all:r;
+                    }
+                    location /slow/ {
+                        alias \(root)/;
+                        limit_rate 2m;
+                        dav_ext_methods PROPFIND OPTIONS;
+                    }
+                }
+            }
+            """
+        try conf.write(toFile: dir.file("nginx.conf"), atomically: true, encoding: .utf8)
+        process = try ServerProcess(
+            nginx, ["-c", dir.file("nginx.conf"), "-p", dir.path], logPath: dir.file("stdout.log"))
+        guard Loopback.waitForPort(port, while: process) else {
+            throw TestServerError.didNotStart("nginx: " + process.log)
+        }
+    }
+
+    deinit { process.stop() }
+
+    public var base: String { "\(scheme)://127.0.0.1:\(port)/" }
+
+    public var accessLog: [String] { WebDAVLog.lines(accessLogPath) }
+
+    public func stop() { process.stop() }
+}
+
+/// `rclone serve webdav` of `root` at `/`, with `--user`/`--pass` when given.
+public final class RcloneDAVServer: WebDAVTestServer {
+    public let port: Int
+    public let root: String
+    public let name = "rclone serve webdav"
+    private let process: ServerProcess
+    private let dir: TempDir
+
+    public static var isAvailable: Bool { TestProcess.which("rclone") != nil }
+
+    public init(basicAuth: (user: String, password: String)? = nil) throws {
+        guard let rclone = TestProcess.which("rclone") else {
+            throw TestServerError.missing("rclone (apt-get install rclone)")
+        }
+        dir = try TempDir(prefix: "rclone-dav")
+        root = dir.file("root")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        port = Loopback.freePort()
+        var args = ["serve", "webdav", root, "--addr", "127.0.0.1:\(port)", "--config", dir.file("rclone.conf")]
+        if let basicAuth { args += ["--user", basicAuth.user, "--pass", basicAuth.password] }
+        process = try ServerProcess(rclone, args, logPath: dir.file("log"))
+        guard Loopback.waitForPort(port, while: process) else {
+            throw TestServerError.didNotStart("rclone: " + process.log)
+        }
+    }
+
+    deinit { process.stop() }
+
+    public var base: String { "dav://127.0.0.1:\(port)/" }
+
+    public var accessLog: [String] { [] }
+
+    public func stop() { process.stop() }
+}
+
+enum WebDAVLog {
+    static func lines(_ path: String) -> [String] {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+}

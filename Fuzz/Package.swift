@@ -49,9 +49,10 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto"),
         .systemLibrary(name: "CGPhoto2", path: "Sources/CGPhoto2"),
+        .systemLibrary(name: "CSMBClient", path: "Sources/CSMBClient"),
         .target(name: "CFerryOS", path: "Sources/CFerryOS"),
         .target(
-            name: "FerryKit", dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2"],
+            name: "FerryKit", dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2", "CSMBClient"],
             path: "Sources/FerryKit"),
         .target(name: "FerryServer", dependencies: ["CMicroHTTPD"], path: "Sources/FerryServer"),
         .target(name: "FerryCard", dependencies: ["FerryKit", "FerryServer"], path: "Sources/FerryCard"),

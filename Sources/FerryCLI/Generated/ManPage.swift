@@ -138,6 +138,10 @@ enum ManPage {
         SFTP over SSH: a key (\\fI~/.ssh/id_*\\fR or \\fB\\-\\-identity\\fR), the ssh\\-agent, or a password;
         the host key is checked against \\fI~/.ssh/known_hosts\\fR.
         .TP
+        \\fBsmb://\\fR[\\fIDOMAIN\\fR;][\\fIUSER\\fR[:\\fIPASS\\fR]@]\\fIHOST\\fR[:\\fIPORT\\fR]/\\fISHARE\\fR/\\fIPATH\\fR[?encrypt=required]
+        an SMB share (SMB2/SMB3 through libsmbclient, port 445), signed or encrypted as the server
+        asks; \\fBsmb://\\fR\\fIHOST\\fR\\fB/\\fR lists the shares. No user logs in as a guest.
+        .TP
         \\fBhttp://\\fR, \\fBhttps://\\fR
         HTTP servers; a URL ending in / is a folder read from the server's index page.
         \\fIHOST\\fR/\\fIPATH\\fR or \\fIHOST\\fR:\\fIPORT\\fR/\\fIPATH\\fR alone is taken as \\fBhttp://\\fR, as curl

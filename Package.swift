@@ -81,6 +81,16 @@ let package = Package(
             pkgConfig: "libgphoto2",
             providers: [.apt(["libgphoto2-dev"])]
         ),
+        // libsmbclient (libsmbclient-dev), Samba's client library: SMB shares (`smb://`) on
+        // NAS boxes, Windows and routers. It speaks SMB2 and SMB3 with signing and encryption
+        // as the server requires, NTLMv2 logins and share listing; libcurl's `smb://` speaks only
+        // SMB1, which current servers turn off, and the protocol is far beyond what Ferry should
+        // write. Debian's package; used through its context API, one context per thread.
+        .systemLibrary(
+            name: "CSMBClient",
+            pkgConfig: "smbclient",
+            providers: [.apt(["libsmbclient-dev"])]
+        ),
         // libqrencode (libqrencode-dev): the QR code `ferry serve --host 0.0.0.0` prints, so a
         // phone's camera opens the page with its token in one step. Encoding QR (Reed-Solomon,
         // masks, versions) is a well-kept library's job, not ours; Debian's package.
@@ -114,7 +124,7 @@ let package = Package(
         ),
         .target(
             name: "FerryKit",
-            dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2", "CXML2"]
+            dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2", "CXML2", "CSMBClient"]
         ),
         // `ferry card`: a FlashAir card emulator on the HTTP server.
         .target(

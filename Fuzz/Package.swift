@@ -52,9 +52,10 @@ let package = Package(
         .systemLibrary(name: "CGPhoto2", path: "Sources/CGPhoto2"),
         // libxml2's headers are under /usr/include/libxml2: pkg-config gives the path.
         .systemLibrary(name: "CXML2", path: "Sources/CXML2", pkgConfig: "libxml-2.0"),
+        .systemLibrary(name: "CSMBClient", path: "Sources/CSMBClient"),
         .target(name: "CFerryOS", path: "Sources/CFerryOS"),
         .target(
-            name: "FerryKit", dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2", "CXML2"],
+            name: "FerryKit", dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2", "CXML2", "CSMBClient"],
             path: "Sources/FerryKit"),
         .target(name: "FerryServer", dependencies: ["CMicroHTTPD"], path: "Sources/FerryServer"),
         .target(name: "FerryCard", dependencies: ["FerryKit", "FerryServer"], path: "Sources/FerryCard"),

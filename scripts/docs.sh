@@ -27,7 +27,8 @@ for f in "$snippets"/*.swift; do
     -Xcc -fmodule-map-file="$scratch/debug/CFerryOS.build/module.modulemap" -Xcc -I -Xcc Sources/CFerryOS/include \
     -Xcc -fmodule-map-file=Sources/CCurl/module.modulemap -Xcc -fmodule-map-file=Sources/CSQLite/module.modulemap \
     -Xcc -fmodule-map-file=Sources/CCrypto/module.modulemap -Xcc -fmodule-map-file=Sources/CGPhoto2/module.modulemap \
-    -Xcc -fmodule-map-file=Sources/CXML2/module.modulemap -Xcc -I/usr/include/libxml2
+    -Xcc -fmodule-map-file=Sources/CXML2/module.modulemap -Xcc -I/usr/include/libxml2 \
+    -Xcc -fmodule-map-file=Sources/CSMBClient/module.modulemap -Xcc -I/usr/include/samba-4.0
 done
 docc convert Sources/FerryKit/FerryKit.docc \
   --additional-symbol-graph-dir "$graphs" \

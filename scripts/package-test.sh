@@ -35,7 +35,7 @@ done
 if grep -q "Ferry_FerryWeb.resources" <<<"$contents"; then fail "SwiftPM's resource bundle is in the package"; fi
 grep -Eq '^-rwxr-xr-x root/root .* \./usr/bin/ferry$' <<<"$contents" || fail "/usr/bin/ferry is not root-owned 755"
 depends=$(dpkg-deb --field "$deb" Depends)
-for lib in libc6 libcurl4 libmicrohttpd12 libsqlite3-0 libjpeg62-turbo libssl3 libheif1 libgphoto2-6 libqrencode4 libxml2; do
+for lib in libc6 libcurl4 libmicrohttpd12 libsqlite3-0 libjpeg62-turbo libssl3 libheif1 libgphoto2-6 libqrencode4 libxml2 libsmbclient; do
   grep -Eq "(^|, )$lib( |,|$)" <<<"$depends" || fail "Depends lacks $lib: $depends"
 done
 echo "package-test: Depends: $depends"

@@ -16,6 +16,8 @@ packages=(
   libjpeg62-turbo-dev    # thumbnails
   libssl-dev             # SHA-256 (libcrypto): checksums of imported files, SSH host key fingerprints
   libheif-dev            # HEIC/HEIF thumbnails, previews and Exif (ferry serve)
+  libsmbclient-dev       # SMB shares (smb://): Samba's client library
+  samba smbclient        # SMB test server (smbd, samba-dcerpcd for share lists) and the benchmark's peer
   libqrencode-dev        # the QR code ferry serve prints for a phone
   libxml2-dev            # WebDAV multistatus replies (dav://, davs://)
   zbar-tools             # zbarimg: the tests read that QR code back

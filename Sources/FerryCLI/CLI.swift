@@ -178,7 +178,7 @@ public enum CLI {
     static func overview() -> String {
         var s = """
             ferry \(Ferry.version): browse remote storage and move files between it and your disk
-            (FlashAir and ez Share cards, cameras, FTP/FTPS, SFTP, HTTP/HTTPS, WebDAV, local folders).
+            (FlashAir and ez Share cards, cameras, FTP/FTPS, SFTP, SMB, HTTP/HTTPS, WebDAV, local folders).
 
             usage: ferry COMMAND [ARGUMENTS] [OPTIONS]
 

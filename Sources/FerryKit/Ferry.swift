@@ -11,7 +11,9 @@ public enum Ferry {
     public static func fileSystem(for url: RemoteURL, options: ConnectionOptions = .init()) throws(FerryError)
         -> any RemoteFileSystem
     {
-        if let limit = options.maxConnections, url.scheme != .ezshare { setConnectionLimit(limit, for: url) }
+        if let limit = options.maxConnections, url.scheme != .ezshare && url.scheme != .smb {
+            setConnectionLimit(limit, for: url)
+        }
         switch url.scheme {
         case .http, .https:
             return HTTPFileSystem(url: url, options: options)
@@ -30,6 +32,8 @@ public enum Ferry {
             return CameraFileSystem(url: url)
         case .dav, .davs:
             return WebDAVFileSystem(url: url, options: options)
+        case .smb:
+            return SMBFileSystem(url: url, options: options)
         }
     }
 
@@ -45,9 +49,11 @@ public enum Ferry {
         }
     }
 
-    /// Sets the global connection limits of the shared transfer engine.
+    /// Sets the global connection limits of the shared transfer engine, and the
+    /// transfers at once per SMB server (whose options set no `maxConnections`).
     public static func setConnectionLimits(total: Int, perHost: Int) {
         CurlEngine.shared.setLimits(.init(total: max(1, total), perHost: max(1, perHost)))
+        SMBServer.setDefaultSize(perHost)
     }
 
     /// Sets the connection limit for one server (`RemoteURL.hostKey`); a FlashAir card gets 1.

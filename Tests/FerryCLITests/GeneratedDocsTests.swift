@@ -47,8 +47,8 @@ struct GeneratedDocsTests {
     @Test func theManPageNamesEverySchemeAndVariableAndConnectionOptionsOnce() throws {
         let page = try generate("man")
         for text in [
-            "sftp://", "SFTP", "dav://", "davs://", "WebDAV", "FERRY_KEY_PASSPHRASE", "SSH_AUTH_SOCK", "CURL_CA_BUNDLE",
-            "SSL_CERT_FILE", "FERRY_USER",
+            "sftp://", "SFTP", "smb://", "dav://", "davs://", "WebDAV", "FERRY_KEY_PASSPHRASE", "SSH_AUTH_SOCK",
+            "CURL_CA_BUNDLE", "SSL_CERT_FILE", "FERRY_USER",
             ".SH CONNECTION OPTIONS", "\\fB\\-\\-human\\-readable\\fR", "\"type\":\"error\"",
         ] {
             #expect(page.contains(text), "no \(text)")

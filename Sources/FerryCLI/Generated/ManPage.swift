@@ -144,6 +144,10 @@ enum ManPage {
         Nextcloud and ownCloud: \\fBdavs://\\fR\\fIHOST\\fR\\fB/remote.php/dav/files/\\fR\\fIUSER\\fR\\fB/\\fR.
         Uploads go to a temporary name and are moved in place; an existing file is replaced only when told.
         .TP
+        \\fBsmb://\\fR[\\fIDOMAIN\\fR;][\\fIUSER\\fR[:\\fIPASS\\fR]@]\\fIHOST\\fR[:\\fIPORT\\fR]/\\fISHARE\\fR/\\fIPATH\\fR[?encrypt=required]
+        an SMB share (SMB2/SMB3 through libsmbclient, port 445), signed or encrypted as the server
+        asks; \\fBsmb://\\fR\\fIHOST\\fR\\fB/\\fR lists the shares. No user logs in as a guest.
+        .TP
         \\fBhttp://\\fR, \\fBhttps://\\fR
         HTTP servers; a URL ending in / is a folder read from the server's index page.
         \\fIHOST\\fR/\\fIPATH\\fR or \\fIHOST\\fR:\\fIPORT\\fR/\\fIPATH\\fR alone is taken as \\fBhttp://\\fR, as curl

@@ -39,6 +39,9 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
 
         /// HTTP on the wire: paths keep escapes decoding would lose, `?` starts a query.
         var speaksHTTP: Bool { self == .http || self == .https || self == .dav || self == .davs }
+
+        /// An SMB share (`smb://[DOMAIN;]USER@HOST[:PORT]/SHARE/PATH`, port 445).
+        case smb
     }
 
     /// The protocol.
@@ -128,11 +131,16 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             throw FerryError(
                 .unsupportedScheme, target: RemoteURL.redact(text),
                 detail:
-                    "\(schemeText):// is not supported; use flashair, ezshare, camera, ftp, ftps, ftpes, sftp, http, https, dav, davs or a local path"
+                    "\(schemeText):// is not supported; use flashair, ezshare, camera, ftp, ftps, ftpes, sftp, smb, http, https, dav, davs or a local path"
             )
         }
         var rest = Substring(text[schemeEnd.upperBound...])
         var query: String?
+        // `smb://HOST/SHARE/PATH?encrypt=required`: SMB names cannot hold `?`, and may hold `#`.
+        if scheme == .smb, let q = rest.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            query = String(rest[rest.utf8.index(after: q)...])
+            rest = rest[..<q]
+        }
         if scheme.speaksHTTP || scheme == .camera {
             if let hash = rest.utf8.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
             if let q = rest.utf8.firstIndex(of: UInt8(ascii: "?")) {
@@ -334,6 +342,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         case .ftp, .ftpes: 21
         case .ftps: 990
         case .sftp: 22
+        case .smb: 445
         case .file, .camera: 0
         }
     }

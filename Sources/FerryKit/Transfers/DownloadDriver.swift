@@ -67,15 +67,12 @@ class DownloadAttemptJob: CurlJob, @unchecked Sendable {
         switch action {
         case .begin(let start):
             do {
-                try part.begin(
-                    at: start.at, etag: start.etag, lastModified: start.lastModified, totalSize: start.totalSize,
-                    verifiable: start.verifiable, finalSource: start.finalSource)
+                try part.begin(start, showingOn: transfer)
             } catch {
                 failed(error)
                 return false
             }
             begunAt = start.at
-            transfer.report(bytesDone: start.at, totalBytes: start.totalSize, resumedFrom: start.at, force: true)
             return true
         case .write, .finish, .recordWholeFileAndFinish:
             return true
@@ -121,21 +118,72 @@ class DownloadAttemptJob: CurlJob, @unchecked Sendable {
     }
 }
 
+extension PartFile {
+    /// Carries out a decision's `.begin`: cuts the part to where the bytes
+    /// continue, records what they are, and shows the transfer where they
+    /// continue from.
+    func begin(_ start: PartStart, showingOn transfer: Transfer) throws(FerryError) {
+        try begin(
+            at: start.at, etag: start.etag, lastModified: start.lastModified, totalSize: start.totalSize,
+            verifiable: start.verifiable, finalSource: start.finalSource)
+        transfer.report(bytesDone: start.at, totalBytes: start.totalSize, resumedFrom: start.at, force: true)
+    }
+}
+
+/// How one attempt ended, as the driver's loop needs to know it.
+struct AttemptReport: Sendable, Hashable {
+    var outcome: AttemptOutcome
+    /// Where the attempt's bytes began in the file (its `PartStart.at`), nil when it wrote none.
+    var begunAt: Int64?
+    /// Bytes that arrived in the attempt.
+    var bytesReceived: Int64
+}
+
 /// Something a file can be downloaded from with resume: HTTP, FTP, a FlashAir
-/// card. A backend makes one per file; the driver asks it for one job per
-/// attempt (`HTTPDownloadAttempt.source`, `FTPDownloadAttempt.source`).
+/// card, an SMB share. A backend makes one per file; the driver asks it for one
+/// attempt at a time (`HTTPDownloadAttempt.source`, `FTPDownloadAttempt.source`,
+/// `SMBDownloadAttempt.source`).
 struct DownloadSource: Sendable {
     /// The source as shown to people (redacted), and as the journal names it.
     let displayName: String
-    /// The engine the jobs run on.
-    let engine: CurlEngine
-    /// Makes the job for one attempt starting at `offset`.
-    let makeAttempt:
-        @Sendable (_ offset: Int64, _ part: PartFile, _ transfer: Transfer, _ options: DownloadOptions) ->
-            DownloadAttemptJob
+    /// Runs one attempt from `offset` (the part's length) into the part, and says
+    /// how it ended. It sets the transfer's interrupter for as long as it runs.
+    let attempt:
+        @Sendable (_ offset: Int64, _ part: PartFile, _ transfer: Transfer, _ options: DownloadOptions) async ->
+            AttemptReport
     /// The error for a transfer whose retry budget ran out, from the last failure
     /// and the number of tries (a card turns silence into `notAnswering`).
     var gaveUp: @Sendable (_ last: FerryError, _ tries: Int) -> FerryError = DownloadSource.gaveUpAfter
+
+    /// A source whose attempts are libcurl jobs on `engine`, made by `makeAttempt`.
+    init(
+        displayName: String, engine: CurlEngine,
+        makeAttempt:
+            @escaping @Sendable (_ offset: Int64, _ part: PartFile, _ transfer: Transfer, _ options: DownloadOptions)
+            -> DownloadAttemptJob,
+        gaveUp: @escaping @Sendable (_ last: FerryError, _ tries: Int) -> FerryError = DownloadSource.gaveUpAfter
+    ) {
+        self.displayName = displayName
+        self.gaveUp = gaveUp
+        attempt = { offset, part, transfer, options in
+            let job = makeAttempt(offset, part, transfer, options)
+            transfer.setInterrupter { engine.interrupt(job) }
+            _ = await engine.perform(job)
+            transfer.setInterrupter(nil)
+            return AttemptReport(outcome: job.outcome, begunAt: job.begunAt, bytesReceived: job.bytesReceived)
+        }
+    }
+
+    /// A source whose attempts run elsewhere (a library's own thread).
+    init(
+        displayName: String,
+        attempt:
+            @escaping @Sendable (_ offset: Int64, _ part: PartFile, _ transfer: Transfer, _ options: DownloadOptions)
+            async -> AttemptReport
+    ) {
+        self.displayName = displayName
+        self.attempt = attempt
+    }
 
     /// The default: the last failure, "gave up after N tries" added to its detail.
     static func gaveUpAfter(_ last: FerryError, _ tries: Int) -> FerryError {
@@ -228,13 +276,9 @@ enum DownloadDriver {
             case .attempt:
                 try await transfer.waitWhilePaused()
                 let offset = part.length
-                let job = source.makeAttempt(offset, part, transfer, options)
-                let engine = source.engine
-                transfer.setInterrupter { engine.interrupt(job) }
-                _ = await engine.perform(job)
-                transfer.setInterrupter(nil)
+                let report = await source.attempt(offset, part, transfer, options)
                 action = decision.attemptEnded(
-                    job.outcome, offset: offset, begunAt: job.begunAt, bytesReceived: job.bytesReceived,
+                    report.outcome, offset: offset, begunAt: report.begunAt, bytesReceived: report.bytesReceived,
                     cancelled: transfer.isCancelled)
             case .finish(let expected):
                 do {

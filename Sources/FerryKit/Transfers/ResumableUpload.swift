@@ -1,20 +1,15 @@
 import Foundation
 
 /// The few steps of an upload that depend on the protocol, for the driver
-/// ``ResumableUpload`` that owns the rest (FTP's `FTPUploadTarget`, SFTP's
-/// `SFTPUploadTarget`; a new protocol that can append to a remote file and
-/// rename one conforms in a few dozen lines).
+/// ``ResumableUpload`` that owns the rest. A libcurl protocol conforms through
+/// ``ResumableUploadTarget`` (FTP's `FTPUploadTarget`, SFTP's
+/// `SFTPUploadTarget`), which sends with libcurl jobs; a protocol whose library
+/// runs on its own thread (SMB's `SMBUploadTarget`) sends itself (`send`).
 ///
 /// Paths are the upload's own, normalized (`RemotePath.normalize`). Every
 /// step that talks to the server throws `FerryError`; a transient one (a dropped
 /// connection) is retried by the driver from the upload's one budget.
-protocol ResumableUploadTarget: Sendable {
-    /// One transfer of the local file's bytes, from an offset to the end.
-    associatedtype Job: LocalFileUploadJob
-
-    /// The engine the transfer jobs run on.
-    var engine: CurlEngine { get }
-
+protocol UploadTarget: Sendable {
     /// A path as messages show it (the server's URL, no password).
     func display(_ path: String) -> String
 
@@ -34,16 +29,11 @@ protocol ResumableUploadTarget: Sendable {
     /// with the local file), nil when they cannot be read.
     func read(_ path: String, range: ClosedRange<Int64>) async -> [UInt8]?
 
-    /// One transfer job: the local file `source` (open as `fd`, `size` bytes)
-    /// from `offset` on, to `path`, appended to what the server holds there when
-    /// `offset > 0`, with the upload's `options` (create parents, stall timeout).
-    func uploadJob(
-        to path: String, from offset: Int64, source: String, fd: Int32, size: Int64, options: UploadOptions,
-        transfer: Transfer
-    ) -> Job
-
-    /// The error for a transfer `job` libcurl ended with an error; `target` names the file.
-    func failure(_ completion: CurlCompletion, of job: Job, target: String) -> FerryError
+    /// Sends the local file (`upload`) from `start` to `remote`, going on after
+    /// a pause or a transient failure from what the server kept, every failure
+    /// drawn from `budget` (`UploadSteps.send` for libcurl targets).
+    func send(to remote: String, from start: Int64, _ upload: UploadSource, budget: inout UploadBudget)
+        async throws(FerryError)
 
     /// Renames the finished temporary file to `path`; `replacing` when the
     /// destination held a file the overwrite policy allowed to replace.
@@ -57,7 +47,77 @@ protocol ResumableUploadTarget: Sendable {
     func renameRefused(_ error: FerryError, temporary: String) async -> Bool
 }
 
+/// The local side of an upload as `UploadTarget.send` gets it.
+struct UploadSource: Sendable {
+    /// The local file's path, for messages.
+    let source: String
+    /// The open local file.
+    let fd: Int32
+    /// Its size.
+    let size: Int64
+    let options: UploadOptions
+    let transfer: Transfer
+    /// The upload's destination as shown (a cancel is reported for it).
+    let destination: String
+}
+
+/// An ``UploadTarget`` that sends with libcurl jobs (FTP, SFTP).
+protocol ResumableUploadTarget: UploadTarget {
+    /// One transfer of the local file's bytes, from an offset to the end.
+    associatedtype Job: LocalFileUploadJob
+
+    /// The engine the transfer jobs run on.
+    var engine: CurlEngine { get }
+
+    /// One transfer job: the local file `source` (open as `fd`, `size` bytes)
+    /// from `offset` on, to `path`, appended to what the server holds there when
+    /// `offset > 0`, with the upload's `options` (create parents, stall timeout).
+    func uploadJob(
+        to path: String, from offset: Int64, source: String, fd: Int32, size: Int64, options: UploadOptions,
+        transfer: Transfer
+    ) -> Job
+
+    /// The error for a transfer `job` libcurl ended with an error; `target` names the file.
+    func failure(_ completion: CurlCompletion, of job: Job, target: String) -> FerryError
+}
+
 extension ResumableUploadTarget {
+    /// Sends with one libcurl job after another (`UploadSteps.send`).
+    func send(to remote: String, from start: Int64, _ upload: UploadSource, budget: inout UploadBudget)
+        async throws(FerryError)
+    {
+        let shown = display(remote)
+        try await UploadSteps.send(
+            size: upload.size, from: start, remote: shown, destination: upload.destination, engine: engine,
+            transfer: upload.transfer, budget: &budget,
+            makeJob: { from in
+                uploadJob(
+                    to: remote, from: from, source: upload.source, fd: upload.fd, size: upload.size,
+                    options: upload.options, transfer: upload.transfer)
+            },
+            failure: { completion, job in failure(completion, of: job, target: shown) },
+            continuation: { () async throws(FerryError) in
+                // Where to go on: the server's size when it can be continued,
+                // else 0 (a transfer from the start replaces it).
+                guard upload.options.resume, appends, let have = try await UploadSteps.remoteLength(remote, of: self),
+                    have <= upload.size
+                else { return 0 }
+                return have
+            },
+            storedLength: { () async throws(FerryError) in try await UploadSteps.remoteLength(remote, of: self) })
+    }
+}
+
+extension UploadSteps {
+    /// Bytes the server holds of `remote` (0 when it does not exist), nil when it cannot tell.
+    static func remoteLength(_ remote: String, of target: some UploadTarget) async throws(FerryError) -> Int64? {
+        guard let entry = try await existing({ () async throws(FerryError) in try await target.entry(remote) })
+        else { return 0 }
+        return entry.size
+    }
+}
+
+extension UploadTarget {
     var appends: Bool { true }
     func writesInPlace(_ path: String) async throws(FerryError) -> Bool { false }
     func renameRefused(_ error: FerryError, temporary: String) async -> Bool { false }
@@ -101,7 +161,7 @@ enum ResumableUpload {
     ///   - validate: Throws for a path the protocol cannot carry (the normalized
     ///     path, "upload", the path as shown): the endpoint's `validate`.
     ///   - makeTarget: The protocol's steps for the normalized path, made once the local file is open.
-    static func start<Target: ResumableUploadTarget>(
+    static func start<Target: UploadTarget>(
         _ source: String, to path: String, options: UploadOptions, display: (String) -> String,
         validate: (_ path: String, _ operation: String, _ shown: String) throws(FerryError) -> Void,
         target makeTarget: @escaping @Sendable (_ path: String) async throws(FerryError) -> Target
@@ -123,7 +183,7 @@ enum ResumableUpload {
 
     /// Uploads the local file `source` to `path`; `target` is made once the
     /// local file is open (SFTP finds its login method then).
-    static func run<Target: ResumableUploadTarget>(
+    static func run<Target: UploadTarget>(
         _ source: String, to path: String, options: UploadOptions, transfer: Transfer,
         target makeTarget: () async throws(FerryError) -> Target
     ) async throws(FerryError) -> TransferResult {
@@ -136,7 +196,7 @@ enum ResumableUpload {
         return try await upload.run(started: started)
     }
 
-    private struct Upload<Target: ResumableUploadTarget>: Sendable {
+    private struct Upload<Target: UploadTarget>: Sendable {
         let target: Target
         let source: String
         let path: String
@@ -200,8 +260,7 @@ enum ResumableUpload {
 
         /// Bytes the server holds of `remote` (0 when it does not exist), nil when it cannot tell.
         private func remoteLength(_ remote: String) async throws(FerryError) -> Int64? {
-            guard let entry = try await entry(remote) else { return 0 }
-            return entry.size
+            try await UploadSteps.remoteLength(remote, of: target)
         }
 
         /// How much of a temporary file left by an earlier upload can be kept: its
@@ -233,28 +292,13 @@ enum ResumableUpload {
             }
         }
 
-        /// Sends the local file from `start` to `remote` (`UploadSteps.send`).
+        /// Sends the local file from `start` to `remote` (the target's `send`).
         private func send(to remote: String, from start: Int64, budget: inout UploadBudget)
             async throws(FerryError)
         {
-            let shown = target.display(remote)
-            try await UploadSteps.send(
-                size: size, from: start, remote: shown, destination: display, engine: target.engine,
-                transfer: transfer, budget: &budget,
-                makeJob: { from in
-                    target.uploadJob(
-                        to: remote, from: from, source: source, fd: fd, size: size, options: options, transfer: transfer
-                    )
-                },
-                failure: { completion, job in target.failure(completion, of: job, target: shown) },
-                continuation: { () async throws(FerryError) in
-                    // Where to go on: the server's size when it can be continued,
-                    // else 0 (a transfer from the start replaces it).
-                    guard options.resume, target.appends, let have = try await remoteLength(remote), have <= size
-                    else { return 0 }
-                    return have
-                },
-                storedLength: { () async throws(FerryError) in try await remoteLength(remote) })
+            let upload = UploadSource(
+                source: source, fd: fd, size: size, options: options, transfer: transfer, destination: display)
+            try await target.send(to: remote, from: start, upload, budget: &budget)
         }
     }
 }

@@ -119,7 +119,7 @@ enum SourceProbe {
             .notAnswering, operation: "connect", target: text,
             detail: "nothing answered at \(host) as a FlashAir card, an FTP server or a web server; " + sentence
                 + " Check the address and that this computer is on the same network (for a card: its Wi-Fi),"
-                + " or type a full URL such as flashair://, ftp://, sftp://, dav:// or http://")
+                + " or type a full URL such as flashair://, ftp://, sftp://, smb://, dav:// or http://")
     }
 
     /// An ez Share card's answer to `client?command=version`, over plain HTTP.

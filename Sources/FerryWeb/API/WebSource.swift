@@ -78,7 +78,7 @@ struct WebSource: Sendable {
 
     var capabilities: Capabilities {
         switch url.scheme {
-        case .file, .ftp, .ftps, .ftpes, .sftp, .dav, .davs:
+        case .file, .ftp, .ftps, .ftpes, .sftp, .smb, .dav, .davs:
             Capabilities(upload: true, delete: true, mkdir: true, rename: true)
         case .flashair: Capabilities(upload: true, delete: true, mkdir: true, rename: false)
         case .http, .https, .ezshare, .camera: Capabilities(upload: false, delete: false, mkdir: false, rename: false)

@@ -22,14 +22,10 @@ final class CameraWorker: Sendable {
 
     let key: Key
     private let handle = Handle()
-    private let jobs = Mutex<[@Sendable () -> Void]>([])
-    private let ready = DispatchSemaphore(value: 0)
+    private let thread = SerialThread(name: "ferry.camera")
 
     private init(key: Key) {
         self.key = key
-        let thread = Thread { [self] in self.loop() }
-        thread.name = "ferry.camera"
-        thread.start()
     }
 
     /// One worker per camera for the life of the process.
@@ -44,14 +40,6 @@ final class CameraWorker: Sendable {
         }
     }
 
-    private func loop() {
-        while true {
-            ready.wait()
-            let job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-            job?()
-        }
-    }
-
     /// Runs `body` on the worker's thread with the opened camera (opened on first use).
     func run<T: Sendable>(
         _ operation: String, target: String,
@@ -59,41 +47,29 @@ final class CameraWorker: Sendable {
             @escaping @Sendable (_ camera: UnsafeMutablePointer<Camera>, _ context: OpaquePointer?) throws(FerryError)
             -> T
     ) async throws(FerryError) -> T {
-        let result: Result<T, FerryError> = await withCheckedContinuation { continuation in
-            jobs.withLock {
-                $0.append { [handle, key] in
-                    do throws(FerryError) {
-                        if handle.camera == nil {
-                            // The Directory Browse driver lists something even for a folder that is not there.
-                            if key.port.hasPrefix("disk:") {
-                                var isDir: ObjCBool = false
-                                let folder = String(key.port.dropFirst("disk:".count))
-                                guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDir),
-                                    isDir.boolValue
-                                else {
-                                    throw FerryError(
-                                        .notFound, operation: operation, target: target,
-                                        detail: "no folder \(folder) for the disk: port")
-                                }
-                            }
-                            var camera: UnsafeMutablePointer<Camera>?
-                            let r = ferry_gp_open(
-                                key.model.isEmpty ? nil : key.model, key.port.isEmpty ? nil : key.port,
-                                handle.context, &camera)
-                            guard r >= GP_OK, let camera else {
-                                throw CameraWorker.error(r, operation: operation, target: target, opening: key)
-                            }
-                            handle.camera = camera
-                        }
-                        continuation.resume(returning: .success(try body(handle.camera!, handle.context)))
-                    } catch {
-                        continuation.resume(returning: .failure(error))
+        try await thread.run { [handle, key] () throws(FerryError) -> T in
+            if handle.camera == nil {
+                // The Directory Browse driver lists something even for a folder that is not there.
+                if key.port.hasPrefix("disk:") {
+                    var isDir: ObjCBool = false
+                    let folder = String(key.port.dropFirst("disk:".count))
+                    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue
+                    else {
+                        throw FerryError(
+                            .notFound, operation: operation, target: target,
+                            detail: "no folder \(folder) for the disk: port")
                     }
                 }
+                var camera: UnsafeMutablePointer<Camera>?
+                let r = ferry_gp_open(
+                    key.model.isEmpty ? nil : key.model, key.port.isEmpty ? nil : key.port, handle.context, &camera)
+                guard r >= GP_OK, let camera else {
+                    throw CameraWorker.error(r, operation: operation, target: target, opening: key)
+                }
+                handle.camera = camera
             }
-            ready.signal()
+            return try body(handle.camera!, handle.context)
         }
-        return try result.get()
     }
 
     /// A libgphoto2 result code in words, with what to do where there is something.

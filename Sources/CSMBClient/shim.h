@@ -1,0 +1,157 @@
+// libsmbclient (Samba) behind a few C functions for FerryKit's SMB backend
+// (Sources/FerryKit/Backends/SMB). Only the context API: every call names the
+// context it runs on, and one context is used by one thread at a time. Calls
+// return what libsmbclient returns (-1 or NULL with errno set). Prefix `ferry_smb_`.
+#ifndef FERRY_CSMBCLIENT_SHIM_H
+#define FERRY_CSMBCLIENT_SHIM_H
+
+#include <libsmbclient.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+
+/// The login a context answers libsmbclient's questions with (its user data).
+typedef struct ferry_smb_login {
+    char *workgroup;
+    char *user;
+    char *password;
+} ferry_smb_login;
+
+static inline void ferry_smb_copy(char *out, int size, const char *value) {
+    if (!out || size <= 0) return;
+    if (!value) value = "";
+    size_t n = strlen(value);
+    if (n >= (size_t)size) n = (size_t)size - 1;
+    memcpy(out, value, n);
+    out[n] = 0;
+}
+
+/// libsmbclient asks for the login of each server and share it connects to.
+static void ferry_smb_auth(SMBCCTX *c, const char *server, const char *share, char *workgroup, int workgroup_len,
+                           char *user, int user_len, char *password, int password_len) {
+    (void)server;
+    (void)share;
+    ferry_smb_login *login = (ferry_smb_login *)smbc_getOptionUserData(c);
+    if (!login) return;
+    if (login->workgroup && *login->workgroup) ferry_smb_copy(workgroup, workgroup_len, login->workgroup);
+    ferry_smb_copy(user, user_len, login->user);
+    ferry_smb_copy(password, password_len, login->password);
+}
+
+/// A new, initialised context for one server: SMB2 or later, the port, a timeout
+/// per request, and the login. `user` NULL or empty logs in as a guest
+/// (anonymous); otherwise libsmbclient's fallback to an anonymous login after a
+/// refused one is off, so a wrong password fails as such. Encryption and signing
+/// follow what the server (and the client's smb.conf) asks for; `encrypt` 1
+/// insists on encryption. NULL with errno on failure.
+static inline SMBCCTX *ferry_smb_new(const char *workgroup, const char *user, const char *password, int port,
+                                     int timeout_ms, int encrypt) {
+    SMBCCTX *c = smbc_new_context();
+    if (!c) return NULL;
+    ferry_smb_login *login = (ferry_smb_login *)calloc(1, sizeof *login);
+    if (!login) {
+        smbc_free_context(c, 1);
+        errno = ENOMEM;
+        return NULL;
+    }
+    login->workgroup = strdup(workgroup ? workgroup : "");
+    login->user = strdup(user ? user : "");
+    login->password = strdup(password ? password : "");
+    smbc_setOptionUserData(c, login);
+    smbc_setFunctionAuthDataWithContext(c, ferry_smb_auth);
+    smbc_setOptionUseKerberos(c, 0);
+    smbc_setOptionFallbackAfterKerberos(c, 1);
+    smbc_setOptionUseCCache(c, 0);
+    smbc_setOptionNoAutoAnonymousLogin(c, user && *user ? 1 : 0);
+    smbc_setOptionSmbEncryptionLevel(c, encrypt ? SMBC_ENCRYPTLEVEL_REQUIRE : SMBC_ENCRYPTLEVEL_DEFAULT);
+    if (port > 0) smbc_setPort(c, (uint16_t)port);
+    if (timeout_ms > 0) smbc_setTimeout(c, timeout_ms);
+    smbc_setOptionProtocols(c, "SMB2_02", "SMB3");
+    if (!smbc_init_context(c)) {
+        int e = errno;
+        free(login->workgroup);
+        free(login->user);
+        free(login->password);
+        free(login);
+        smbc_free_context(c, 1);
+        errno = e ? e : EINVAL;
+        return NULL;
+    }
+    return c;
+}
+
+/// Frees a context, its connections and its login.
+static inline void ferry_smb_free(SMBCCTX *c) {
+    if (!c) return;
+    ferry_smb_login *login = (ferry_smb_login *)smbc_getOptionUserData(c);
+    smbc_free_context(c, 1);
+    if (login) {
+        if (login->password) {
+            memset(login->password, 0, strlen(login->password));
+            free(login->password);
+        }
+        free(login->workgroup);
+        free(login->user);
+        free(login);
+    }
+}
+
+static inline SMBCFILE *ferry_smb_open(SMBCCTX *c, const char *url, int flags, mode_t mode) {
+    return smbc_getFunctionOpen(c)(c, url, flags, mode);
+}
+static inline ssize_t ferry_smb_read(SMBCCTX *c, SMBCFILE *f, void *buf, size_t count) {
+    return smbc_getFunctionRead(c)(c, f, buf, count);
+}
+static inline ssize_t ferry_smb_write(SMBCCTX *c, SMBCFILE *f, const void *buf, size_t count) {
+    return smbc_getFunctionWrite(c)(c, f, buf, count);
+}
+static inline off_t ferry_smb_lseek(SMBCCTX *c, SMBCFILE *f, off_t offset, int whence) {
+    return smbc_getFunctionLseek(c)(c, f, offset, whence);
+}
+static inline int ferry_smb_fstat(SMBCCTX *c, SMBCFILE *f, struct stat *st) {
+    return smbc_getFunctionFstat(c)(c, f, st);
+}
+static inline int ferry_smb_ftruncate(SMBCCTX *c, SMBCFILE *f, off_t size) {
+    return smbc_getFunctionFtruncate(c)(c, f, size);
+}
+static inline int ferry_smb_close(SMBCCTX *c, SMBCFILE *f) { return smbc_getFunctionClose(c)(c, f); }
+static inline int ferry_smb_stat(SMBCCTX *c, const char *url, struct stat *st) {
+    return smbc_getFunctionStat(c)(c, url, st);
+}
+static inline SMBCFILE *ferry_smb_opendir(SMBCCTX *c, const char *url) {
+    return smbc_getFunctionOpendir(c)(c, url);
+}
+/// The next entry with its stat (files and folders), NULL at the end or on error
+/// (errno says which: 0 at the end).
+static inline const struct libsmb_file_info *ferry_smb_readdirplus2(SMBCCTX *c, SMBCFILE *d, struct stat *st) {
+    errno = 0;
+    return smbc_getFunctionReaddirPlus2(c)(c, d, st);
+}
+/// The next entry as `smbc_dirent` (shares and servers have no stat), NULL at the end.
+static inline struct smbc_dirent *ferry_smb_readdir(SMBCCTX *c, SMBCFILE *d) {
+    errno = 0;
+    return smbc_getFunctionReaddir(c)(c, d);
+}
+static inline int ferry_smb_closedir(SMBCCTX *c, SMBCFILE *d) { return smbc_getFunctionClosedir(c)(c, d); }
+static inline int ferry_smb_unlink(SMBCCTX *c, const char *url) { return smbc_getFunctionUnlink(c)(c, url); }
+static inline int ferry_smb_mkdir(SMBCCTX *c, const char *url, mode_t mode) {
+    return smbc_getFunctionMkdir(c)(c, url, mode);
+}
+static inline int ferry_smb_rmdir(SMBCCTX *c, const char *url) { return smbc_getFunctionRmdir(c)(c, url); }
+/// Renames within one context. libsmbclient replaces an existing file at `to`.
+static inline int ferry_smb_rename(SMBCCTX *c, const char *from, const char *to) {
+    return smbc_getFunctionRename(c)(c, from, c, to);
+}
+/// Sets a file's access and modification times (seconds and microseconds).
+static inline int ferry_smb_utimes(SMBCCTX *c, const char *url, long seconds, long microseconds) {
+    struct timeval tv[2];
+    tv[0].tv_sec = seconds;
+    tv[0].tv_usec = microseconds;
+    tv[1] = tv[0];
+    return smbc_getFunctionUtimes(c)(c, url, tv);
+}
+
+#endif

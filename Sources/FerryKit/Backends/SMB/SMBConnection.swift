@@ -1,0 +1,223 @@
+import CSMBClient
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One server as libsmbclient talks to it: a small pool of contexts, each on a
+/// thread of its own (`SerialThread`). libsmbclient's calls block and a context
+/// must not be used by two threads at once, so every call on a context runs on
+/// its thread, one after another; several files move at once on several
+/// contexts (`-j`), and each server has its own pool, so a slow file on one
+/// server never holds up another server's work.
+final class SMBServer: Sendable {
+    /// Which server and login: one pool per key for the life of the process.
+    struct Key: Hashable, Sendable {
+        var host: String
+        var port: Int
+        var workgroup: String
+        var user: String
+        /// Never printed; part of the key so another password gets its own contexts.
+        var password: String
+        var encrypt: Bool
+    }
+
+    let key: Key
+    private let connections = Mutex<[SMBConnection]>([])
+    /// Contexts and transfers at once; nil: the process's per-server limit
+    /// (`Ferry.setConnectionLimits`, the CLI's `-j`) when the first is made.
+    private let chosenSize: Int?
+
+    private init(key: Key, size: Int?) {
+        self.key = key
+        chosenSize = size.map { max(1, $0) }
+    }
+
+    /// Transfers at once per server where the options set no limit.
+    private static let defaultSize = Atomic(4)
+
+    /// Sets the per-server limit of servers whose options set none (`Ferry.setConnectionLimits`).
+    static func setDefaultSize(_ n: Int) { defaultSize.store(max(1, n), ordering: .relaxed) }
+
+    private var size: Int { chosenSize ?? SMBServer.defaultSize.load(ordering: .relaxed) }
+
+    private static let servers = Mutex<[Key: SMBServer]>([:])
+
+    /// The pool for `key`, made with up to `size` contexts on first use.
+    static func shared(_ key: Key, size: Int?) -> SMBServer {
+        servers.withLock { all in
+            if let s = all[key] { return s }
+            let s = SMBServer(key: key, size: size)
+            all[key] = s
+            return s
+        }
+    }
+
+    /// The context with the least work queued: an idle one, else a new one
+    /// while the pool has room, else the least busy.
+    private func pick() -> SMBConnection {
+        connections.withLock { all in
+            if let idle = all.first(where: { $0.busy == 0 }) { return idle.claimed() }
+            if all.count < size {
+                let c = SMBConnection(key: key, number: all.count + 1)
+                all.append(c)
+                return c.claimed()
+            }
+            return all.min(by: { $0.busy < $1.busy })!.claimed()
+        }
+    }
+
+    /// Runs `body` on a context's thread (logged in on first use).
+    func run<T: Sendable>(
+        _ body: @escaping @Sendable (_ context: SMBContext) throws(FerryError) -> T
+    ) async throws(FerryError) -> T {
+        let connection = pick()
+        defer { connection.release() }
+        return try await connection.run(body)
+    }
+
+    /// Runs `body` with one context kept for it (an open file belongs to its
+    /// context): a transfer's jobs all go to that context. At most `size`
+    /// transfers run at once per server (`maxConnections`, the CLI's `-j`); the
+    /// others wait here, in turn, before they take any memory or server handle.
+    func holding<T: Sendable, E: Error>(_ body: (SMBConnection) async throws(E) -> T) async throws(E) -> T {
+        await takeSlot()
+        defer { giveSlot() }
+        let connection = pick()
+        defer { connection.release() }
+        return try await body(connection)
+    }
+
+    private struct Slots {
+        /// Transfers running.
+        var running = 0
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+    private let slots = Mutex(Slots())
+
+    private func takeSlot() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let size = self.size
+            let now = slots.withLock { s -> Bool in
+                if s.running < size {
+                    s.running += 1
+                    return true
+                }
+                s.waiting.append(c)
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
+
+    private func giveSlot() {
+        let next = slots.withLock { s -> CheckedContinuation<Void, Never>? in
+            if s.waiting.isEmpty {
+                s.running -= 1
+                return nil
+            }
+            return s.waiting.removeFirst()
+        }
+        next?.resume()
+    }
+}
+
+/// One libsmbclient context and the thread it is used on.
+final class SMBConnection: Sendable {
+    private let thread: SerialThread
+    private let handle: SMBContext
+    private let count = Mutex(0)
+
+    init(key: SMBServer.Key, number: Int) {
+        thread = SerialThread(name: "ferry.smb.\(number)")
+        handle = SMBContext(key: key)
+    }
+
+    /// Jobs given to this context that have not ended.
+    var busy: Int { count.withLock { $0 } }
+
+    func claimed() -> SMBConnection {
+        count.withLock { $0 += 1 }
+        return self
+    }
+
+    func release() { count.withLock { $0 -= 1 } }
+
+    /// Runs one short job on this context's thread, holding the library's lock.
+    func run<T: Sendable>(
+        _ body: @escaping @Sendable (_ context: SMBContext) throws(FerryError) -> T
+    ) async throws(FerryError) -> T {
+        try await thread.run { [handle] () throws(FerryError) -> T in
+            try SMBContext.library.withLock { _ throws(FerryError) -> T in try body(handle) }
+        }
+    }
+}
+
+/// A libsmbclient context, touched only on its connection's thread: made on
+/// first use, it keeps its connection to the server (and reconnects after one
+/// dropped) for every call after.
+final class SMBContext: @unchecked Sendable {
+    let key: SMBServer.Key
+    private var pointer: SMBHandle?
+
+    init(key: SMBServer.Key) { self.key = key }
+
+    deinit {
+        if let pointer { SMBContext.library.withLock { _ in ferry_smb_free(pointer) } }
+    }
+
+    /// Held for every libsmbclient call, in the whole process. Samba 4.17's
+    /// libsmbclient keeps one talloc stack frame chain and its settings
+    /// (loadparm) in globals: two contexts used on two threads at once abort
+    /// ("Freed frame ..., expected ...", "Bad talloc magic value"), and the
+    /// `smbc_thread_posix` that once made them per thread is no longer exported.
+    /// Work is cut into short jobs (one open, one 4 MiB read or write), so files
+    /// and servers take turns instead of one waiting for another's whole file.
+    static let library = Mutex(())
+
+    /// The context, made on first use (under `library`, as every job runs).
+    func context(operation: String, target: String) throws(FerryError) -> SMBHandle {
+        if let pointer { return pointer }
+        let made = ferry_smb_new(
+            key.workgroup, key.user, key.password, Int32(key.port), 30_000, key.encrypt ? 1 : 0)
+        guard let c = made else {
+            throw FerryError(
+                .unexpected, operation: operation, target: target,
+                detail: "libsmbclient could not start: \(String(cString: strerror(errno)))")
+        }
+        pointer = c
+        return c
+    }
+
+    /// The `smb://host/share/path` libsmbclient is given for a decoded path
+    /// (`/share/dir/name`): each byte outside the unreserved set percent-encoded,
+    /// as libsmbclient decodes it (`%`, `#`, `?`, spaces and UTF-8 names).
+    func wire(_ path: String) -> String {
+        var out = "smb://"
+        out += key.host.contains(":") ? "[" + key.host + "]" : key.host
+        out += "/"
+        let p = path.utf8.first == UInt8(ascii: "/") ? path.dropFirst() : Substring(path)
+        for byte in p.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"), UInt8(ascii: "/"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(2)
+            }
+        }
+        return out
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ n: Int) -> String {
+        count >= n ? self : String(repeating: "0", count: n - count) + self
+    }
+}
+
+/// A libsmbclient context.
+typealias SMBHandle = UnsafeMutablePointer<SMBCCTX>

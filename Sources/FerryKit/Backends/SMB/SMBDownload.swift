@@ -1,0 +1,175 @@
+import CSMBClient
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Set from any thread to stop an attempt running on a context's thread (pause,
+/// cancel); read between reads.
+final class SMBStopFlag: Sendable {
+    private let flag = Atomic(false)
+    func set() { flag.store(true, ordering: .relaxed) }
+    var isSet: Bool { flag.load(ordering: .relaxed) }
+}
+
+/// One attempt of an SMB download, on a context's thread: `open` and `fstat` for
+/// the file's size and time, then reads from the part's length.
+///
+/// The size and modification time (to the nanosecond, as the journal's
+/// `@SECONDS.NANOSECONDS`) are the validators, as FTP's `SIZE` and `MDTM` are:
+/// the same `SizeAndTimeDownloadDecision` compares them with the journal before the
+/// first byte and starts the file over when either changed. The bytes go into
+/// the shared `PartFile`; the driver (`DownloadDriver`) decides what follows.
+enum SMBDownloadAttempt {
+    /// Bytes asked for per read: libsmbclient splits it into the server's largest
+    /// reads and keeps several in flight.
+    static let chunk = 4 << 20
+
+    /// The source the driver asks for attempts: one per file.
+    static func source(fs: SMBFileSystem, path: String) -> DownloadSource {
+        let display = fs.shown(path)
+        return DownloadSource(displayName: display) { offset, part, transfer, options in
+            let stop = SMBStopFlag()
+            transfer.setInterrupter { stop.set() }
+            defer { transfer.setInterrupter(nil) }
+            return await fs.server.holding { connection in
+                let attempt = SMBDownloadAttempt.Attempt(
+                    path: path, display: display, offset: offset, part: part, transfer: transfer, stop: stop)
+                return await attempt.run(on: connection)
+            }
+        }
+    }
+
+    /// One attempt's state, used by one job at a time on the context's thread
+    /// (each job awaited before the next), which makes `@unchecked Sendable` safe.
+    final class Attempt: @unchecked Sendable {
+        let path: String
+        let display: String
+        let offset: Int64
+        let part: PartFile
+        let transfer: Transfer
+        let stop: SMBStopFlag
+        private var decision: SizeAndTimeDownloadDecision
+        private var begunAt: Int64?
+        private var received: Int64 = 0
+        private var file: OpaquePointer?
+        private var report: AttemptReport?
+        /// The file's size as `fstat` said when it was opened.
+        private var expectedSize: Int64?
+        private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+
+        init(path: String, display: String, offset: Int64, part: PartFile, transfer: Transfer, stop: SMBStopFlag) {
+            self.path = path
+            self.display = display
+            self.offset = offset
+            self.part = part
+            self.transfer = transfer
+            self.stop = stop
+            decision = SizeAndTimeDownloadDecision(offset: offset, journal: part.journal, listed: nil, display: display)
+        }
+
+        deinit { buffer.deallocate() }
+
+        /// Opens the file, then reads one chunk per job until the attempt ends.
+        func run(on connection: SMBConnection) async -> AttemptReport {
+            // One job per read; the first also opens, the last also closes: a
+            // small file is one job, one hand-over to the context's thread.
+            do throws(FerryError) {
+                repeat {
+                    try await connection.run { smb throws(FerryError) in
+                        if self.file == nil && self.report == nil { self.open(smb) }
+                        if self.report == nil { self.read(smb) }
+                        if self.report != nil { self.close(smb) }
+                    }
+                } while report == nil
+            } catch {
+                if report == nil { end(.failed(error)) }
+            }
+            if file != nil { try? await connection.run { smb throws(FerryError) in self.close(smb) } }
+            return report!
+        }
+
+        private func end(_ ending: SizeAndTimeDownloadDecision.Ending) {
+            if decision.handle(.end(ending)) == .recordWholeFileAndFinish { part.recordWholeFile() }
+            part.releaseBuffer()
+            report = AttemptReport(outcome: decision.outcome, begunAt: begunAt, bytesReceived: received)
+        }
+
+        private func failed(_ smb: SMBContext, _ code: Int32) {
+            end(.failed(smb.error(code, operation: "download", target: display, path: path)))
+        }
+
+        private func open(_ smb: SMBContext) {
+            if stop.isSet { return end(.interrupted) }
+            let c: SMBHandle
+            do {
+                c = try smb.context(operation: "download", target: display)
+            } catch {
+                return end(.failed(error))
+            }
+            guard let f = ferry_smb_open(c, smb.wire(path), O_RDONLY, 0) else { return failed(smb, errno) }
+            file = f
+            var st = OS.FileStatus()
+            guard ferry_smb_fstat(c, f, &st) == 0 else { return failed(smb, errno) }
+            if (st.st_mode & S_IFMT) == S_IFDIR {
+                return end(
+                    .failed(
+                        FerryError(
+                            .localIO, operation: "download", target: display, detail: "is a folder; name a file")))
+            }
+            expectedSize = Int64(st.st_size)
+            let time = OS.modificationTime(st)
+            let facts = SizeAndTimeDownloadDecision.Facts(
+                size: Int64(st.st_size),
+                modified: time.seconds > 0
+                    ? DownloadDriver.localStamp(seconds: time.seconds, nanoseconds: time.nanoseconds) : nil)
+            switch decision.handle(.head(facts)) {
+            case .begin(let start):
+                do {
+                    try part.begin(start, showingOn: transfer)
+                } catch {
+                    _ = decision.handle(.localFailure(error))
+                    return end(.interrupted)
+                }
+                begunAt = start.at
+            case .stop:
+                return end(.interrupted)
+            default:
+                break
+            }
+            let from = begunAt ?? offset
+            if from > 0 && ferry_smb_lseek(c, f, off_t(from), SEEK_SET) < 0 { return failed(smb, errno) }
+        }
+
+        /// One read of up to `chunk` bytes into the part.
+        private func read(_ smb: SMBContext) {
+            if stop.isSet { return end(.interrupted) }
+            guard let f = file, let c = try? smb.context(operation: "download", target: display) else {
+                return end(.interrupted)
+            }
+            let n = ferry_smb_read(c, f, buffer.baseAddress, chunk)
+            if n < 0 { return failed(smb, errno) }
+            if n == 0 { return end(.ok(length: part.length)) }
+            guard decision.handle(.body(n)) == .write else { return end(.interrupted) }
+            guard part.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n])) else {
+                _ = decision.handle(
+                    .localFailure(part.writeError ?? FerryError(.localIO, operation: "write", target: part.partPath)))
+                return end(.interrupted)
+            }
+            received += Int64(n)
+            transfer.report(bytesDone: part.length, totalBytes: part.journal.totalSize)
+            // All the bytes `fstat` announced: no read more to hear the end (one round trip
+            // a file); the driver checks the size again before the rename.
+            if let size = expectedSize, part.length >= size { end(.ok(length: part.length)) }
+        }
+
+        private func close(_ smb: SMBContext) {
+            if let f = file, let c = try? smb.context(operation: "download", target: display) {
+                ferry_smb_close(c, f)
+            }
+            file = nil
+        }
+    }
+}

@@ -283,6 +283,15 @@ class Side(asyncio.Protocol):
             self.pipe.link.loop.call_later(self.pipe.link.profile.latency, self.other.transport.abort)
 
 
+def no_delay(transport):
+    # asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP, and an
+    # accepted socket's is 0: without it Nagle holds a response's last piece until
+    # the client's delayed ACK (40 ms), 64 KiB then took 45 ms instead of 13 on wifi.
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
 class ClientSide(Side):
     def __init__(self, forward):
         self.forward = forward
@@ -290,6 +299,7 @@ class ClientSide(Side):
 
     def connection_made(self, transport):
         self.transport = transport
+        no_delay(transport)
         self.forward.accepted()
         link = self.link
         now = link.loop.time()
@@ -326,6 +336,7 @@ class ServerSide(Side):
 
     def connection_made(self, transport):
         self.transport = transport
+        no_delay(transport)
         # Both pipes can deliver now: client->server into this transport,
         # server->client into the client's.
         self.other.pipe.dst = transport

@@ -19,7 +19,7 @@ Usage: bench/link_bench.py [--link wifi] [--rounds N] [--cases tree,many,ftp] [-
                            [--ferry PATH] [--out FILE (appends)]
 Needs: scripts/setup.sh --bench (nginx, vsftpd, wget, lftp, curl, /usr/bin/time).
 """
-import argparse, os, shutil, subprocess, sys, tempfile, time
+import argparse, os, shutil, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ftp_bench, http_bench
 from common import DURABLE, ferry_binary

@@ -16,7 +16,7 @@ Usage: bench/link_selfcheck.py [--skip-ceiling] [--out FILE (appends a markdown 
 """
 import argparse, hashlib, os, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Nginx, Vsftpd, free_port
+from common import Nginx, Vsftpd
 from link import PROFILES, LinkProcess
 
 

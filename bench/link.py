@@ -230,8 +230,11 @@ class Pipe:
             self.dst.write(b"".join(out))
         if eof:
             self.eof_sent = True
-            if self.dst.can_write_eof():
-                self.dst.write_eof()
+            try:
+                if self.dst.can_write_eof():
+                    self.dst.write_eof()
+            except OSError:  # the other side is gone already (ENOTCONN)
+                self.dst.close()
             self.src.peer_eof()
             return
         if self.paused and self.queued <= self.link.queue // 2:

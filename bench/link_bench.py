@@ -14,16 +14,18 @@ cases as the loopback benchmarks:
   ftp    a 500-file tree (4 KiB-4 MiB) from vsftpd, data connections through the
          link: ferry get -r -j 4 vs lftp mirror --parallel=4 (+ sync -f)
          (ftp_bench.tree; --files N for a smaller tree).
+  sftp   the same tree from a local sshd: ferry get -r -j 4 vs lftp mirror
+         (--parallel=4, + sync -f) and sftp -b get -r (sftp_bench.tree).
 
-Usage: bench/link_bench.py [--link wifi] [--rounds N] [--cases tree,many,ftp] [--files N]
+Usage: bench/link_bench.py [--link wifi] [--rounds N] [--cases tree,many,ftp,sftp] [--files N]
                            [--ferry PATH] [--out FILE (appends)]
 Needs: scripts/setup.sh --bench (nginx, vsftpd, wget, lftp, curl, /usr/bin/time).
 """
 import argparse, os, shutil, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ftp_bench, http_bench
+import ftp_bench, http_bench, sftp_bench
 from common import DURABLE, ferry_binary
-from link import PROFILES
+from link import PROFILES, LinkProcess
 
 
 def table(rows, ref):
@@ -86,6 +88,24 @@ def ftp_case(ferry, rounds, work, link, files):
     return lines
 
 
+def sftp_case(ferry, rounds, work, link, files):
+    server = sftp_bench.Sshd()
+    try:
+        with LinkProcess(link, [("sftp", server.port)]) as proxy:
+            server.through(proxy.ports[0])
+            rows, tools, total, where = sftp_bench.tree(ferry, rounds, files, work, server)
+    finally:
+        server.stop()
+    ferry_secs = next(r[1] for r in rows if r[0] == "ferry -j 4")
+    lines = [f"#### get -r of an SFTP tree of {files} files ({total / 1e6:.1f} MB) from sshd\n",
+             f"Into {where}. {total / 1e6:.1f} MB at the link's rate alone takes "
+             f"{total * 8 / PROFILES[link].rate_bps:.1f} s.\n"]
+    lines += table(rows, ferry_secs)
+    durable = next(r[1] for r in rows if r[0] == "lftp mirror --parallel=4" + DURABLE)
+    lines.append(f"\nferry vs lftp mirror --parallel=4{DURABLE}: {durable / ferry_secs:.2f}x (target 1.0x)")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--link", choices=sorted(PROFILES), default="wifi")
@@ -110,6 +130,8 @@ def main():
                 lines += many_case(ferry, a.rounds, work, a.link)
             elif case == "ftp":
                 lines += ftp_case(ferry, a.rounds, work, a.link, a.files)
+            elif case == "sftp":
+                lines += sftp_case(ferry, a.rounds, work, a.link, a.files)
             else:
                 sys.exit(f"link_bench: unknown case {case}")
             lines.append("")

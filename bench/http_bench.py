@@ -275,6 +275,8 @@ def main():
     ap.add_argument("--ferry", action="append", metavar="PATH",
                     help="with --many-only: ferry binaries to compare side by side (default: build this tree)")
     a = ap.parse_args()
+    # Absolute: every tool runs in its own output folder.
+    a.ferry = [os.path.abspath(f) for f in a.ferry] if a.ferry else None
     ferry = a.ferry[0] if a.ferry else ferry_binary()
     work = tempfile.mkdtemp(prefix="ferry-bench-", dir=os.environ.get("BENCH_DIR", "/tmp"))
     if a.tree_only:

@@ -14,10 +14,12 @@ cases as the loopback benchmarks:
   ftp    a 500-file tree (4 KiB-4 MiB) from vsftpd, data connections through the
          link: ferry get -r -j 4 vs lftp mirror --parallel=4 (+ sync -f)
          (ftp_bench.tree; --files N for a smaller tree).
+  jobs   ferry get -r of the autoindex tree with -j 4, 8 and 16, one run each
+         (what limits it on a link with long round trips).
   sftp   the same tree from a local sshd: ferry get -r -j 4 vs lftp mirror
          (--parallel=4, + sync -f) and sftp -b get -r (sftp_bench.tree).
 
-Usage: bench/link_bench.py [--link wifi] [--rounds N] [--cases tree,many,ftp,sftp] [--files N]
+Usage: bench/link_bench.py [--link wifi] [--rounds N] [--cases tree,many,ftp,sftp,jobs] [--files N]
                            [--ferry PATH] [--out FILE (appends)]
 Needs: scripts/setup.sh --bench (nginx, vsftpd, wget, lftp, curl, /usr/bin/time).
 """
@@ -106,6 +108,32 @@ def sftp_case(ferry, rounds, work, link, files):
     return lines
 
 
+def jobs_case(ferry, work, link, jobs=(4, 8, 16)):
+    """ferry get -r of the 1,000-file tree with more transfers at once: on a link
+    with long round trips, 4 at a time are bound by them, not by the rate."""
+    www = os.path.join(work, "www-jobs")
+    count = http_bench.make_tree(www)
+    nginx = http_bench.Nginx(www, extra="autoindex on; absolute_redirect off;")
+    lines = [f"#### ferry get -r of the 1,000-file tree by -j (one run each)\n",
+             "| -j | seconds | share of the link's rate |", "|---|---|---|"]
+    floor = 65.5e6 * 8 / PROFILES[link].rate_bps
+    try:
+        with LinkProcess(link, [("http", nginx.port)]) as proxy:
+            url = f"http://127.0.0.1:{proxy.ports[0]}/tree/"
+            for j in jobs:
+                out = os.path.join(work, f"jobs-{j}")
+                os.makedirs(out)
+                secs, code = http_bench.timed_any([ferry, "get", "-r", url, "-o", "tree", "-j", str(j), "--quiet"], out)
+                got = http_bench.count_files(out)
+                if code != 0 or got != count:
+                    raise RuntimeError(f"ferry -j {j} exited {code} with {got} of {count} files")
+                lines.append(f"| {j} | {secs:.2f} | {floor / secs * 100:.0f}% |")
+                shutil.rmtree(out)
+    finally:
+        nginx.stop()
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--link", choices=sorted(PROFILES), default="wifi")
@@ -130,6 +158,8 @@ def main():
                 lines += many_case(ferry, a.rounds, work, a.link)
             elif case == "ftp":
                 lines += ftp_case(ferry, a.rounds, work, a.link, a.files)
+            elif case == "jobs":
+                lines += jobs_case(ferry, work, a.link)
             elif case == "sftp":
                 lines += sftp_case(ferry, a.rounds, work, a.link, a.files)
             else:

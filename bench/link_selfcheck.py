@@ -6,6 +6,8 @@
      not reorder anything);
   2. round trip: 1-byte pings on one connection to an echo server through `wifi`:
      6 ms +- 1 (median; p5 and p95 shown), and HTTP keep-alive requests to nginx;
+     64 KiB responses one after another: a round trip plus their time at the rate
+     (+- 2 ms; Nagle holding a last piece would add 40 ms);
      a new connection's first answer (TCP handshake + one request) about 2 round trips;
   3. FTP: curl through an `ftp:` forward with EPSV and with PASV: the data
      connections go through the link (the proxy counts them) and arrive intact;
@@ -121,6 +123,22 @@ def http_requests(port, count=100):
     return times
 
 
+def http_gets(port, path, count=20):
+    """Sequential GETs on one keep-alive connection: each response longer than
+    the link's burst, so a piece held back (Nagle waiting for a delayed ACK)
+    shows as 40 ms more per request."""
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", port)
+    times = []
+    for _ in range(count):
+        t = time.perf_counter()
+        c.request("GET", path)
+        c.getresponse().read()
+        times.append(time.perf_counter() - t)
+    c.close()
+    return times[1:]
+
+
 def ms(xs):
     xs = sorted(xs)
     return (statistics.median(xs) * 1e3, xs[len(xs) // 20] * 1e3, xs[len(xs) * 19 // 20] * 1e3)
@@ -141,6 +159,7 @@ def main():
     size = a.size_mb * 10**6
     make_file(os.path.join(www, "big.bin"), size)
     make_file(os.path.join(www, "small.bin"), 1000)
+    make_file(os.path.join(www, "64k.bin"), 65536)
     nginx = Nginx(www)
     echo = Echo()
     try:
@@ -170,6 +189,15 @@ def main():
             h = ms(http_requests(http_port))
             lines.append(f"- HTTP HEAD to nginx, wifi, 100 on one keep-alive connection: median {h[0]:.2f} ms "
                          f"(p5 {h[1]:.2f}, p95 {h[2]:.2f})")
+            g = ms(http_gets(http_port, "/64k.bin"))
+            # One round trip, then 64 KiB at the rate less the 16 KiB burst.
+            expect = 2 * wifi.latency * 1e3 + (65536 - 16384) * 8 / wifi.rate_bps * 1e3
+            ok = abs(g[0] - expect) <= 2
+            lines.append(f"- 64 KiB GETs from nginx, wifi, 19 one after another on one keep-alive connection: "
+                         f"median {g[0]:.2f} ms (p5 {g[1]:.2f}, p95 {g[2]:.2f}), expected {expect:.1f} +- 2 "
+                         f"-> {'ok' if ok else 'FAIL'}")
+            if not ok:
+                failures.append("sequential responses")
             f = ms(first_answer(echo_port))
             lines.append(f"- a new connection to the server's first bytes (server speaks first), wifi: "
                          f"median {f[0]:.2f} ms (p5 {f[1]:.2f}, p95 {f[2]:.2f}), expected 2 round trips = 12 ms")

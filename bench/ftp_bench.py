@@ -20,6 +20,7 @@ Needs: scripts/setup.sh --bench (vsftpd, lftp, wget, curl, /usr/bin/time).
 import argparse, filecmp, math, os, random, re, shlex, shutil, subprocess, sys, tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import DURABLE, FreshExt4, Vsftpd, alternate, ferry_binary, median, then_sync
+from link import LinkProcess
 
 PEERS = ["curl", "lftp", "wget", "/usr/bin/time"]
 
@@ -125,7 +126,9 @@ def verify_tree(name, got_root, src_root, files, samples):
             raise RuntimeError(f"{name}: {rel} differs from the source")
 
 
-def tree(ferry, rounds, count, work):
+def tree(ferry, rounds, count, work, link=None, only=None):
+    """link: a bench/link.py profile between vsftpd and every tool (data
+    connections included); only: the names of the tools to keep (default all)."""
     www = os.path.join(work, "ftp2")
     os.makedirs(www)
     src = os.path.join(www, "tree")
@@ -140,6 +143,11 @@ def tree(ferry, rounds, count, work):
     default_jobs = int(m.group(1)) if m else None
     server = Vsftpd(www)
     base, url = server.url(), server.url("/tree/")
+    proxy = None
+    if link:
+        proxy = LinkProcess(link, [("ftp", server.port)])
+        base = f"ftp://127.0.0.1:{proxy.ports[0]}"
+        url = base + "/tree/"
     # Every tool writes the tree into ./tree of its run folder.
     ferry_j4 = "ferry -j 4" + (" (its default)" if default_jobs == 4 else "")
     tools = {ferry_j4: [ferry, "get", "-r", url, "-o", "tree", "-j", "4", "--quiet"]}
@@ -151,6 +159,8 @@ def tree(ferry, rounds, count, work):
         "wget -r": ["wget", "-r", "-nH", "-q", url],
     })
     tools["lftp mirror --parallel=4" + DURABLE] = then_sync(tools["lftp mirror --parallel=4"])
+    if only:
+        tools = {k: v for k, v in tools.items() if k in only}
     # Room for every run's copy on the fresh file system, nothing is deleted during the run.
     fs = FreshExt4(size_gb=max(8, math.ceil(total * len(tools) * rounds * 1.3 / (1 << 30)) + 1))
     runs = iter(range(1_000_000))
@@ -167,6 +177,8 @@ def tree(ferry, rounds, count, work):
     try:
         res = alternate(tools, rounds, prepare, check)
     finally:
+        if proxy:
+            proxy.stop()
         server.stop()
         fs.close()
     rows = [(name, median([r[0] for r in runs_]), max(r[1] for r in runs_) / 1024) for name, runs_ in res.items()]

@@ -18,6 +18,7 @@ Usage: bench/http_bench.py [--rounds N] [--size-mb N] [--out bench/RESULTS-http.
 import argparse, os, shutil, signal, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import COOLDOWN, DURABLE, ROOT, FreshExt4, Nginx, alternate, ferry_binary, median, then_sync
+from link import LinkProcess
 
 
 def single_file(ferry, rounds, size_mb, work):
@@ -53,14 +54,25 @@ def single_file(ferry, rounds, size_mb, work):
     return rows
 
 
-def many_files(ferry, rounds, work, count=1000, size=64 << 10, only=None, builds=None):
+def behind(nginx, link):
+    """nginx's URL maker, through bench/link.py's profile `link` when given
+    (then also the LinkProcess, to stop; else None)."""
+    if not link:
+        return nginx.url, None
+    proxy = LinkProcess(link, [("http", nginx.port)])
+    return (lambda path: f"http://127.0.0.1:{proxy.ports[0]}{path}"), proxy
+
+
+def many_files(ferry, rounds, work, count=1000, size=64 << 10, only=None, builds=None, link=None):
+    """link: a bench/link.py profile to put between nginx and every tool."""
     www = os.path.join(work, "www2")
     os.makedirs(www)
     for i in range(count):
         with open(os.path.join(www, f"f{i:04d}.bin"), "wb") as f:
             f.write(os.urandom(size))
     nginx = Nginx(www)
-    urls = [nginx.url(f"/f{i:04d}.bin") for i in range(count)]
+    url_of, proxy = behind(nginx, link)
+    urls = [url_of(f"/f{i:04d}.bin") for i in range(count)]
     listfile = os.path.join(work, "urls.txt")
     with open(listfile, "w") as f:
         f.write("\n".join(urls) + "\n")
@@ -95,6 +107,8 @@ def many_files(ferry, rounds, work, count=1000, size=64 << 10, only=None, builds
     try:
         res = alternate(tools, rounds, prepare)
     finally:
+        if proxy:
+            proxy.stop()
         nginx.stop()
         fs.close()
     rows = [(name, median([r[0] for r in runs_]), max(r[1] for r in runs_) / 1024) for name, runs_ in res.items()]
@@ -145,12 +159,18 @@ def timed_any(cmd, cwd):
     return time.perf_counter() - start, p.returncode
 
 
-def tree(ferry, rounds, work):
-    """get -r of a 1,000-file autoindex tree, then re-runs with nothing new."""
+def tree(ferry, rounds, work, link=None, only=None):
+    """get -r of a 1,000-file autoindex tree, then re-runs with nothing new.
+    link: a bench/link.py profile between nginx and every tool; only: the names of
+    the first run's tools to keep (default all). Also returns the requests each
+    tool's first run made (from nginx's log)."""
     www = os.path.join(work, "www4")
     count = make_tree(www)
-    nginx = Nginx(www, extra="autoindex on;")
-    url = nginx.url("/tree/")
+    # Relative redirects: an absolute one would name nginx's own port and lead a
+    # client around the link.
+    nginx = Nginx(www, extra="autoindex on; absolute_redirect off;")
+    url_of, proxy = behind(nginx, link)
+    url = url_of("/tree/")
     first = {
         "ferry": [ferry, "get", "-r", url, "-o", "tree", "--quiet"],
         "wget -r -np -nH": ["wget", "-q", "-r", "-np", "-nH", url],
@@ -161,16 +181,21 @@ def tree(ferry, rounds, work):
     # cheapest flush a peer could do (common.then_sync).
     first["wget -r -np -nH" + DURABLE] = then_sync(first["wget -r -np -nH"])
     first["lftp mirror" + DURABLE] = then_sync(first["lftp mirror"])
+    if only:
+        first = {k: v for k, v in first.items() if k in only}
     fs = FreshExt4()
     runs = iter(range(1_000_000))
+    first_requests, log_at = {}, [0]
 
     def prepare(name):
         d = os.path.join(fs.path, f"t{next(runs)}")
         os.makedirs(d)
         subprocess.run(["sync"])
+        log_at[0] = len(nginx.access_log())
         return d
 
     def check(name, cwd):
+        first_requests[name] = len(nginx.access_log()) - log_at[0]
         got = count_files(cwd)
         if got != count:
             raise RuntimeError(f"{name} saved {got} of {count} files")
@@ -204,15 +229,17 @@ def tree(ferry, rounds, work):
                 if count_files(homes[name]) != count:
                     raise RuntimeError(f"{name} lost files on a re-run")
     finally:
+        if proxy:
+            proxy.stop()
         nginx.stop()
         fs.close()
     rows = [(name, median([r[0] for r in runs_]), max(r[1] for r in runs_) / 1024) for name, runs_ in res.items()]
     rerows = [(name, median(t), codes[name], requests[name]) for name, t in rerun.items()]
-    return rows, rerows, fs.describe()
+    return rows, rerows, fs.describe(), first_requests
 
 
 def tree_lines(ferry, rounds, work):
-    rows, rerows, where = tree(ferry, rounds, work)
+    rows, rerows, where, _ = tree(ferry, rounds, work)
     lines = [f"### get -r of 1,000 files (10 folders x 100 x 64 KiB) from nginx autoindex pages "
              f"({rounds} rounds, alternating, median)\n",
              f"Into {where}; each run in a new folder after `sync`. Every tool reads the same index pages.\n",
@@ -248,6 +275,8 @@ def main():
     ap.add_argument("--ferry", action="append", metavar="PATH",
                     help="with --many-only: ferry binaries to compare side by side (default: build this tree)")
     a = ap.parse_args()
+    # Absolute: every tool runs in its own output folder.
+    a.ferry = [os.path.abspath(f) for f in a.ferry] if a.ferry else None
     ferry = a.ferry[0] if a.ferry else ferry_binary()
     work = tempfile.mkdtemp(prefix="ferry-bench-", dir=os.environ.get("BENCH_DIR", "/tmp"))
     if a.tree_only:

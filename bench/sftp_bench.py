@@ -75,6 +75,17 @@ Subsystem sftp internal-sftp
         wait_port(self.port)
         self.env = dict(os.environ, HOME=self.home, SSH_AUTH_SOCK="")
 
+    def through(self, port):
+        """Points every client at `port` instead (a bench/link.py forward to this
+        sshd): the URLs and options name it, and known_hosts accepts the host key
+        there too. The server keeps listening on its own port (`server_port`)."""
+        self.server_port = getattr(self, "server_port", self.port)
+        with open(self.known_hosts) as f:
+            first = f.readline()
+        with open(self.known_hosts, "a") as f:
+            f.write(f"[127.0.0.1]:{port} " + first.split(" ", 1)[1])
+        self.port = port
+
     def url(self, path):
         return f"sftp://{self.user}@127.0.0.1:{self.port}{path}"
 

@@ -19,6 +19,17 @@ enum RemotePath {
         return head.isEmpty ? "/" : head
     }
 
+    /// Where a rename of `path` to `newPath` goes, as every backend's `rename`
+    /// reads it: a path (any `/` in it) as given, normalized; a bare name beside
+    /// `path`, in the same folder (`mv /DCIM/a.jpg b.jpg` is `/DCIM/b.jpg`; a
+    /// top-level `/a.jpg` gives `/b.jpg`, never `//b.jpg`, which is the server's
+    /// own root on FTP).
+    static func renameTarget(_ newPath: String, from path: String) -> String {
+        if newPath.contains("/") { return normalize(newPath) }
+        let folder = parent(of: path)
+        return normalize(folder.hasSuffix("/") ? folder + newPath : folder + "/" + newPath)
+    }
+
     /// The last component of `path`.
     static func name(of path: String) -> String {
         let p = normalize(path)

@@ -343,10 +343,7 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// can still be replaced: FTP has no rename that refuses.)
     public func rename(_ path: String, to newPath: String, replacing: Bool) async throws(FerryError) {
         let from = RemotePath.normalize(path)
-        let to =
-            newPath.contains("/")
-            ? RemotePath.normalize(newPath)
-            : RemotePath.normalize(RemotePath.parent(of: from) + "/" + newPath)
+        let to = RemotePath.renameTarget(newPath, from: from)
         if !replacing && to != from {
             try FTPEndpoint.validate(to, operation: "rename", display: endpoint.display(to))
             let existing: RemoteEntry?

@@ -263,10 +263,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// with `replacing` (SFTP version 3's rename itself refuses).
     public func rename(_ path: String, to newPath: String, replacing: Bool) async throws(FerryError) {
         let from = RemotePath.normalize(path)
-        let to =
-            newPath.contains("/")
-            ? RemotePath.normalize(newPath)
-            : RemotePath.normalize(RemotePath.parent(of: from) + "/" + newPath)
+        let to = RemotePath.renameTarget(newPath, from: from)
         try await rename(from, to, operation: "rename", replacing: replacing)
     }
 

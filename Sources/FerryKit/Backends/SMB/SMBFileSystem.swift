@@ -269,10 +269,7 @@ public struct SMBFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// only with `replacing` (libsmbclient itself would replace it: it is looked up first).
     public func rename(_ path: String, to newPath: String, replacing: Bool) async throws(FerryError) {
         let from = SMBPath.normalize(path)
-        let to =
-            newPath.contains("/")
-            ? SMBPath.normalize(newPath)
-            : SMBPath.normalize(RemotePath.parent(of: from) + "/" + newPath)
+        let to = RemotePath.renameTarget(newPath, from: from)
         let target = shown(from)
         try await run(
             { smb, c throws(FerryError) in

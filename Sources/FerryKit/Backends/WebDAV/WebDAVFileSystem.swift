@@ -406,10 +406,7 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// with `replacing` (`Overwrite: T`); otherwise the server refuses (`412`).
     public func rename(_ path: String, to newPath: String, replacing: Bool) async throws(FerryError) {
         let from = RemotePath.normalize(path)
-        let to =
-            newPath.contains("/")
-            ? RemotePath.normalize(newPath)
-            : RemotePath.normalize(RemotePath.parent(of: from) + "/" + newPath)
+        let to = RemotePath.renameTarget(newPath, from: from)
         // A folder is moved by its folder URLs (`/a/`): nginx refuses `/a`.
         let folder = try await stat(from).isDirectory
         try await move(from, to, operation: "rename", replacing: replacing, folder: folder)

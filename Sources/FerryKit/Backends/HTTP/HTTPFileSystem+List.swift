@@ -59,18 +59,9 @@ extension HTTPFileSystem {
         job.easy.set(CURLOPT_ACCEPT_ENCODING, "")
         // A slow server may take long to send a big page, but not stall.
         job.easy.setTimeouts(connect: .seconds(15), stall: .seconds(60))
-        let c = await engine.perform(job)
-        if c.interrupted { throw FerryError(.cancelled, operation: operation, target: shown) }
-        if c.code == .writeError && job.tooLarge {
-            throw FerryError(
-                .badListing, operation: operation, target: shown, serverText: "folder page too large",
-                detail: "over \(HTTPFileSystem.maxIndexBytes >> 20) MB; list a smaller folder")
-        }
-        guard c.code == .ok else {
-            throw HTTPFileSystem.failure(
-                c, headers: job.headers, bodyStarted: !job.body.isEmpty, operation: operation, target: shown)
-        }
-        let status = job.headers.status != 0 ? job.headers.status : c.responseCode
+        let status = try await HTTPFileSystem.performWholeReply(
+            job, on: engine, operation: operation, target: shown,
+            tooLarge: ("folder page too large", "over \(HTTPFileSystem.maxIndexBytes >> 20) MB; list a smaller folder"))
         if status >= 400 {
             throw FerryError.http(status: status, reason: job.headers.reason, operation: operation, target: shown)
         }

@@ -159,6 +159,27 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// The error for an HTTP request libcurl ended with `completion`: a redirect
     /// to another scheme (ftp://, file:// ...), which it refused to follow, and
     /// oversized headers get their own words; the rest is `FerryError.curl`.
+    /// Runs a request whose whole reply is read into memory (a folder page, a
+    /// WebDAV multistatus) and returns its HTTP status: a cancel, a reply over
+    /// the job's `maxBody` (`tooLarge`, a `badListing`) and a transfer failure
+    /// are thrown; any status, 4xx and 5xx included, is the caller's to judge.
+    static func performWholeReply(
+        _ job: CurlRequestJob, on engine: CurlEngine, operation: String, target shown: String,
+        tooLarge: (serverText: String, detail: String)
+    ) async throws(FerryError) -> Int {
+        let c = await engine.perform(job)
+        if c.interrupted { throw FerryError(.cancelled, operation: operation, target: shown) }
+        if c.code == .writeError && job.tooLarge {
+            throw FerryError(
+                .badListing, operation: operation, target: shown, serverText: tooLarge.serverText,
+                detail: tooLarge.detail)
+        }
+        guard c.code == .ok else {
+            throw failure(c, headers: job.headers, bodyStarted: !job.body.isEmpty, operation: operation, target: shown)
+        }
+        return job.headers.status != 0 ? job.headers.status : c.responseCode
+    }
+
     static func failure(
         _ completion: CurlCompletion, headers: HTTPHeaders, bodyStarted: Bool, operation: String, target: String
     ) -> FerryError {

@@ -99,19 +99,10 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
         }
         job.easy.set(CURLOPT_ACCEPT_ENCODING, "")
         job.easy.setTimeouts(connect: .seconds(15), stall: .seconds(60))
-        let c = await engine.perform(job)
-        if c.interrupted { throw FerryError(.cancelled, operation: operation, target: shown) }
-        if c.code == .writeError && job.tooLarge {
-            throw FerryError(
-                .badListing, operation: operation, target: shown, serverText: "reply too large",
-                detail: "over \(maxBody >> 20) MiB; list a smaller folder")
-        }
-        guard c.code == .ok else {
-            throw HTTPFileSystem.failure(
-                c, headers: job.headers, bodyStarted: !job.body.isEmpty, operation: operation, target: shown)
-        }
+        let status = try await HTTPFileSystem.performWholeReply(
+            job, on: engine, operation: operation, target: shown,
+            tooLarge: ("reply too large", "over \(maxBody >> 20) MiB; list a smaller folder"))
         learnAuth(from: job.easy)
-        let status = job.headers.status != 0 ? job.headers.status : c.responseCode
         return Reply(status: status, headers: job.headers, body: job.body)
     }
 

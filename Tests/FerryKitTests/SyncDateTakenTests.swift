@@ -66,6 +66,42 @@ struct SyncDateTakenTests {
         #expect(!fm.fileExists(atPath: out.file(SyncEngine.stagingFolder)))
     }
 
+    /// A photo waits for its date in one flat file of the staging folder,
+    /// `HASH-NAME`, with no folder of its own to make and remove per photo; a
+    /// name too long for that keeps `HASH/NAME`. Either way the name shown is
+    /// the photo's own, and the same key gives the same place (a rerun resumes).
+    @Test func stagingPathsAreFlatAndStable() {
+        let a = SyncNaming.stagingPath(in: "/out", key: "card\n/DCIM/IMG_0001.JPG\n100", name: "IMG_0001.JPG")
+        let again = SyncNaming.stagingPath(in: "/out", key: "card\n/DCIM/IMG_0001.JPG\n100", name: "IMG_0001.JPG")
+        let other = SyncNaming.stagingPath(in: "/out", key: "card\n/DCIM/IMG_0001.JPG\n101", name: "IMG_0001.JPG")
+        #expect(a == again && a != other)
+        #expect(LocalPath.parent(a) == "/out/" + SyncEngine.stagingFolder)
+        #expect(LocalPath.lastComponent(a).hasSuffix("-IMG_0001.JPG"))
+        #expect(SyncNaming.stagedName(a) == "IMG_0001.JPG")
+        // A name of its own that looks like a hash and a dash stays whole when
+        // it is not in that form (no 16 hex digits before the dash).
+        #expect(SyncNaming.stagedName("/out/x/2024-06-01-trip.jpg") == "2024-06-01-trip.jpg")
+        let long = String(repeating: "n", count: 240) + ".JPG"
+        let l = SyncNaming.stagingPath(in: "/out", key: "k", name: long)
+        #expect(LocalPath.lastComponent(l) == long)
+        #expect(LocalPath.lastComponent(LocalPath.parent(LocalPath.parent(l))) == SyncEngine.stagingFolder)
+        #expect(SyncNaming.stagedName(l) == long)
+    }
+
+    /// A photo with a short name (flat staging file) and one whose name is too
+    /// long for that (a staging folder of its own) both land in their day, and
+    /// the staging folder is gone afterwards.
+    @Test func shortAndLongNamesBothLandInTheirDay() async throws {
+        try cameraJPEG("IMG_0001.JPG", taken: "2024:06:01 10:00:00", copied: (2026, 11, 30, 9, 0, 0))
+        let long = String(repeating: "L", count: 236) + ".JPG"
+        try cameraJPEG(long, taken: "2024:06:02 10:00:00", copied: (2026, 11, 30, 9, 0, 0))
+        let first = try await engine().runPass()
+        #expect(first.failures.isEmpty && first.imported == 2)
+        #expect(files().contains("2024-06-01/IMG_0001.JPG"), "\(files())")
+        #expect(files().contains("2024-06-02/" + long), "\(files())")
+        #expect(!fm.fileExists(atPath: out.file(SyncEngine.stagingFolder)))
+    }
+
     @Test func photosGoToTheDayTheyWereTakenNotTheDayTheyWereCopied() async throws {
         try cameraJPEG("IMG_0001.JPG", taken: "2024:06:01 23:45:12", copied: (2026, 11, 30, 9, 0, 0))
         try cameraJPEG("IMG_0002.JPG", taken: "2024:06:02 00:10:00", copied: (2026, 11, 30, 9, 0, 1))

@@ -27,6 +27,7 @@ import time
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
 
 from test_ui import UI, checker, expect  # noqa: E402
 
@@ -167,13 +168,63 @@ def main():
         # "Import all new (N, SIZE)" follows without a reload, as /api/new does.
         ui.wait(lambda: ui.testid("import-new").get_attribute("data-count") == str(new_before - 3),
                 f"Import all new to drop from {new_before} by 3: {ui.testid('import-new').text}", 10)
-        answer = d.execute_script("return fetch('/api/new').then(r => r.json())")
+        # The page counts this folder's photos and videos ("Import new here"), as /api/new does when asked so.
+        answer = d.execute_script("return fetch('/api/new?kinds=media&folder=' + encodeURIComponent("
+                                  "new URLSearchParams(location.search).get('path') || '/')).then(r => r.json())")
         expect(answer["count"] == new_before - 3, f"/api/new says {answer}")
         # The selection bar counts what is imported among the selected.
         select("IMG_0001.JPG")
         select("IMG_0004.JPG")
         expect("1 imported" in ui.testid("selection-count").text, ui.testid("selection-count").text)
         ui.keys(Keys.ESCAPE)
+
+    @check("import options: this folder or the whole card, photos and videos or extensions, the full destination")
+    def _():
+        ui.go("/DCIM/100FERRY")
+        button = ui.testid("import-new")
+        ui.wait(lambda: button.get_attribute("data-count"), "the count of new files")
+        here = int(button.get_attribute("data-count"))
+        expect("new here" in button.text, f"in a folder it counts that folder: {button.text!r}")
+        d.execute_script("document.getElementById('import-options').open = true")
+        expect(ui.testid("import-destination").get_attribute("value") == os.path.abspath(args.imported),
+               f"destination shown: {ui.testid('import-destination').get_attribute('value')!r}")
+        scope = ui.testid("import-scope")
+        expect("whole card" in scope.text, f"a card's scope is named so: {scope.text!r}")
+        size(*PHONE)
+        try:
+            # On a phone the options sit behind "…" with the toolbar's less used actions.
+            if ui.testid("more").is_displayed():
+                ui.testid("more").click()
+            d.execute_script("document.getElementById('import-options').open = true")
+            ui.screenshot("phone-import-options.png")
+            options = d.execute_script("return document.getElementById('import-options').getBoundingClientRect().width")
+            expect(0 < options <= PHONE[0], f"the options fit the phone's width: {options}")
+            if ui.testid("more").get_attribute("aria-expanded") == "true":
+                ui.testid("more").click()
+        finally:
+            size(*DESKTOP)
+        ui.screenshot("desktop-import-options.png")
+        # The whole card: 101FERRY's three photos count too.
+        Select(scope).select_by_value("source")
+        ui.wait(lambda: "all new" in button.text and button.get_attribute("data-count") == str(here + 3),
+                f"whole card: {here + 3} new: {button.text!r}", 20)
+        # Extensions named: none of that kind is there.
+        Select(ui.testid("import-kinds")).select_by_value("only")
+        field = ui.testid("import-only")
+        field.send_keys("cr3,nef")
+        field.send_keys(Keys.TAB)
+        ui.wait(lambda: button.get_attribute("data-count") == "0" and not button.is_enabled(),
+                f"no raw files: {button.text!r}", 20)
+        # Remembered over a reload, then back to the defaults for the checks after this one.
+        ui.go("/DCIM/100FERRY")
+        expect(ui.testid("import-scope").get_attribute("value") == "source"
+               and ui.testid("import-kinds").get_attribute("value") == "only", "options kept over a reload")
+        d.execute_script("document.getElementById('import-options').open = true")
+        Select(ui.testid("import-kinds")).select_by_value("media")
+        Select(ui.testid("import-scope")).select_by_value("folder")
+        ui.wait(lambda: "new here" in ui.testid("import-new").text
+                and ui.testid("import-new").get_attribute("data-count") == str(here), "back to this folder", 20)
+        d.execute_script("document.getElementById('import-options').open = false")
 
     @check("delete after import removes only verified files, after a confirmation naming the count")
     def _():

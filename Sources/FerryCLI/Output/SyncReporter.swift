@@ -24,7 +24,7 @@ final class SyncReporter: Sendable {
     func shown(_ path: String) -> String {
         let prefix = directory.hasSuffix("/") ? directory : directory + "/"
         let relative = path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
-        if relative.hasPrefix(SyncReporter.staging) { return "<date taken>/" + localName(relative) }
+        if relative.hasPrefix(SyncReporter.staging) { return "<date taken>/" + SyncNaming.stagedName(relative) }
         return relative
     }
 

@@ -8,7 +8,7 @@
 /// them from the source only when every member's copy is verified.
 package enum PhotoGroups {
     /// Extensions (lowercase) of files that describe another: they never lead a group.
-    static let sidecarExtensions: Set<String> = ["xmp", "thm", "wav", "aae"]
+    package static let sidecarExtensions: Set<String> = ["xmp", "thm", "wav", "aae"]
 
     /// The group a remote path belongs to: its folder and its stem, ignoring case
     /// (`/DCIM/100/IMG_0001.CR2` and `/DCIM/100/img_0001.xmp` are one group). A

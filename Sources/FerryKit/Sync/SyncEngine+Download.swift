@@ -396,11 +396,13 @@ extension SyncEngine {
             }
         }
         func dropStaging() {
-            // The file's own staging folder held only it. The staging root stays
-            // until the pass ends (`SyncEngine.pass`): removed here, it raced a
-            // download beside this one that had made it and not yet its own
-            // folder in it ("mkdir ... The file doesn't exist", 2-3 of 500 photos).
-            rmdir(LocalPath.parent(staged))
+            // A long name's own staging folder (`HASH/NAME`) held only it; a
+            // flat `HASH-NAME` has none. The staging root stays until the pass
+            // ends (`SyncEngine.pass`): removed here, it raced a download beside
+            // this one that had made it and not yet its file in it ("mkdir ...
+            // The file doesn't exist", 2-3 of 500 photos).
+            let parent = LocalPath.parent(staged)
+            if LocalPath.lastComponent(parent) != SyncEngine.stagingFolder { rmdir(parent) }
         }
         let base = folder + "/" + fileName
         var n = 1

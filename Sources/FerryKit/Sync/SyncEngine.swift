@@ -383,8 +383,7 @@ public final class SyncEngine: Sendable {
                 // photo's own date taken, or no remote date at all). Stage it under a
                 // stable name so a rerun resumes.
                 let key = identity.key + "\n" + e.path + "\n" + String(e.size ?? -1)
-                let staging =
-                    self.directory + "/" + SyncEngine.stagingFolder + "/" + SyncNaming.stableHash(key) + "/" + e.name
+                let staging = SyncNaming.stagingPath(in: self.directory, key: key, name: e.name)
                 plan.downloads.append(
                     PlannedDownload(
                         item: self.item(e, destination: staging, action: action), target: staging, staged: true,

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where imported files go, and names that clobber nothing.
-enum SyncNaming {
+package enum SyncNaming {
     /// `IMG_0001.JPG` → `IMG_0001 (2).JPG` (n ≥ 2); `README` → `README (2)`;
     /// `.profile` → `.profile (2)`.
     /// Only the last component is numbered: `/a.b/README` → `/a.b/README (2)`.
@@ -50,6 +50,36 @@ enum SyncNaming {
         // is left alone. Without a journal it cannot be resumed by anyone.
         guard let journal = DownloadJournal.load(from: DownloadJournal.path(forPart: part)) else { return true }
         return journal.describes(source: source, identity: identity)
+    }
+
+    /// Where the date layout stages a photo until its date is known: one file
+    /// per photo directly in the staging folder, `HASH-NAME` (a stable name, so
+    /// a rerun resumes its `.part`), with no folder of its own to make and
+    /// remove per photo (a mkdir and an rmdir per file, which under many small
+    /// photos wait on the staging folder's lock). A name too long for that
+    /// (`NAME.part` near the file system's 255 bytes) keeps a folder of its own:
+    /// `HASH/NAME`.
+    static func stagingPath(in directory: String, key: String, name: String) -> String {
+        let hash = stableHash(key)
+        let root = directory + "/" + SyncEngine.stagingFolder + "/"
+        let flat = hash + "-" + name
+        // ".part" and its journal's ".part.journal" must still fit.
+        if flat.utf8.count + 16 <= 255 { return root + flat }
+        return root + hash + "/" + name
+    }
+
+    /// The photo's own name in a staging path (``stagingPath(in:key:name:)``),
+    /// for showing where it goes: `NAME` of `.../HASH-NAME` or `.../HASH/NAME`.
+    package static func stagedName(_ path: String) -> String {
+        let last = LocalPath.lastComponent(path)
+        let hashLength = 16
+        let utf8 = Array(last.utf8)
+        if utf8.count > hashLength + 1, utf8[hashLength] == UInt8(ascii: "-"),
+            utf8[..<hashLength].allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) })
+        {
+            return String(decoding: utf8[(hashLength + 1)...], as: UTF8.self)
+        }
+        return last
     }
 
     /// A short stable name for a remote file, for its staging folder.

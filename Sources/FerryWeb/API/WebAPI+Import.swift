@@ -4,8 +4,14 @@ import Foundation
 
 extension WebAPI {
     private struct ImportBody: Decodable {
-        /// Page paths of the files to import; absent = every new file.
+        /// Page paths of the files to import; absent = every new file of the scope.
         var paths: [String]?
+        /// With no `paths`: the page path of the folder whose new files (its
+        /// subfolders' too) are taken; absent = the whole source.
+        var folder: String?
+        /// With no `paths`: `media` (photos and videos with their sidecars, the
+        /// default), `all`, or extensions (`jpg,cr2`).
+        var kinds: String?
         /// `tree` (folders as on the source) or `date` (a folder per day).
         var layout: String?
         var deleteAfter: Bool?
@@ -21,6 +27,19 @@ extension WebAPI {
         var items: Int
         var bytes: Int64
         var imported: Int
+        /// The scope counted: the folder's page path (nil: the whole source) and the kinds.
+        var folder: String?
+        var kinds: String
+        /// Where an import goes: the folder's full local path.
+        var destination: String
+    }
+
+    /// The scope of "Import all new" from the page's `folder` (a page path; absent
+    /// or `/` = the whole source) and `kinds`.
+    private func scope(folder: String?, kinds: String?, in source: WebSource) throws -> ImportScope {
+        let kinds = try ImportScope.kinds(parsing: kinds)
+        guard let folder, folder != "/", !folder.isEmpty else { return ImportScope(folder: nil, kinds: kinds) }
+        return ImportScope(folder: try resolve(folder, in: source).backend, kinds: kinds)
     }
 
     /// `GET /api/import`: the running or last import.
@@ -31,8 +50,8 @@ extension WebAPI {
         return .json(status)
     }
 
-    /// `POST /api/import {"paths"?, "layout"?, "deleteAfter"?, "restart"?}`: starts an import (409 while
-    /// one runs); `restart` repeats the last one.
+    /// `POST /api/import {"paths"?, "folder"?, "kinds"?, "layout"?, "deleteAfter"?, "restart"?}`: starts
+    /// an import (409 while one runs); `restart` repeats the last one.
     func startImport(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
@@ -46,11 +65,9 @@ extension WebAPI {
             let key = try await source.historyKey.get(source.fs)
             if body.restart == true {
                 guard let last = importJob.lastRequest else { throw APIRefusal(409, "no import to restart") }
-                guard
-                    importJob.start(
-                        source: source, key: key, files: last.files, layout: last.layout,
-                        deleteAfter: last.deleteAfter)
-                else { throw APIRefusal(409, "an import is running: wait for it or cancel it") }
+                guard importJob.start(source: source, key: key, last) else {
+                    throw APIRefusal(409, "an import is running: wait for it or cancel it")
+                }
                 return .json(importJob.status, status: 202)
             }
             var files: Set<String>?
@@ -58,10 +75,12 @@ extension WebAPI {
                 guard !paths.isEmpty else { throw APIRefusal(400, "no files to import") }
                 files = Set(try paths.map { try resolve($0, in: source).backend })
             }
-            guard
-                importJob.start(
-                    source: source, key: key, files: files, layout: layout, deleteAfter: body.deleteAfter ?? false)
-            else { throw APIRefusal(409, "an import is running: wait for it or cancel it") }
+            let request = ImportJob.Request(
+                files: files, scope: try scope(folder: body.folder, kinds: body.kinds, in: source), layout: layout,
+                deleteAfter: body.deleteAfter ?? false)
+            guard importJob.start(source: source, key: key, request) else {
+                throw APIRefusal(409, "an import is running: wait for it or cancel it")
+            }
             return .json(importJob.status, status: 202)
         }
     }
@@ -72,17 +91,22 @@ extension WebAPI {
         return .json(importJob.status)
     }
 
-    /// `GET /api/new`: how many files of the whole source are not imported yet, and their size.
-    func newFiles() async -> HTTPResponse {
+    /// `GET /api/new?folder=PAGEPATH&kinds=media|all|EXTS`: how many files of the
+    /// scope (the folder with its subfolders, or the whole source; photos and
+    /// videos by default) are not imported yet, their size, and where they go.
+    func newFiles(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
+            let scope = try scope(folder: request.query("folder"), kinds: request.query("kinds"), in: source)
             let key = try await source.historyKey.get(source.fs)
             let known = importJob.imported(key: key)
-            let new = try await importJob.newFiles(in: source, known: known)
+            let new = try await importJob.newFiles(in: source, scope: scope, known: known)
+            let folder = request.query("folder").flatMap { $0.isEmpty || $0 == "/" ? nil : $0 }
             return .json(
                 NewFiles(
                     count: new.count, items: Set(new.map { PhotoGroups.key($0.path) }).count,
-                    bytes: new.reduce(0) { $0 + ($1.size ?? 0) }, imported: known.count))
+                    bytes: new.reduce(0) { $0 + ($1.size ?? 0) }, imported: known.count, folder: folder,
+                    kinds: scope.kindsText, destination: importJob.directory))
         }
     }
 }

@@ -171,7 +171,7 @@ final class WebAPI: Sendable {
         case ("import", true): return importStatus()
         case ("import", false): return await startImport(request)
         case ("import-cancel", false): return cancelImport()
-        case ("new", true): return await newFiles()
+        case ("new", true): return await newFiles(request)
         case ("waiting", true): return await waiting(request)
         case ("list", false), ("stat", false), ("file", false), ("thumb", false), ("source", false),
             ("preview", false), ("info", false), ("new", false), ("waiting", false):
@@ -196,6 +196,8 @@ final class WebAPI: Sendable {
         var singleConnection: Bool?
         /// The import folder's name.
         var importTo: String?
+        /// The import folder's full local path.
+        var importPath: String?
     }
 
     private func sourceInfo() -> HTTPResponse {
@@ -207,7 +209,8 @@ final class WebAPI: Sendable {
             SourceInfo(
                 connected: true, url: source.url.redacted, scheme: source.url.scheme.rawValue, name: name,
                 canConnect: canConnect, capabilities: source.capabilities,
-                singleConnection: source.share.isSingleConnection, importTo: importJob.status.destination))
+                singleConnection: source.share.isSingleConnection, importTo: importJob.status.destination,
+                importPath: importJob.directory))
     }
 
     private struct ConnectBody: Decodable { var url: String }

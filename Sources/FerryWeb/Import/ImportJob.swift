@@ -38,8 +38,11 @@ final class ImportJob: Sendable {
         var prefetchPauses = 0
         var layout = "tree"
         var deleteAfter = false
-        /// The destination folder's name (never the full local path).
+        /// The destination folder's name.
         var destination: String
+        /// The destination folder's full local path, for the person to find the
+        /// photos (shown in the import options, with a way to copy it).
+        var destinationPath: String
         /// A reason for the whole import failing (the source did not answer ...).
         var error: String?
         /// The source stopped answering (a card out of range, switched off): the
@@ -83,21 +86,30 @@ final class ImportJob: Sendable {
     /// What an import was asked to do, kept for a restart: in memory, and in
     /// ``requestFile`` beside the history, so Restart works after the server restarts.
     struct Request: Sendable, Codable, Equatable {
+        /// The files picked (backend paths); nil: every new file of ``scope``.
         var files: Set<String>?
+        /// Which files "every new file" means; a request written before scopes
+        /// existed took the whole source, every kind (``ImportScope/everything``).
+        var scope: ImportScope
         var layout: SyncOptions.Layout
         var deleteAfter: Bool
 
-        private enum CodingKeys: String, CodingKey { case files, layout, deleteAfter }
+        private enum CodingKeys: String, CodingKey { case files, scope, layout, deleteAfter }
 
-        init(files: Set<String>?, layout: SyncOptions.Layout, deleteAfter: Bool) {
+        init(files: Set<String>?, scope: ImportScope = .everything, layout: SyncOptions.Layout, deleteAfter: Bool) {
             self.files = files
+            self.scope = scope
             self.layout = layout
             self.deleteAfter = deleteAfter
         }
 
+        /// Whether the file at backend path `path` is one this request takes.
+        func takes(_ path: String) -> Bool { files.map { $0.contains(path) } ?? scope.includes(path) }
+
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             files = try c.decodeIfPresent([String].self, forKey: .files).map(Set.init)
+            scope = try c.decodeIfPresent(ImportScope.self, forKey: .scope) ?? .everything
             guard let layout = SyncOptions.Layout(rawValue: try c.decode(String.self, forKey: .layout)) else {
                 throw DecodingError.dataCorruptedError(forKey: .layout, in: c, debugDescription: "unknown layout")
             }
@@ -108,6 +120,7 @@ final class ImportJob: Sendable {
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encodeIfPresent(files?.sorted(), forKey: .files)
+            try c.encode(scope, forKey: .scope)
             try c.encode(layout.rawValue, forKey: .layout)
             try c.encode(deleteAfter, forKey: .deleteAfter)
         }
@@ -140,7 +153,7 @@ final class ImportJob: Sendable {
 
     init(directory: String) {
         self.directory = directory
-        var box = Box(status: Status(destination: LocalPath.lastComponent(directory)))
+        var box = Box(status: Status(destination: LocalPath.lastComponent(directory), destinationPath: directory))
         if let data = FileManager.default.contents(atPath: directory + "/" + Self.requestFileName) {
             box.last = try? JSONDecoder().decode(Request.self, from: data)
         }
@@ -175,16 +188,20 @@ final class ImportJob: Sendable {
         return files
     }
 
-    /// The files of `source` the history does not hold (path and size), leaving out the
+    /// The files of `source` in `scope` the history does not hold (path and size), leaving out the
     /// import folder itself when it lies inside a local source (as `ferry sync` does).
-    func newFiles(in source: WebSource, known: SyncHistory.ImportedFiles) async throws -> [RemoteEntry] {
-        try await sourceFiles(source).filter { !known.contains($0) }
+    func newFiles(in source: WebSource, scope: ImportScope, known: SyncHistory.ImportedFiles) async throws
+        -> [RemoteEntry]
+    {
+        try await sourceFiles(source, under: scope.folder).filter { scope.includes($0.path) && !known.contains($0) }
     }
 
-    /// Every file of `source`, leaving out the import folder inside a local source.
-    private func sourceFiles(_ source: WebSource) async throws -> [RemoteEntry] {
+    /// Every file of `source` (below the backend path `folder`, when given),
+    /// leaving out the import folder inside a local source.
+    private func sourceFiles(_ source: WebSource, under folder: String? = nil) async throws -> [RemoteEntry] {
         let inside = directory + "/"
-        return try await source.fs.walk(source.root.isEmpty ? "/" : source.root).files.filter { e in
+        let root = folder ?? (source.root.isEmpty ? "/" : source.root)
+        return try await source.fs.walk(root).files.filter { e in
             !(source.isLocal && e.path.hasPrefix(inside))
         }
     }
@@ -192,16 +209,14 @@ final class ImportJob: Sendable {
     /// Starts an import of `files` (backend paths), or of every new file when nil.
     ///
     /// - Returns: false when one runs already.
-    func start(
-        source: WebSource, key: String, files: Set<String>?, layout: SyncOptions.Layout, deleteAfter: Bool
-    ) -> Bool {
+    func start(source: WebSource, key: String, _ request: Request) -> Bool {
         box.withLock { b -> Bool in
             guard b.status.state != .running else { return false }
-            b.status = Status(state: .running, destination: b.status.destination)
+            b.status = Status(
+                state: .running, destination: b.status.destination, destinationPath: b.status.destinationPath)
             b.lost = []
-            b.status.layout = layout.rawValue
-            b.status.deleteAfter = deleteAfter
-            let request = Request(files: files, layout: layout, deleteAfter: deleteAfter)
+            b.status.layout = request.layout.rawValue
+            b.status.deleteAfter = request.deleteAfter
             if b.last != request { save(request) }
             b.last = request
             b.running = [:]
@@ -210,9 +225,7 @@ final class ImportJob: Sendable {
             b.rate.reset()
             b.rate.record(0, at: .now)
             // Detached: the import is no request of the page (it must not inherit its priority).
-            b.task = Task.detached {
-                await self.run(source: source, key: key, files: files, layout: layout, deleteAfter: deleteAfter)
-            }
+            b.task = Task.detached { await self.run(source: source, key: key, request) }
             return true
         }
     }
@@ -229,14 +242,11 @@ final class ImportJob: Sendable {
         task?.cancel()
     }
 
-    private func run(
-        source: WebSource, key: String, files: Set<String>?, layout: SyncOptions.Layout, deleteAfter: Bool
-    ) async {
+    private func run(source: WebSource, key: String, _ request: Request) async {
         var reconnects = 0
         var first = true
         while true {
-            let pass = await runPass(
-                source: source, key: key, files: files, layout: layout, deleteAfter: deleteAfter, first: first)
+            let pass = await runPass(source: source, key: key, request, first: first)
             first = false
             let codes = box.withLock { b in b.lost.map(\.code) }
             switch Self.afterPass(
@@ -273,10 +283,9 @@ final class ImportJob: Sendable {
 
     /// One pass over what is still to import: the files the history does not know
     /// yet (on a later pass, those the source lost on the way).
-    private func runPass(
-        source: WebSource, key: String, files: Set<String>?, layout: SyncOptions.Layout, deleteAfter: Bool,
-        first: Bool
-    ) async -> (cancelled: Bool, failures: [FerryError.Code], error: FerryError?) {
+    private func runPass(source: WebSource, key: String, _ request: Request, first: Bool) async -> (
+        cancelled: Bool, failures: [FerryError.Code], error: FerryError?
+    ) {
         // The plan's size, for the page's totals: new files = listed and not in the history.
         let known = imported(key: key)
         let candidates: [RemoteEntry]
@@ -285,9 +294,10 @@ final class ImportJob: Sendable {
         // their copies still match what the history recorded (the engine checks).
         var earlier: [RemoteEntry] = []
         do {
-            let requested = try await sourceFiles(source).filter { files == nil || files!.contains($0.path) }
+            let under = request.files == nil ? request.scope.folder : nil
+            let requested = try await sourceFiles(source, under: under).filter { request.takes($0.path) }
             candidates = requested.filter { !known.contains($0) }
-            if deleteAfter { earlier = requested.filter { known.contains($0) } }
+            if request.deleteAfter { earlier = requested.filter { known.contains($0) } }
         } catch {
             return (Task.isCancelled, [], error as? FerryError ?? FerryError(.unexpected, detail: "\(error)"))
         }
@@ -298,8 +308,8 @@ final class ImportJob: Sendable {
             }
         }
         var options = SyncOptions()
-        options.layout = layout
-        options.deleteAfter = deleteAfter
+        options.layout = request.layout
+        options.deleteAfter = request.deleteAfter
         options.paths = Set(candidates.map(\.path) + earlier.map(\.path))
         let engine = SyncEngine(fileSystem: source.fs, directory: directory, options: options)
         // Its own task, so the first file lost with the source stops the rest of

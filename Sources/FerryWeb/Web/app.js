@@ -16,7 +16,7 @@ import { state } from './state.js';
 import { bindBrowser, showFolder, reloadFolder, refreshFolder, clearSelection } from './list.js';
 import { bindViewer, openViewer, closeViewer, viewer } from './viewer.js';
 import { bindUploads } from './uploads.js';
-import { bindImport, renderSelectionBar } from './importer.js';
+import { bindImport, renderSelectionBar, folderShown } from './importer.js';
 import { bindChanges, deleteEntries, renameEntry, makeFolder } from './changes.js';
 
 function showPage(id) {
@@ -27,6 +27,7 @@ async function start() {
   bindMessages();
   bindBrowser({
     openViewer, viewerIsOpen: () => viewer.open, deleteEntries, renameEntry, makeFolder, renderSelectionBar,
+    folderShown,
   });
   bindChanges({ reloadFolder, clearSelection });
   bindViewer();

@@ -11,7 +11,7 @@ import { selectedEntries } from './entries.js';
 /** The list's actions the importer needs, handed in by app.js (`bindImport`). */
 let list = { refreshFolder: unbound('refreshFolder'), clearSelection: unbound('clearSelection') };
 
-const job = { status: null, timer: 0, newCount: null, seen: '', counted: 0 };
+const job = { status: null, timer: 0, newCount: null, seen: '', counted: 0, countToken: 0 };
 
 /**
  * The selection bar (over the grid, at the bottom): the count and size, and Import counting what
@@ -48,6 +48,40 @@ function options() {
   return { layout: $('import-layout').value, deleteAfter: $('import-delete-after').checked };
 }
 
+/**
+ * What "Import all new" takes, as `/api/new` and `/api/import` read it: this folder (with its
+ * subfolders) or the whole source, and photos and videos (the default), all files, or the
+ * extensions typed in.
+ */
+function scope() {
+  const wholeSource = $('import-scope').value === 'source' || !state.folder || state.folder === '/';
+  const chosen = $('import-kinds').value;
+  const kinds = chosen === 'only' ? ($('import-only').value.trim() || 'media') : chosen;
+  return wholeSource ? { kinds } : { folder: state.folder, kinds };
+}
+
+/** The import options kept from one visit to the next. */
+function saveOptions() {
+  localStorage.setItem('ferry.importScope', $('import-scope').value);
+  localStorage.setItem('ferry.importKinds', $('import-kinds').value);
+  localStorage.setItem('ferry.importOnly', $('import-only').value);
+}
+
+function restoreOptions() {
+  const scopeChoice = localStorage.getItem('ferry.importScope');
+  if (scopeChoice === 'folder' || scopeChoice === 'source') $('import-scope').value = scopeChoice;
+  const kinds = localStorage.getItem('ferry.importKinds');
+  if (['media', 'all', 'only'].includes(kinds)) $('import-kinds').value = kinds;
+  $('import-only').value = localStorage.getItem('ferry.importOnly') || '';
+  $('import-only-label').hidden = $('import-kinds').value !== 'only';
+}
+
+/** Called when another folder is shown: with "this folder" the count is of the new one. */
+export function folderShown() {
+  // The first count waits for the first screen (bindImport); later folders count at once.
+  if (job.countToken > 0 && $('import-scope').value === 'folder') refreshNewCount();
+}
+
 async function start(paths, count, bytes) {
   const { layout, deleteAfter } = options();
   if (deleteAfter) {
@@ -58,6 +92,7 @@ async function start(paths, count, bytes) {
   try {
     const body = { layout, deleteAfter };
     if (paths) body.paths = paths;
+    else Object.assign(body, scope());
     job.status = await api('import', { body });
     job.seen = 'started';  // the next poll's answer counts as a change
     clearMessage('import');
@@ -69,13 +104,18 @@ async function start(paths, count, bytes) {
 }
 
 export async function refreshNewCount() {
+  const token = ++job.countToken;
+  const asked = scope();
+  job.newCount = null;
+  renderNewButton();
+  let n = null;
   try {
-    // Counting walks the whole source: in the background, after what the person asked for.
-    const n = await api('new', { params: { background: '1' }, quiet: true });
-    job.newCount = n;
-  } catch (_) {
-    job.newCount = null;
-  }
+    // Counting walks the folder or the whole source: in the background, after what the person asked for.
+    n = await api('new', { params: { background: '1', ...asked }, quiet: true });
+  } catch (_) { /* shown as "counting…" until the next count */ }
+  if (token !== job.countToken) return;  // the folder or the options changed meanwhile
+  job.newCount = n;
+  if (n && n.destination) $('import-destination').value = n.destination;
   renderNewButton();
 }
 
@@ -85,9 +125,17 @@ function renderNewButton() {
   // "Import all new (12, 8.8 MB)"; on a phone "Import new (12, 8.8 MB)" (app.css hides "all").
   // A raw file with its JPEG and sidecars is one photo (`items`); the files are in the tooltip.
   const items = n ? (n.items ?? n.count) : 0;
-  b.replaceChildren('Import', element('span', { class: 'long', text: ' all' }),
-    n ? ` new (${items}, ${formatSize(n.bytes)})` : ' new (counting…)');
-  b.title = n && items !== n.count ? `${items} new photos and videos in ${n.count} files (raw + JPEG pairs and sidecars count once)` : '';
+  // "Import all new" for the whole source; "Import new here" for this folder and its subfolders.
+  const here = !!scope().folder;
+  // On a phone "Import new (12, 8.8 MB)" either way (app.css hides the long words).
+  b.replaceChildren('Import', element('span', { class: 'long', text: here ? '' : ' all' }), ' new',
+    element('span', { class: 'long', text: here ? ' here' : '' }),
+    n ? ` (${items}, ${formatSize(n.bytes)})` : ' (counting…)');
+  const what = { media: 'photos and videos', all: 'files' }[scope().kinds] || `files (${scope().kinds})`;
+  const where = here ? `in ${state.folder} and its subfolders` : 'on the whole source';
+  const to = $('import-destination').value ? ` to ${$('import-destination').value}` : '';
+  b.title = n ? `${items} new ${what} ${where}` +
+    (items !== n.count ? ` in ${n.count} files (raw + JPEG pairs and sidecars count once)` : '') + to : '';
   b.dataset.count = n ? String(n.count) : '';
   b.disabled = running() || (n && n.count === 0);
 }
@@ -161,6 +209,32 @@ async function poll() {
 /** Binds the import buttons and panel; `actions`: the list's `refreshFolder` and `clearSelection`. */
 export function bindImport(actions) {
   list = { ...list, ...actions };
+  restoreOptions();
+  const card = state.source && (state.source.scheme === 'flashair' || state.source.scheme === 'ezshare');
+  $('import-scope-source').textContent = card ? 'the whole card' : state.source && state.source.scheme === 'camera'
+    ? 'the whole camera' : 'the whole source';
+  if (state.source && state.source.importPath) $('import-destination').value = state.source.importPath;
+  for (const id of ['import-scope', 'import-kinds']) {
+    $(id).onchange = () => {
+      $('import-only-label').hidden = $('import-kinds').value !== 'only';
+      saveOptions();
+      refreshNewCount();
+    };
+  }
+  $('import-only').onchange = () => { saveOptions(); refreshNewCount(); };
+  $('import-copy-destination').onclick = async () => {
+    const field = $('import-destination');
+    try {
+      await navigator.clipboard.writeText(field.value);
+      $('import-copy-destination').textContent = 'Copied';
+    } catch (_) {
+      // No clipboard outside a secure origin (a phone on http://192.168...): select it to copy by hand.
+      field.focus();
+      field.select();
+      $('import-copy-destination').textContent = 'Selected';
+    }
+    setTimeout(() => { $('import-copy-destination').textContent = 'Copy'; }, 1500);
+  };
   $('import-selected').onclick = async () => {
     const entries = selectedEntries().filter((e) => e.type !== 'directory');
     if (!entries.length) return;

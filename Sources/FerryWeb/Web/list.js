@@ -13,7 +13,7 @@ import { folderURL, visibleEntries, selectedEntries } from './entries.js';
  * imports the list back.
  */
 let actions = Object.fromEntries(
-  ['openViewer', 'viewerIsOpen', 'deleteEntries', 'renameEntry', 'makeFolder', 'renderSelectionBar']
+  ['openViewer', 'viewerIsOpen', 'deleteEntries', 'renameEntry', 'makeFolder', 'renderSelectionBar', 'folderShown']
     .map((name) => [name, unbound(name)]));
 
 /**
@@ -34,7 +34,8 @@ export async function showFolder(path, { history: mode = 'push', listing: asked,
   }
   if (token !== state.listToken) return false;
   if (!keepMessage) clearMessage('list');
-  if (state.folder !== listing.path) {
+  const moved = state.folder !== listing.path;
+  if (moved) {
     state.selected.clear();
     state.anchor = null;
   }
@@ -46,6 +47,8 @@ export async function showFolder(path, { history: mode = 'push', listing: asked,
   else if (mode === 'replace') history.replaceState({ path: listing.path }, '', folderURL(listing.path));
   const fetched = performance.now();
   renderFolder();
+  // Another folder: what "Import new here" counts follows it.
+  if (moved && state.folder !== null) actions.folderShown();
   const rendered = performance.now();
   const timing = {
     path: listing.path, count: listing.count, fetch: fetched - started, render: rendered - fetched,

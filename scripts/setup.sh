@@ -62,13 +62,13 @@ fi
 # the programs, so proftpd (and a spare vsftpd) are unpacked into .build/ftp-servers.
 scripts/ftp-test-servers.sh >/dev/null
 
-# Python test tools (pyftpdlib, tfatool, flashair-sync, selenium, asyncssh) live in a venv inside the build folder.
+# Python test tools (pyftpdlib, tfatool, flashair-sync, selenium, asyncssh, axe-core for selenium) live in a venv inside the build folder.
 venv=.build/test-venv
 if [[ ! -x $venv/bin/python ]]; then
   python3 -m venv "$venv"
 fi
-want=(pyftpdlib pyopenssl tfatool flashair-sync selenium asyncssh)
-if ! "$venv/bin/python" -c "import pyftpdlib, OpenSSL, tfatool, _flashair_sync, selenium, asyncssh" 2>/dev/null; then
+want=(pyftpdlib pyopenssl tfatool flashair-sync selenium asyncssh selenium-axe-python==2.2.0)
+if ! "$venv/bin/python" -c "import pyftpdlib, OpenSSL, tfatool, _flashair_sync, selenium, asyncssh, selenium_axe_python" 2>/dev/null; then
   "$venv/bin/pip" install -q "${want[@]}"
 fi
 echo "setup: ok"

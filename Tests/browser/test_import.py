@@ -29,6 +29,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import Select  # noqa: E402
 
+import accessibility  # noqa: E402
 from test_ui import UI, checker, expect  # noqa: E402
 
 DESKTOP = (1280, 800)
@@ -503,6 +504,64 @@ def main():
         ui.wait(lambda: not os.path.exists(old), "OLD deleted", 30)
         ui.wait(lambda: "Deleted “OLD” and its 3 files" in ui.testid("message").text, "the result")
         ui.wait(lambda: not ui.driver.find_elements(By.CSS_SELECTOR, '[data-testid="entry"][data-name="OLD"]'), "OLD gone")
+
+    @check("accessible (axe-core): no serious or critical violation on the list, the viewer, the import panel,"
+           " the options and a dialog, at phone and desktop size; focus visible")
+    def _():
+        found = {}
+
+        def audit(place):
+            version, all_found = accessibility.violations(d)
+            figures["axe-core version"] = version
+            bad = accessibility.serious(all_found)
+            found[place] = len(all_found)
+            expect(not bad, f"{place}: {accessibility.describe(bad)}")
+
+        for screen, name in ((DESKTOP, "desktop"), (PHONE, "phone")):
+            size(*screen)
+            try:
+                ui.go("/DCIM/100FERRY")
+                ui.wait(lambda: ui.entries(), "the photos")
+                audit(f"{name} list")
+                d.execute_script("document.getElementById('import-panel').dataset.dismissed = ''")
+                ui.wait(lambda: ui.testid("import-panel").is_displayed(), "the import panel", 10)
+                if ui.testid("more").is_displayed():
+                    ui.testid("more").click()
+                d.execute_script("document.getElementById('import-options').open = true")
+                audit(f"{name} import panel and options")
+                d.execute_script("document.getElementById('import-options').open = false")
+                if ui.testid("more").get_attribute("aria-expanded") == "true":
+                    ui.testid("more").click()
+                select("IMG_0004.JPG")
+                audit(f"{name} selection bar")
+                ui.testid("delete-selected").click()
+                ui.wait(lambda: ui.testid("dialog").is_displayed(), "the delete confirmation")
+                audit(f"{name} dialog")
+                ui.testid("dialog-cancel").click()
+                ui.keys(Keys.ESCAPE)
+                ui.open_image("IMG_0003.JPG")
+                ui.wait_loaded("IMG_0003.JPG", timeout=30)
+                audit(f"{name} viewer")
+                ui.keys("i")
+                ui.wait(lambda: "Pixels" in ui.testid("viewer-info").text, "the information panel")
+                audit(f"{name} viewer with its information")
+                ui.keys("i")
+                ui.keys(Keys.ESCAPE)
+            finally:
+                size(*DESKTOP)
+        figures["axe-core violations of lesser impact (by place)"] = found
+        # Focus is visible: each control the keyboard reaches in the toolbar draws an outline.
+        ui.go("/DCIM/100FERRY")
+        d.find_element(By.TAG_NAME, "body").click()
+        unseen = []
+        for _ in range(8):
+            ActionChains(d).send_keys(Keys.TAB).perform()
+            style = d.execute_script(
+                "const e = document.activeElement; const s = getComputedStyle(e);"
+                "return [e.id || e.dataset.testid || e.tagName, s.outlineStyle, s.outlineWidth, s.boxShadow];")
+            if style[1] == "none" and style[3] == "none":
+                unseen.append(style[0])
+        expect(not unseen, f"focus not visible on {unseen}")
 
     @check("connect page: a bare host is probed, a card found by its firmware version, nothing there said so")
     def _():

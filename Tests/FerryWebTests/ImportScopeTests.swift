@@ -98,5 +98,32 @@ struct ImportScopeTests {
         #expect(await new("?kinds=media")["count"] as? Int == 1)
         let source = APITests.object(await api.handle(APITests.request("/api/source")))
         #expect(source["importPath"] as? String == destination)
+
+        // Names from templates (issue 26 item 5): previewed by a dry run, then imported so.
+        let body: [String: Any] = [
+            "folder": "/DCIM/101FERRY", "kinds": "media", "layout": "tree", "folderTemplate": "{tag}/{folder}",
+            "nameTemplate": "{seq}_{name}", "tag": "trip",
+        ]
+        let preview = APITests.object(await api.handle(ImportAPITests.post("/api/import-preview", body)))
+        let items = preview["items"] as? [[String: Any]] ?? []
+        #expect(items.count == 1, "\(preview)")
+        #expect(items.first?["path"] as? String == "/DCIM/101FERRY/IMG_0003.JPG")
+        #expect(items.first?["destination"] as? String == "trip/101FERRY/1_IMG_0003.JPG", "\(preview)")
+        #expect(!fm.fileExists(atPath: destination + "/trip"), "a preview copies nothing")
+        var bad = body
+        bad["nameTemplate"] = "{nope}_{name}"
+        let refused = await api.handle(ImportAPITests.post("/api/import-preview", bad))
+        #expect(refused.status == 400)
+        #expect((APITests.object(refused)["error"] as? String ?? "").contains("nope"), "\(APITests.object(refused))")
+        #expect(await api.handle(ImportAPITests.post("/api/import", bad)).status == 400)
+        #expect(await api.handle(ImportAPITests.post("/api/import", body)).status == 202)
+        let done = try await ImportAPITests.finished(api)
+        #expect(done["state"] as? String == "done" && done["done"] as? Int == 1, "\(done)")
+        #expect(fm.fileExists(atPath: destination + "/trip/101FERRY/1_IMG_0003.JPG"))
+        // The request kept for Restart keeps the templates.
+        let kept = try JSONDecoder().decode(
+            ImportJob.Request.self,
+            from: try Data(contentsOf: URL(fileURLWithPath: destination + "/" + ImportJob.requestFileName)))
+        #expect(kept.templates.name?.text == "{seq}_{name}" && kept.templates.tag == "trip")
     }
 }

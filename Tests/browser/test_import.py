@@ -209,6 +209,23 @@ def main():
         Select(scope).select_by_value("source")
         ui.wait(lambda: "all new" in button.text and button.get_attribute("data-count") == str(here + 3),
                 f"whole card: {here + 3} new: {button.text!r}", 20)
+        # Names and folders from templates, previewed before anything is copied (issue 26 item 5).
+        Select(ui.testid("import-layout")).select_by_value("template")
+        ui.testid("import-folder-template").send_keys("{tag}/{taken:%Y}")
+        ui.testid("import-name-template").send_keys("{seq}_{name}")
+        ui.testid("import-tag").send_keys("trip")
+        shown = lambda: ui.testid("import-preview").text  # noqa: E731
+        ui.wait(lambda: re.search(r"IMG_\d{4}\.JPG → trip/\d{4}/1_IMG_\d{4}\.JPG", shown()),
+                f"the names previewed: {shown()!r}", 20)
+        ui.screenshot("desktop-import-template-preview.png")
+        ui.testid("import-name-template").send_keys("{nope}")
+        ui.wait(lambda: "nope" in shown(), f"a bad template's reason: {shown()!r}", 20)
+        for field in ("import-folder-template", "import-name-template", "import-tag"):
+            ui.testid(field).clear()
+        d.execute_script("for (const id of ['import-folder-template', 'import-name-template', 'import-tag'])"
+                         " document.getElementById(id).dispatchEvent(new Event('input'))")
+        Select(ui.testid("import-layout")).select_by_value("tree")
+        expect(not os.path.exists(os.path.join(args.imported, "trip")), "a preview copies nothing")
         # Extensions named: none of that kind is there.
         Select(ui.testid("import-kinds")).select_by_value("only")
         field = ui.testid("import-only")

@@ -415,7 +415,7 @@ public final class SyncEngine: Sendable {
     }
 
     /// Where staged downloads wait for their date folder.
-    static let stagingFolder = ".ferry-sync-incoming"
+    package static let stagingFolder = ".ferry-sync-incoming"
 
     /// The local path a file goes to before any renaming; nil when it depends on
     /// the downloaded file (date layout, no remote date).

@@ -15,8 +15,76 @@ extension WebAPI {
         /// `tree` (folders as on the source) or `date` (a folder per day).
         var layout: String?
         var deleteAfter: Bool?
+        /// Folders and names from templates (`{taken:%Y}/{taken:%Y-%m-%d}`,
+        /// `{taken:%Y%m%d-%H%M%S}_{name}`) and the job code `{tag}` stands for.
+        var folderTemplate: String?
+        var nameTemplate: String?
+        var tag: String?
         /// The last import again, with its files and options (partial files resume).
         var restart: Bool?
+    }
+
+    /// The templates of a request, checked: a template that does not parse is refused with its reason.
+    private static func templates(_ body: ImportBody) throws(APIRefusal) -> ImportJob.Request.Templates {
+        func template(_ text: String?) throws(APIRefusal) -> NameTemplate? {
+            guard let text = text?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+            do {
+                return try NameTemplate(text)
+            } catch {
+                throw APIRefusal(400, error.detail ?? error.description)
+            }
+        }
+        let tag = body.tag?.trimmingCharacters(in: .whitespaces)
+        return ImportJob.Request.Templates(
+            folder: try template(body.folderTemplate), name: try template(body.nameTemplate),
+            tag: tag?.isEmpty == false ? tag : nil)
+    }
+
+    /// The request a body asks for (not a restart).
+    private func request(_ body: ImportBody, in source: WebSource) throws -> ImportJob.Request {
+        guard let layout = SyncOptions.Layout(rawValue: body.layout ?? "tree") else {
+            throw APIRefusal(400, "layout must be tree or date")
+        }
+        var files: Set<String>?
+        if let paths = body.paths {
+            guard !paths.isEmpty else { throw APIRefusal(400, "no files to import") }
+            files = Set(try paths.map { try resolve($0, in: source).backend })
+        }
+        return ImportJob.Request(
+            files: files, scope: try scope(folder: body.folder, kinds: body.kinds, in: source), layout: layout,
+            deleteAfter: body.deleteAfter ?? false, templates: try Self.templates(body))
+    }
+
+    private struct Preview: Encodable {
+        struct Item: Encodable {
+            /// The file's page path.
+            var path: String
+            /// Where it would go, relative to the import folder.
+            var destination: String
+        }
+        var items: [Item]
+        /// The import folder's full path.
+        var destination: String
+    }
+
+    /// `POST /api/import-preview` with the body of `/api/import`: where the first
+    /// few new files would go with these options (a dry run: nothing is copied;
+    /// the date taken read from the start of each photo, one range request on a card).
+    func previewImport(_ request: HTTPRequest) async -> HTTPResponse {
+        await answer {
+            guard let source else { throw APIRefusal(409, "no source connected") }
+            guard let body: ImportBody = decode(request) else {
+                throw APIRefusal(
+                    400, "expected JSON {\"paths\"?: [...], \"folder\"?, \"layout\"?, \"nameTemplate\"?, ...}")
+            }
+            let asked = try self.request(body, in: source)
+            let key = try await source.historyKey.get(source.fs)
+            let items = try await importJob.preview(source: source, key: key, asked, limit: 3)
+            return .json(
+                Preview(
+                    items: items.map { Preview.Item(path: source.webPath($0.path), destination: $0.destination) },
+                    destination: importJob.directory))
+        }
     }
 
     private struct NewFiles: Encodable {
@@ -59,9 +127,6 @@ extension WebAPI {
                 throw APIRefusal(
                     400, "expected JSON {\"paths\": [...], \"layout\": \"tree|date\", \"deleteAfter\": false}")
             }
-            guard let layout = SyncOptions.Layout(rawValue: body.layout ?? "tree") else {
-                throw APIRefusal(400, "layout must be tree or date")
-            }
             let key = try await source.historyKey.get(source.fs)
             if body.restart == true {
                 guard let last = importJob.lastRequest else { throw APIRefusal(409, "no import to restart") }
@@ -70,14 +135,7 @@ extension WebAPI {
                 }
                 return .json(importJob.status, status: 202)
             }
-            var files: Set<String>?
-            if let paths = body.paths {
-                guard !paths.isEmpty else { throw APIRefusal(400, "no files to import") }
-                files = Set(try paths.map { try resolve($0, in: source).backend })
-            }
-            let request = ImportJob.Request(
-                files: files, scope: try scope(folder: body.folder, kinds: body.kinds, in: source), layout: layout,
-                deleteAfter: body.deleteAfter ?? false)
+            let request = try self.request(body, in: source)
             guard importJob.start(source: source, key: key, request) else {
                 throw APIRefusal(409, "an import is running: wait for it or cancel it")
             }

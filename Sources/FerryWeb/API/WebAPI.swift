@@ -136,6 +136,7 @@ final class WebAPI: Sendable {
     /// requests are done, then take their turn behind the import).
     static let interactiveRoutes: Set<String> = [
         "list", "stat", "file", "thumb", "preview", "info", "new", "upload", "delete", "mkdir", "rename",
+        "import-preview",
     ]
 
     /// Requests the viewer's prefetch makes (with the header `X-Ferry-Priority: prefetch`,
@@ -171,13 +172,14 @@ final class WebAPI: Sendable {
         case ("import", true): return importStatus()
         case ("import", false): return await startImport(request)
         case ("import-cancel", false): return cancelImport()
+        case ("import-preview", false): return await previewImport(request)
         case ("new", true): return await newFiles(request)
         case ("waiting", true): return await waiting(request)
         case ("list", false), ("stat", false), ("file", false), ("thumb", false), ("source", false),
             ("preview", false), ("info", false), ("new", false), ("waiting", false):
             return .failure(405, "use GET")
         case ("upload", true), ("delete", true), ("mkdir", true), ("rename", true), ("connect", true),
-            ("import-cancel", true):
+            ("import-cancel", true), ("import-preview", true):
             return .failure(405, "use POST")
         default: return .failure(404, "no such API: /api/\(route)")
         }

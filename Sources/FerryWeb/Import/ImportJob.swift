@@ -93,14 +93,62 @@ final class ImportJob: Sendable {
         var scope: ImportScope
         var layout: SyncOptions.Layout
         var deleteAfter: Bool
+        /// Names and folders from templates, as `ferry sync --layout TEMPLATE
+        /// --rename TEMPLATE --tag CODE` (``NameTemplate``); nil: the layout's
+        /// folders and the file's own name.
+        var templates = Templates()
 
-        private enum CodingKeys: String, CodingKey { case files, scope, layout, deleteAfter }
+        /// The templates of an import, as the page gives them (checked when the request is made).
+        struct Templates: Sendable, Codable, Equatable {
+            var folder: NameTemplate?
+            var name: NameTemplate?
+            var tag: String?
 
-        init(files: Set<String>?, scope: ImportScope = .everything, layout: SyncOptions.Layout, deleteAfter: Bool) {
+            private enum CodingKeys: String, CodingKey { case folder, name, tag }
+
+            init(folder: NameTemplate? = nil, name: NameTemplate? = nil, tag: String? = nil) {
+                self.folder = folder
+                self.name = name
+                self.tag = tag
+            }
+
+            init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                folder = try c.decodeIfPresent(String.self, forKey: .folder).flatMap { try? NameTemplate($0) }
+                name = try c.decodeIfPresent(String.self, forKey: .name).flatMap { try? NameTemplate($0) }
+                tag = try c.decodeIfPresent(String.self, forKey: .tag)
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encodeIfPresent(folder?.text, forKey: .folder)
+                try c.encodeIfPresent(name?.text, forKey: .name)
+                try c.encodeIfPresent(tag, forKey: .tag)
+            }
+        }
+
+        private enum CodingKeys: String, CodingKey { case files, scope, layout, deleteAfter, templates }
+
+        init(
+            files: Set<String>?, scope: ImportScope = .everything, layout: SyncOptions.Layout, deleteAfter: Bool,
+            templates: Templates = Templates()
+        ) {
             self.files = files
             self.scope = scope
             self.layout = layout
             self.deleteAfter = deleteAfter
+            self.templates = templates
+        }
+
+        /// The engine's options for this request.
+        var options: SyncOptions {
+            var options = SyncOptions()
+            options.layout = layout
+            options.deleteAfter = deleteAfter
+            options.folderTemplate = templates.folder
+            options.nameTemplate = templates.name
+            options.tag = templates.tag
+            return options
         }
 
         /// Whether the file at backend path `path` is one this request takes.
@@ -115,6 +163,7 @@ final class ImportJob: Sendable {
             }
             self.layout = layout
             deleteAfter = try c.decode(Bool.self, forKey: .deleteAfter)
+            templates = try c.decodeIfPresent(Templates.self, forKey: .templates) ?? Templates()
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -123,6 +172,7 @@ final class ImportJob: Sendable {
             try c.encode(scope, forKey: .scope)
             try c.encode(layout.rawValue, forKey: .layout)
             try c.encode(deleteAfter, forKey: .deleteAfter)
+            if templates != Templates() { try c.encode(templates, forKey: .templates) }
         }
     }
 
@@ -194,6 +244,40 @@ final class ImportJob: Sendable {
         -> [RemoteEntry]
     {
         try await sourceFiles(source, under: scope.folder).filter { scope.includes($0.path) && !known.contains($0) }
+    }
+
+    /// Where the first `limit` new files of `request` would go, as a dry run of
+    /// the import says it (``SyncEngine``'s own: the date taken read from the
+    /// first 64 KiB of each photo, one range request on a card, templates
+    /// rendered as the import renders them): (backend path, destination
+    /// relative to the import folder; `<date taken>/NAME` where the date is
+    /// known only from the download).
+    func preview(source: WebSource, key: String, _ request: Request, limit: Int) async throws
+        -> [(path: String, destination: String)]
+    {
+        let known = imported(key: key)
+        let under = request.files == nil ? request.scope.folder : nil
+        let new = try await sourceFiles(source, under: under)
+            .filter { request.takes($0.path) && !known.contains($0) }
+            .sorted { $0.path < $1.path }
+            .prefix(limit)
+        guard !new.isEmpty else { return [] }
+        var options = request.options
+        options.dryRun = true
+        options.deleteAfter = false
+        options.paths = Set(new.map(\.path))
+        let engine = SyncEngine(fileSystem: source.fs, directory: directory, options: options)
+        let summary = try await engine.runPass()
+        // The engine's own spelling of the folder (`/tmp//x` is `/tmp/x` to it).
+        let prefix = engine.directory.hasSuffix("/") ? engine.directory : engine.directory + "/"
+        return summary.items.map { item in
+            var shown =
+                item.destination.hasPrefix(prefix) ? String(item.destination.dropFirst(prefix.count)) : item.destination
+            if shown.hasPrefix(SyncEngine.stagingFolder + "/") {
+                shown = "<date taken>/" + SyncNaming.stagedName(shown)
+            }
+            return (item.remotePath, shown)
+        }.sorted { $0.path < $1.path }
     }
 
     /// Every file of `source` (below the backend path `folder`, when given),
@@ -307,9 +391,7 @@ final class ImportJob: Sendable {
                 b.status.bytesTotal = candidates.reduce(0) { $0 + ($1.size ?? 0) }
             }
         }
-        var options = SyncOptions()
-        options.layout = request.layout
-        options.deleteAfter = request.deleteAfter
+        var options = request.options
         options.paths = Set(candidates.map(\.path) + earlier.map(\.path))
         let engine = SyncEngine(fileSystem: source.fs, directory: directory, options: options)
         // Its own task, so the first file lost with the source stops the rest of

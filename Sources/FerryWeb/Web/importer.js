@@ -44,8 +44,44 @@ function running() {
   return job.status && job.status.state === 'running';
 }
 
+/** The import's options: folders (as on the source, by date, or a template), names, job code. */
 function options() {
-  return { layout: $('import-layout').value, deleteAfter: $('import-delete-after').checked };
+  const folders = $('import-layout').value;
+  const o = { layout: folders === 'template' ? 'tree' : folders, deleteAfter: $('import-delete-after').checked };
+  const folderTemplate = $('import-folder-template').value.trim();
+  if (folders === 'template' && folderTemplate) o.folderTemplate = folderTemplate;
+  const nameTemplate = $('import-name-template').value.trim();
+  if (nameTemplate) o.nameTemplate = nameTemplate;
+  const tag = $('import-tag').value.trim();
+  if (tag) o.tag = tag;
+  return o;
+}
+
+const preview = { timer: 0, token: 0 };
+
+/** Shows where the first new files would go with these options (a dry run on the server), soon after a change. */
+function schedulePreview() {
+  clearTimeout(preview.timer);
+  if (!$('import-options').open) return;
+  preview.timer = setTimeout(showPreview, 400);
+}
+
+async function showPreview() {
+  const token = ++preview.token;
+  const list = $('import-preview');
+  const { deleteAfter, ...rest } = options();
+  let answer;
+  try {
+    answer = await api('import-preview', { body: { ...rest, ...scope() }, quiet: true });
+  } catch (error) {
+    if (token !== preview.token) return;
+    list.replaceChildren(element('li', { class: 'error', text: error.message }));
+    return;
+  }
+  if (token !== preview.token) return;
+  list.replaceChildren(...(answer.items.length
+    ? answer.items.map((i) => element('li', { text: `${i.path.split('/').pop()} → ${i.destination}` }))
+    : [element('li', { class: 'muted', text: 'nothing new to import' })]));
 }
 
 /**
@@ -62,6 +98,10 @@ function scope() {
 
 /** The import options kept from one visit to the next. */
 function saveOptions() {
+  localStorage.setItem('ferry.importLayout', $('import-layout').value);
+  for (const id of ['import-folder-template', 'import-name-template', 'import-tag']) {
+    localStorage.setItem(`ferry.${id}`, $(id).value);
+  }
   localStorage.setItem('ferry.importScope', $('import-scope').value);
   localStorage.setItem('ferry.importKinds', $('import-kinds').value);
   localStorage.setItem('ferry.importOnly', $('import-only').value);
@@ -74,23 +114,31 @@ function restoreOptions() {
   if (['media', 'all', 'only'].includes(kinds)) $('import-kinds').value = kinds;
   $('import-only').value = localStorage.getItem('ferry.importOnly') || '';
   $('import-only-label').hidden = $('import-kinds').value !== 'only';
+  const layout = localStorage.getItem('ferry.importLayout');
+  if (['tree', 'date', 'template'].includes(layout)) $('import-layout').value = layout;
+  for (const id of ['import-folder-template', 'import-name-template', 'import-tag']) {
+    $(id).value = localStorage.getItem(`ferry.${id}`) || '';
+  }
+  $('import-folder-template-label').hidden = $('import-layout').value !== 'template';
 }
 
 /** Called when another folder is shown: with "this folder" the count is of the new one. */
 export function folderShown() {
   // The first count waits for the first screen (bindImport); later folders count at once.
   if (job.countToken > 0 && $('import-scope').value === 'folder') refreshNewCount();
+  if ($('import-scope').value === 'folder') schedulePreview();
 }
 
 async function start(paths, count, bytes) {
-  const { layout, deleteAfter } = options();
+  const chosen = options();
+  const { deleteAfter } = chosen;
   if (deleteAfter) {
     const yes = await ask(`Import ${count} file${count === 1 ? '' : 's'} (${formatSize(bytes)}) and delete ` +
       `${count === 1 ? 'it' : 'each'} from the source once its copy is verified?`, { ok: `Import and delete ${count}`, danger: true });
     if (!yes) return;
   }
   try {
-    const body = { layout, deleteAfter };
+    const body = { ...chosen };
     if (paths) body.paths = paths;
     else Object.assign(body, scope());
     job.status = await api('import', { body });
@@ -219,9 +267,19 @@ export function bindImport(actions) {
       $('import-only-label').hidden = $('import-kinds').value !== 'only';
       saveOptions();
       refreshNewCount();
+      schedulePreview();
     };
   }
-  $('import-only').onchange = () => { saveOptions(); refreshNewCount(); };
+  $('import-only').onchange = () => { saveOptions(); refreshNewCount(); schedulePreview(); };
+  $('import-layout').onchange = () => {
+    $('import-folder-template-label').hidden = $('import-layout').value !== 'template';
+    saveOptions();
+    schedulePreview();
+  };
+  for (const id of ['import-folder-template', 'import-name-template', 'import-tag']) {
+    $(id).oninput = () => { saveOptions(); schedulePreview(); };
+  }
+  $('import-options').addEventListener('toggle', schedulePreview);
   $('import-copy-destination').onclick = async () => {
     const field = $('import-destination');
     try {

@@ -61,6 +61,10 @@ extension RemoteURL {
                 query = q + 1..<end
                 end = q
             }
+        } else if scheme == .smb, let q = first(UInt8(ascii: "?"), in: b, start..<end) {
+            // `smb://HOST/SHARE/PATH?encrypt=required`: SMB names cannot hold `?` (and may hold `#`).
+            query = q + 1..<end
+            end = q
         }
         let authorityEnd = first(slash, in: b, start..<end) ?? end
         guard start < authorityEnd, b[start] != UInt8(ascii: "["),

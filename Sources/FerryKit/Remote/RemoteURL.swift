@@ -87,9 +87,16 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
     ///   percent-escape, missing host), `FerryError.unsupportedScheme` for a scheme
     ///   Ferry does not speak.
     public init(parsing text: String) throws(FerryError) {
+        try self.init(parsing: text, onePass: true)
+    }
+
+    /// `init(parsing:)`, with the one-pass reading of common URLs (`onePass`) or
+    /// without it: the full reading alone, which must give the same for every URL
+    /// the one-pass reading takes (``RemoteURLBytesTests`` compares the two).
+    init(parsing text: String, onePass: Bool) throws(FerryError) {
         // Most URLs (`http://host:port/path`) are read in one pass over their bytes;
         // the rest, and every error, by the full reading below.
-        if let common = RemoteURL.commonParts(text) {
+        if onePass, let common = RemoteURL.commonParts(text) {
             try self.init(
                 scheme: common.scheme, host: common.host, port: common.port, user: nil, password: nil,
                 rawPath: common.rawPath, query: common.query, text: text)

@@ -36,6 +36,14 @@ struct HEIFRangeTests {
         try FileManager.default.removeItem(atPath: jpeg)
     }
 
+    /// The `iloc` box of a file whose `meta` (a full box: 4 bytes before its boxes) follows `ftyp`.
+    static func iloc(_ file: [UInt8]) -> ISOBMFF.Box? {
+        guard let ftyp = ISOBMFF.box(in: file, at: 0, limit: file.count),
+            let meta = ISOBMFF.box(in: file, at: ftyp.end, limit: file.count), meta.is("meta")
+        else { return nil }
+        return ISOBMFF.boxes(in: file, from: meta.payload + 4, to: meta.end).first { $0.is("iloc") }
+    }
+
     static func bytes(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
 
     /// Reads from `bytes` as a range-reading source would, counting what it sends.
@@ -127,7 +135,7 @@ struct HEIFRangeTests {
         #expect(HEIF.scan(Array(file.prefix(cut)), fileSize: cut) == .invalid, "meta past the file's end")
         // iloc claiming 2^32 - 1 items, 8-byte offsets: refused, in no time.
         var bogus = file
-        let iloc = try #require(ISOBMFF.find(["meta", "iloc"], in: file, to: file.count))
+        let iloc = try #require(Self.iloc(file))
         bogus[iloc.payload] = 2
         for i in 0..<4 { bogus[iloc.payload + 6 + i] = 0xFF }
         #expect(HEIF.scan(Array(bogus.prefix(HEIF.firstRead)), fileSize: bogus.count) == .invalid)
@@ -164,7 +172,7 @@ struct HEIFRangeTests {
             }
         }
         var broken = try Self.bytes(root.file("IMG_0001.HEIC"))
-        let iloc = try #require(ISOBMFF.find(["meta", "iloc"], in: broken, to: broken.count))
+        let iloc = try #require(Self.iloc(broken))
         broken[iloc.payload] = 9  // no such iloc version
         try Data(broken).write(to: URL(fileURLWithPath: root.file("BROKEN.HEIC")))
         let nginx = try NginxServer(root: root.path)

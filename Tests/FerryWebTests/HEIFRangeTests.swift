@@ -131,6 +131,9 @@ struct HEIFRangeTests {
         let fromFile = try HEIFCodec.decode(file: path, minSide: 256)
         #expect(fromPadded.fromThumbnail && fromPadded.image.pixels == fromFile.image.pixels)
         #expect(HEIF.scan(Array("not a heif file at all".utf8), fileSize: 22) == .invalid)
+        // An ftyp of brands not known here: libheif decides, on the whole file.
+        let odd: [UInt8] = [0, 0, 0, 16] + Array("ftypodd1".utf8) + [0, 0, 0, 0] + [0, 0, 0, 8] + Array("free".utf8)
+        #expect(HEIF.scan(odd, fileSize: odd.count) == .elsewhere)
         let cut = layout.metaEnd - 1
         #expect(HEIF.scan(Array(file.prefix(cut)), fileSize: cut) == .invalid, "meta past the file's end")
         // iloc claiming 2^32 - 1 items, 8-byte offsets: refused, in no time.

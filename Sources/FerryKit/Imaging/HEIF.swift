@@ -69,9 +69,11 @@ package enum HEIF {
         case found(Layout)
         /// The prefix is too short: read the file's first `n` bytes and scan again.
         case needs(Int)
-        /// A HEIF file whose `meta` does not come first (after `mdat`, or too far): read it whole.
+        /// A file whose `meta` does not come first (after `mdat`, or too far), or whose
+        /// `ftyp` names no brand known here: only the whole file will do.
         case elsewhere
-        /// Not a HEIF file, or one whose `meta` box makes no sense: no decoder can show it.
+        /// No `ftyp` box first (no ISO-BMFF file), or a `meta` box that makes no sense:
+        /// no decoder can show it.
         case invalid
     }
 
@@ -102,9 +104,10 @@ package enum HEIF {
     ///   - prefix: The file's first bytes.
     ///   - fileSize: The file's size.
     package static func scan(_ prefix: [UInt8], fileSize: Int) -> Scan {
-        guard prefix.count <= fileSize, isHEIF(prefix),
-            let ftyp = ISOBMFF.box(in: prefix, at: 0, limit: fileSize)
+        guard prefix.count <= fileSize, let ftyp = ISOBMFF.box(in: prefix, at: 0, limit: fileSize), ftyp.is("ftyp")
         else { return .invalid }
+        // Brands not known here may still be libheif's: it decides on the whole file.
+        guard isHEIF(prefix) else { return .elsewhere }
         var at = ftyp.end
         for _ in 0..<maxTopLevel {
             guard let box = ISOBMFF.box(in: prefix, at: at, limit: fileSize) else {

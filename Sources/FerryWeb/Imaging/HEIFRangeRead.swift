@@ -13,9 +13,9 @@ enum HEIFRangeRead {
         /// The bytes of the `meta` box and of a thumbnail item large enough.
         case sparse(HEIFCodec.Sparse)
         /// No thumbnail item large enough, or a layout not read by range (`meta` after
-        /// `mdat`, data in another file): only the whole file will do.
+        /// `mdat`, data in another file, brands not known here): only the whole file will do.
         case whole
-        /// Not a HEIF file, or one whose `meta` box is garbage: no download can help.
+        /// No ISO-BMFF file, or a HEIF file whose `meta` box is garbage: no download can help.
         case invalid(String)
     }
 
@@ -56,7 +56,7 @@ enum HEIFRangeRead {
             case .elsewhere:
                 return .whole
             case .invalid:
-                return .invalid(HEIF.isHEIF(prefix) ? "its meta box is unreadable" : "not a HEIF file")
+                return .invalid(HEIF.isHEIF(prefix) ? "its meta box is unreadable" : "no ftyp box: not a HEIF file")
             }
         }
     }

@@ -100,6 +100,33 @@ struct HEIFRangeTests {
         }
     }
 
+    /// heif-enc's sample with an Exif item (HEIFTests): from only its `meta` box and the
+    /// thumbnail item's bytes, the Exif item's bytes left as zeros, libheif gives the same pixels.
+    @Test func aSparseCopyNeedsNoOtherItemsBytes() async throws {
+        let folder = try TempDir(prefix: "heif-range-exif")
+        let path = try await HEIFTests.heifEnc(into: folder)
+        let file = try Self.bytes(path)
+        guard case .found(let layout) = HEIF.scan(Array(file.prefix(HEIF.firstRead)), fileSize: file.count),
+            let thumbnail = layout.thumbnail(minSide: 256)
+        else {
+            Issue.record("no thumbnail item found")
+            return
+        }
+        let parts =
+            [(offset: 0, bytes: Array(file[..<layout.metaEnd]))]
+            + thumbnail.extents.map { (offset: $0.lowerBound, bytes: Array(file[$0])) }
+        let sparse = try HEIFCodec.decode(
+            sparse: HEIFCodec.Sparse(fileSize: file.count, thumbnail: thumbnail.item, parts: parts))
+        let whole = try HEIFCodec.decode(file: path, minSide: 256)
+        #expect(sparse.fromThumbnail && sparse.image.pixels == whole.image.pixels)
+        #expect(try HEIFCodec.exif(file: path).tiff != nil, "the sample has an Exif item")
+        // The primary item is never decoded from a sparse copy: an item that is no thumbnail is refused.
+        #expect(throws: JPEGError.self) {
+            try HEIFCodec.decode(
+                sparse: HEIFCodec.Sparse(fileSize: file.count, thumbnail: layout.primary, parts: parts))
+        }
+    }
+
     /// A `meta` box past the first read is read in one more; one that does not come first
     /// (after `mdat`) is not looked for; bogus sizes and counts are refused, never followed.
     @Test func scanGrowsOnceAndRefusesGarbage() async throws {

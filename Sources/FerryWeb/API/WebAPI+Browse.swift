@@ -78,7 +78,8 @@ extension WebAPI {
     /// card's `thumbnail.cgi`; elsewhere a range read of the file's first bytes);
     /// for a local photo, or one without an Exif thumbnail, it is made here from
     /// the photo with libjpeg-turbo's scaled decoding (a remote photo downloaded
-    /// whole first).
+    /// whole first). A remote raw file's comes from its embedded JPEG and a remote
+    /// HEIC's from its thumbnail item, each read by range where the source can.
     func thumbnail(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }

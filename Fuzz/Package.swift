@@ -27,6 +27,7 @@ let fuzzers: [(String, [Target.Dependency])] = [
     ("EXIFThumbnail", ["FerryKit"]),
     ("CaptureDate", ["FerryKit"]),
     ("CR3Boxes", ["FerryKit"]),
+    ("HEIFMeta", ["FerryKit"]),
     ("WebDAVMultistatus", ["FerryKit"]),
     ("ServerQuery", ["FerryServer"]),
     ("ServerRange", ["FerryServer"]),

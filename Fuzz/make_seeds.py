@@ -74,6 +74,58 @@ def exif_dated(date=b"2024:06:01 23:45:12", subsec=b"25", offset=b"+02:00", orie
     return b"\xff\xd8\xff\xe1" + struct.pack(">H", len(out) + 8) + b"Exif\x00\x00" + out + b"\xff\xd9"
 
 
+def heif(thumbnail=True, idat=False, iloc_version=1, wide_meta=False, mdat_first=False):
+    """A small HEIC laid out as libheif and phones write it (see Sources/FerryKit/Imaging/HEIF.swift):
+    ftyp heic, meta (hdlr, pitm, iloc, iinf, iref thmb, iprp with ispe and ipma), mdat with the
+    items' bytes (no real HEVC: the scan never decodes)."""
+
+    def box(t, payload):
+        return struct.pack(">I", 8 + len(payload)) + t + payload
+
+    def full(t, version, payload, flags=0):
+        return box(t, struct.pack(">I", version << 24 | flags) + payload)
+
+    image, thumb = b"\x00\x00\x00\x10primary image..", b"\x00\x00\x00\x08thumb..."
+    items = [(1, image)] + ([(2, thumb)] if thumbnail else [])
+    ftyp = box(b"ftyp", b"heic" + bytes(4) + b"mif1heicmiaf")
+    ispe = lambda w, h: full(b"ispe", 0, struct.pack(">II", w, h))
+    ipco = box(b"ipco", box(b"hvcC", bytes(23)) + ispe(4032, 3024) + ispe(320, 240))
+    ipma = full(b"ipma", 0, struct.pack(">I", len(items)) + b"".join(
+        struct.pack(">HB", i, 2) + bytes([0x81, i + 1]) for i, _ in items))
+
+    def meta(data_at):
+        count = struct.pack(">H", len(items))
+        if iloc_version == 0:
+            entries = b"".join(struct.pack(">HHIHII", i, 0, data_at[i], 1, 0, len(b)) for i, b in items)
+        else:
+            method = 1 if idat else 0
+            entries = b"".join(struct.pack(">HHHIHII", i, method, 0, data_at[i], 1, 0, len(b)) for i, b in items)
+        iloc = full(b"iloc", iloc_version, struct.pack(">H", 0x4440) + count + entries)
+        iinf = full(b"iinf", 0, count + b"".join(full(b"infe", 2, struct.pack(">HH", i, 0) + b"hvc1\x00") for i, _ in items))
+        iref = full(b"iref", 0, box(b"thmb", struct.pack(">HHH", 2, 1, 1))) if thumbnail else b""
+        body = (full(b"hdlr", 0, bytes(4) + b"pict" + bytes(13)) + full(b"pitm", 0, struct.pack(">H", 1)) + iloc + iinf
+                + iref + box(b"iprp", ipco + ipma))
+        if idat:
+            body += box(b"idat", b"".join(b for _, b in items))
+        payload = struct.pack(">I", 0) + body
+        if wide_meta:
+            return struct.pack(">I", 1) + b"meta" + struct.pack(">Q", 16 + len(payload)) + payload
+        return box(b"meta", payload)
+
+    data = b"".join(b for _, b in items)
+    offsets = {}
+    at = 0
+    for i, b in items:
+        offsets[i] = at
+        at += len(b)
+    if idat:
+        return ftyp + meta(offsets)
+    size = len(meta({i: 0 for i in offsets}))
+    if mdat_first:
+        return ftyp + box(b"mdat", data) + meta({i: len(ftyp) + 8 + o for i, o in offsets.items()})
+    return ftyp + meta({i: len(ftyp) + size + 8 + o for i, o in offsets.items()}) + box(b"mdat", data)
+
+
 def cr3(orientation=6, date=b"2024:06:01 23:45:12", wide_moov=False, zero_mdat=True):
     """A small CR3 laid out as Canon's (see Sources/FerryKit/Imaging/CR3.swift): ftyp crx, moov with
     the Canon uuid (CNCV, CTBO, CMT1 with Orientation, CMT2 with DateTimeOriginal, THMB), the PRVW
@@ -192,6 +244,10 @@ SEEDS = {
     "CR3Boxes": [
         cr3(), cr3(orientation=3, wide_moov=True), cr3(zero_mdat=False), cr3()[:200],
         cr3().replace(b"CMT2", b"CMTX"), cr3()[:24] + b"\xff\xff\xff\xff" + cr3()[28:],
+    ],
+    "HEIFMeta": [
+        heif(), heif(thumbnail=False), heif(idat=True), heif(iloc_version=0), heif(wide_meta=True),
+        heif(mdat_first=True), heif()[:120], heif().replace(b"thmb", b"dimg"), heif().replace(b"ispe", b"ispx"),
     ],
     "ServerQuery": [
         b"/command.cgi?op=100&DIR=/DCIM", b"/thumbnail.cgi?/DCIM/100__TSB/A.JPG", b"/a%20b/c+d?x=1+2&y=%ZZ&&z&=v",

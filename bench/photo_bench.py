@@ -14,12 +14,19 @@ side in one run:
                 SampleCR3's layout) served by `ferry card --rate 2500000
                 --max-connections 1`, through a counting proxy: the bytes the card sent
                 for the tile and the time; target: at most 256 KiB.
+  heic-remote-tile  /api/thumb of 12 MP HEICs with a 320 px thumbnail item (`heif-enc -t 320`)
+                served by `ferry card --rate 2500000 --max-connections 1` through the
+                counting proxy: as phones lay them out (`meta` first: the `meta` box
+                and the thumbnail item by range) against the same bytes with `meta`
+                moved behind `mdat` (ftyp, free of meta's size, mdat, meta: item
+                offsets unchanged), which Ferry downloads whole before the tile, as
+                every remote HEIC was before the range read; bytes sent and time.
   sync-date     `ferry sync --layout date` of a folder of 500 JPEGs whose
                 DateTimeOriginal exiftool set: today's build against the build before
                 sync read the date taken (--before PATH, 540c2ac^) and today's build
                 with `--layout tree`; target: within 5% of the build before.
 
-Usage: bench/photo_bench.py [--only heic-thumb,heic-preview,cr3-tile,sync-date]
+Usage: bench/photo_bench.py [--only heic-thumb,heic-preview,heic-remote-tile,cr3-tile,sync-date]
          [--rounds N] [--jobs N] [--files N] [--photos N] [--photo-size WxH] [--ferry PATH] [--before PATH] [--out FILE]
 Needs ImageMagick (scripts/setup.sh --bench), heif-enc/heif-convert and exiftool
 (scripts/setup.sh).
@@ -78,11 +85,23 @@ class HEICSamples:
     pictures as HEIC by heif-enc (its defaults: quality 50, x265's preset), without and
     with a 320 px thumbnail item; made once, shared by both HEIC cases."""
 
-    def __init__(self, work, files):
+    def __init__(self, work, files, thumbed=None):
         self.folder = os.path.join(work, "photos")
-        self.jpegs = make_photos(self.folder, files)
-        self.plain = make_heics(self.jpegs, 0)
-        self.thumbed = make_heics(self.jpegs, 320)
+        self._plain, self._thumbed = None, thumbed
+        # Ready-made HEICs (--thumbed) serve heic-remote-tile alone: no JPEGs made.
+        self.jpegs = [] if thumbed else make_photos(self.folder, files)
+
+    @property
+    def plain(self):
+        if self._plain is None:
+            self._plain = make_heics(self.jpegs, 0)
+        return self._plain
+
+    @property
+    def thumbed(self):
+        if self._thumbed is None:
+            self._thumbed = make_heics(self.jpegs, 320)
+        return self._thumbed
 
 
 def heic_thumb(ferry, work, samples, rounds):
@@ -354,6 +373,76 @@ def cr3_tile(ferry, work, rounds):
     return lines
 
 
+def meta_last(data):
+    """The same HEIC with its meta box moved behind mdat: ftyp, a free box as long as meta
+    (so every item keeps its offset), the rest, meta. libheif reads it; Ferry's range read
+    does not look behind mdat and downloads it whole."""
+    ftyp_end = struct.unpack(">I", data[0:4])[0]
+    meta_size = struct.unpack(">I", data[ftyp_end:ftyp_end + 4])[0]
+    assert data[ftyp_end + 4:ftyp_end + 8] == b"meta", "meta does not follow ftyp"
+    meta = data[ftyp_end:ftyp_end + meta_size]
+    free = struct.pack(">I", meta_size) + b"free" + bytes(meta_size - 8)
+    return data[:ftyp_end] + free + data[ftyp_end + meta_size:] + meta
+
+
+def heic_remote_tile(ferry, work, samples, rounds):
+    card_dir = os.path.join(work, "heic-card", "DCIM", "100APPLE")
+    os.makedirs(card_dir)
+    names = {"meta first (as phones write): meta box and thumbnail item by range": [],
+             "meta behind mdat: downloaded whole first (every remote HEIC before)": []}
+    labels = list(names)
+    for r in range(rounds):
+        for i, path in enumerate(samples.thumbed):
+            data = open(path, "rb").read()
+            for label, bytes_, suffix in [(labels[0], data, ""), (labels[1], meta_last(data), "L")]:
+                name = f"IMG_{r:02d}{i:02d}{suffix}.HEIC"
+                with open(os.path.join(card_dir, name), "wb") as f:
+                    f.write(bytes_)
+                names[label].append(name)
+    card_port = free_port()
+    card = subprocess.Popen([ferry, "card", os.path.join(work, "heic-card"), "--port", str(card_port), "--rate",
+                             "2500000", "--max-connections", "1", "-q"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    proxy = None
+    rows = {label: [] for label in labels}
+    try:
+        wait_port(card_port)
+        proxy = CountingProxy(card_port)
+        server = Serve(ferry, f"flashair://127.0.0.1:{proxy.port}/", work)
+        try:
+            time.sleep(1)
+            get_json(server.url("/api/list?path=/DCIM/100APPLE"))
+            time.sleep(0.5)
+            proxy.take()
+            # Alternating the two layouts, a different file each time: every tile is a cold one.
+            for k in range(len(names[labels[0]])):
+                for label in (labels if k % 2 == 0 else list(reversed(labels))):
+                    name = names[label][k]
+                    elapsed, jpeg = get(server.url(f"/api/thumb?path=/DCIM/100APPLE/{name}"))
+                    time.sleep(0.3)  # let the relay count the last bytes
+                    sent, connections = proxy.take()
+                    rows[label].append((elapsed, sent, connections, jpeg_size(jpeg)))
+        finally:
+            server.stop()
+    finally:
+        if proxy:
+            proxy.stop()
+        card.terminate()
+        card.wait()
+    size = median([os.path.getsize(p) for p in samples.thumbed])
+    lines = [f"## 12 MP HEIC tiles from a 2.5 MB/s one-connection card (`heif-enc -t 320`, {size / 1e6:.1f} MB; "
+             f"{len(samples.thumbed)} pictures x {rounds} rounds, each a cold tile)", "",
+             "| layout | time of `/api/thumb` (median) | all (ms) | bytes the card sent (median, headers included) "
+             "| connections |", "|---|---|---|---|---|"]
+    for label in labels:
+        r = rows[label]
+        lines.append(f"| {label} | {median([x[0] for x in r]) * 1000:.0f} ms | "
+                     f"{', '.join(f'{x[0] * 1000:.0f}' for x in r)} | {median([x[1] for x in r]) / 1024:.1f} KiB | "
+                     f"{median([x[2] for x in r])} |")
+    lines += ["", f"Tile sizes: {sorted(set(str(x[3]) for r in rows.values() for x in r))}."]
+    return lines
+
+
 def get_json(url):
     with urllib.request.urlopen(url) as r:
         return r.read()
@@ -434,9 +523,11 @@ def sync_date(ferry, before, work, photos, size, rounds, jobs):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", default="heic-thumb,heic-preview,cr3-tile,sync-date")
+    parser.add_argument("--only", default="heic-thumb,heic-preview,heic-remote-tile,cr3-tile,sync-date")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--files", type=int, default=2, help="12 MP pictures for the HEIC cases")
+    parser.add_argument("--thumbed", help="heic-remote-tile: ready `heif-enc -t 320` 12 MP HEICs (comma-separated) "
+                        "instead of encoding them (slow on a busy machine)")
     parser.add_argument("--photos", type=int, default=500, help="photos for sync-date")
     parser.add_argument("--photo-size", default="2000x1500", help="sync-date: the photos' pixels")
     parser.add_argument("--jobs", type=int, help="sync-date: -j N for every row (default: sync's own)")
@@ -455,11 +546,14 @@ def main():
     try:
         for case in cases:
             if case.startswith("heic-") and samples is None:
-                samples = HEICSamples(work, args.files)
+                ready = args.thumbed.split(",") if args.thumbed and cases == ["heic-remote-tile"] else None
+                samples = HEICSamples(work, args.files, ready)
             if case == "heic-thumb":
                 lines += heic_thumb(ferry, work, samples, args.rounds)
             elif case == "heic-preview":
                 lines += heic_preview(ferry, work, samples, args.rounds)
+            elif case == "heic-remote-tile":
+                lines += heic_remote_tile(ferry, work, samples, args.rounds)
             elif case == "cr3-tile":
                 lines += cr3_tile(ferry, work, args.rounds)
             elif case == "sync-date":

@@ -40,17 +40,18 @@ static inline void ferry_heif_copy_message(struct heif_error error, char *messag
     }
 }
 
-/// Opens a file (`path`) or bytes (`data`, `size`; not copied: keep them alive) with the
-/// size limit set. On failure the message is copied out before the context goes (libheif's
-/// messages can live in the context).
-static inline int ferry_heif_open(const char *path, const void *data, size_t size, struct heif_context **out,
-                                  char *message, size_t message_size) {
+/// Opens a file (`path`), bytes (`data`, `size`; not copied: keep them alive) or a reader
+/// (`reader`, `reader_data`) with the size limit set. On failure the message is copied out
+/// before the context goes (libheif's messages can live in the context).
+static inline int ferry_heif_open(const char *path, const void *data, size_t size, const struct heif_reader *reader,
+                                  void *reader_data, struct heif_context **out, char *message, size_t message_size) {
     struct heif_context *ctx = heif_context_alloc();
     *out = NULL;
     if (!ctx) return FERRY_HEIF_MEMORY;
     heif_context_set_maximum_image_size_limit(ctx, FERRY_HEIF_MAX_SIDE);
-    struct heif_error error = path ? heif_context_read_from_file(ctx, path, NULL)
-                                   : heif_context_read_from_memory_without_copy(ctx, data, size, NULL);
+    struct heif_error error = path     ? heif_context_read_from_file(ctx, path, NULL)
+                              : reader ? heif_context_read_from_reader(ctx, reader, reader_data, NULL)
+                                       : heif_context_read_from_memory_without_copy(ctx, data, size, NULL);
     if (error.code != heif_error_Ok) {
         ferry_heif_copy_message(error, message, message_size);
         heif_context_free(ctx);
@@ -60,17 +61,13 @@ static inline int ferry_heif_open(const char *path, const void *data, size_t siz
     return FERRY_HEIF_OK;
 }
 
-/// Decodes the primary image of a HEIF file to upright RGB. When `min_side` > 0 and the
-/// file has a thumbnail item whose longer side is at least `min_side`, that (small) item is
-/// decoded instead of the whole image: an iPhone's 12 MP photo carries one of 320 x 240 or so.
-static inline int ferry_heif_decode(const char *path, const void *data, size_t size, int min_side,
-                                    ferry_heif_image *out, char *message, size_t message_size) {
-    if (!out || (!path && (!data || size == 0))) return FERRY_HEIF_ARGUMENT;
-    memset(out, 0, sizeof *out);
-    if (message && message_size) message[0] = 0;
-    struct heif_context *ctx = NULL;
-    int opened = ferry_heif_open(path, data, size, &ctx, message, message_size);
-    if (opened != FERRY_HEIF_OK) return opened;
+/// Decodes the primary image of an open file to upright RGB and frees the context. When
+/// `min_side` > 0 and the file has a thumbnail item whose longer side is at least `min_side`,
+/// that (small) item is decoded instead of the whole image: an iPhone's 12 MP photo carries
+/// one of 320 x 240 or so. When `only_thumbnail` > 0, that thumbnail item of the primary
+/// image is decoded, or nothing (FERRY_HEIF_NONE): the bytes of a sparse copy are only its own.
+static inline int ferry_heif_decode_context(struct heif_context *ctx, int min_side, heif_item_id only_thumbnail,
+                                            ferry_heif_image *out, char *message, size_t message_size) {
     struct heif_image_handle *primary = NULL;
     struct heif_error error = heif_context_get_primary_image_handle(ctx, &primary);
     if (error.code != heif_error_Ok) {
@@ -82,11 +79,12 @@ static inline int ferry_heif_decode(const char *path, const void *data, size_t s
     out->image_height = heif_image_handle_get_height(primary);
     struct heif_image_handle *chosen = primary;
     struct heif_image_handle *thumbnail = NULL;
-    if (min_side > 0) {
+    if (min_side > 0 || only_thumbnail > 0) {
         heif_item_id ids[8];
         int n = heif_image_handle_get_list_of_thumbnail_IDs(primary, ids, 8);
         for (int i = 0; i < n; i++) {
             struct heif_image_handle *t = NULL;
+            if (only_thumbnail > 0 && ids[i] != only_thumbnail) continue;
             if (heif_image_handle_get_thumbnail(primary, ids[i], &t).code != heif_error_Ok) continue;
             int w = heif_image_handle_get_width(t), h = heif_image_handle_get_height(t);
             int longer = w > h ? w : h;
@@ -96,7 +94,7 @@ static inline int ferry_heif_decode(const char *path, const void *data, size_t s
                 best = bw > bh ? bw : bh;
             }
             // The smallest thumbnail that is large enough.
-            if (longer >= min_side && (!thumbnail || longer < best)) {
+            if ((only_thumbnail > 0 || longer >= min_side) && (!thumbnail || longer < best)) {
                 if (thumbnail) heif_image_handle_release(thumbnail);
                 thumbnail = t;
             } else {
@@ -104,6 +102,11 @@ static inline int ferry_heif_decode(const char *path, const void *data, size_t s
             }
         }
         if (thumbnail) chosen = thumbnail;
+    }
+    if (only_thumbnail > 0 && !thumbnail) {
+        heif_image_handle_release(primary);
+        heif_context_free(ctx);
+        return FERRY_HEIF_NONE;
     }
     int cw = heif_image_handle_get_width(chosen), ch = heif_image_handle_get_height(chosen);
     if (cw <= 0 || ch <= 0 || (unsigned long long)cw * (unsigned long long)ch > FERRY_HEIF_MAX_PIXELS) {
@@ -143,6 +146,85 @@ static inline int ferry_heif_decode(const char *path, const void *data, size_t s
     return status;
 }
 
+/// Decodes the primary image of a HEIF file (`path`) or of bytes in memory; see
+/// ferry_heif_decode_context.
+static inline int ferry_heif_decode(const char *path, const void *data, size_t size, int min_side,
+                                    ferry_heif_image *out, char *message, size_t message_size) {
+    if (!out || (!path && (!data || size == 0))) return FERRY_HEIF_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    if (message && message_size) message[0] = 0;
+    struct heif_context *ctx = NULL;
+    int opened = ferry_heif_open(path, data, size, NULL, NULL, &ctx, message, message_size);
+    if (opened != FERRY_HEIF_OK) return opened;
+    return ferry_heif_decode_context(ctx, min_side, 0, out, message, message_size);
+}
+
+/// A byte range of a sparse copy of a file: `length` bytes at file offset `offset`, found at
+/// `at` in the copy's buffer.
+typedef struct {
+    int64_t offset;
+    int64_t length;
+    int64_t at;
+} ferry_heif_span;
+
+/// A file of `size` bytes of which only `spans` are known (the rest reads as zeros): what
+/// a range read fetched (the `meta` box, a thumbnail item's extents).
+typedef struct {
+    const unsigned char *buffer;
+    const ferry_heif_span *spans;
+    int count;
+    int64_t size;
+    int64_t position;
+} ferry_heif_sparse;
+
+static inline int64_t ferry_heif_sparse_position(void *userdata) { return ((ferry_heif_sparse *)userdata)->position; }
+
+static inline int ferry_heif_sparse_read(void *data, size_t size, void *userdata) {
+    ferry_heif_sparse *file = (ferry_heif_sparse *)userdata;
+    int64_t start = file->position;
+    if (start < 0 || start > file->size || (uint64_t)size > (uint64_t)(file->size - start)) return 1;
+    int64_t end = start + (int64_t)size;
+    memset(data, 0, size);
+    for (int i = 0; i < file->count; i++) {
+        const ferry_heif_span *s = &file->spans[i];
+        int64_t from = s->offset > start ? s->offset : start;
+        int64_t to = s->offset + s->length < end ? s->offset + s->length : end;
+        if (from < to) memcpy((unsigned char *)data + (from - start), file->buffer + s->at + (from - s->offset), (size_t)(to - from));
+    }
+    file->position = end;
+    return 0;
+}
+
+static inline int ferry_heif_sparse_seek(int64_t position, void *userdata) {
+    ferry_heif_sparse *file = (ferry_heif_sparse *)userdata;
+    if (position < 0 || position > file->size) return 1;
+    file->position = position;
+    return 0;
+}
+
+static inline enum heif_reader_grow_status ferry_heif_sparse_wait(int64_t target, void *userdata) {
+    return target <= ((ferry_heif_sparse *)userdata)->size ? heif_reader_grow_status_size_reached
+                                                           : heif_reader_grow_status_size_beyond_eof;
+}
+
+/// Decodes thumbnail item `thumbnail` of a file of `size` bytes known only by `spans` of
+/// `buffer` (each span inside the file and the buffer: the caller checks). FERRY_HEIF_NONE
+/// when the file has no such thumbnail item; the primary image is never decoded.
+static inline int ferry_heif_decode_sparse(const unsigned char *buffer, const ferry_heif_span *spans, int count,
+                                           int64_t size, uint32_t thumbnail, ferry_heif_image *out, char *message,
+                                           size_t message_size) {
+    if (!out || !buffer || !spans || count <= 0 || size <= 0 || thumbnail == 0) return FERRY_HEIF_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    if (message && message_size) message[0] = 0;
+    ferry_heif_sparse file = {buffer, spans, count, size, 0};
+    static const struct heif_reader reader = {1, ferry_heif_sparse_position, ferry_heif_sparse_read,
+                                              ferry_heif_sparse_seek, ferry_heif_sparse_wait};
+    struct heif_context *ctx = NULL;
+    int opened = ferry_heif_open(NULL, NULL, 0, &reader, &file, &ctx, message, message_size);
+    if (opened != FERRY_HEIF_OK) return opened;
+    return ferry_heif_decode_context(ctx, 0, thumbnail, out, message, message_size);
+}
+
 /// The primary image's Exif block (from its TIFF header on: the block's leading offset
 /// is skipped), malloc'd into `*out`; FERRY_HEIF_NONE when the file has none.
 /// `*width` and `*height` get the image's size as shown.
@@ -152,7 +234,7 @@ static inline int ferry_heif_exif(const char *path, unsigned char **out, size_t 
     *out = NULL;
     *out_size = 0;
     struct heif_context *ctx = NULL;
-    int opened = ferry_heif_open(path, NULL, 0, &ctx, message, message_size);
+    int opened = ferry_heif_open(path, NULL, 0, NULL, NULL, &ctx, message, message_size);
     if (opened != FERRY_HEIF_OK) return opened;
     struct heif_image_handle *primary = NULL;
     struct heif_error error = heif_context_get_primary_image_handle(ctx, &primary);

@@ -78,7 +78,8 @@ extension WebAPI {
     /// card's `thumbnail.cgi`; elsewhere a range read of the file's first bytes);
     /// for a local photo, or one without an Exif thumbnail, it is made here from
     /// the photo with libjpeg-turbo's scaled decoding (a remote photo downloaded
-    /// whole first).
+    /// whole first). A remote raw file's comes from its embedded JPEG and a remote
+    /// HEIC's from its thumbnail item, each read by range where the source can.
     func thumbnail(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
             guard let source else { throw APIRefusal(409, "no source connected") }
@@ -111,6 +112,12 @@ extension WebAPI {
                 thumbnails.put(key, bytes)
             } else if kind == .raw, let embedded = await remoteRawJPEG(backend, source: source, want: .thumbnail) {
                 bytes = try await scaledJPEG(embedded, side: side, quality: 80, of: web)
+                thumbnails.put(key, bytes)
+            } else if kind == .heif,
+                let made = try await remoteHEIFThumbnail(backend, source: source, side: side, of: web)
+            {
+                // The `meta` box and the thumbnail item by range, no full download.
+                bytes = made
                 thumbnails.put(key, bytes)
             } else {
                 let local = source.isLocal ? backend : try await remoteCopy(backend, request: request, source: source)
@@ -147,6 +154,41 @@ extension WebAPI {
         let cr3 = MediaType.fileExtension(backend) == "cr3"
         return try? await RawPreview.jpeg(fileSize: Int(size), cr3: cr3, want: want) { range in
             try await source.fs.data(at: backend, range: range)
+        }
+    }
+
+    /// The thumbnail of a HEIF file on a remote source from its `meta` box and thumbnail
+    /// item read by range (``HEIFRangeRead``), or nil where that cannot be (no thumbnail
+    /// item of `side` pixels, a source that cannot read ranges, a layout not read by range,
+    /// bytes libheif refuses in part): the caller then copies the whole file.
+    ///
+    /// - Throws: ``APIRefusal`` 422 at once when the file's first bytes are no HEIF file's
+    ///   or its `meta` box is garbage: the whole file would not decode either.
+    func remoteHEIFThumbnail(_ backend: String, source: WebSource, side: Int, of web: String) async throws
+        -> [UInt8]?
+    {
+        guard !source.isLocal, let size = try? await source.fs.stat(backend).size else { return nil }
+        let outcome: HEIFRangeRead.Outcome
+        do {
+            outcome = try await HEIFRangeRead.thumbnail(fileSize: Int(size), minSide: side) { range in
+                try await source.fs.data(at: backend, range: range)
+            }
+        } catch let error as FerryError where error.code == .cancelled {
+            throw error
+        } catch {
+            return nil
+        }
+        switch outcome {
+        case .whole:
+            return nil
+        case .invalid(let why):
+            throw APIRefusal(422, "cannot read \(web) as a photo: \(JPEGError.Code.heif) (\(why))")
+        case .sparse(let sparse):
+            // Upright already: libheif applies the thumbnail's irot/imir.
+            return try? await workers.run {
+                let decoded = try HEIFCodec.decode(sparse: sparse)
+                return try JPEGCodec.encode(JPEGCodec.downscale(decoded.image, maxSide: side), quality: 80)
+            }
         }
     }
 

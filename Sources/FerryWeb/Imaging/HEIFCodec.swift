@@ -44,6 +44,55 @@ public enum HEIFCodec {
         return try finish(status, image, message, path: nil)
     }
 
+    /// A file known only in part: its first bytes (the `meta` box) and the bytes of one
+    /// thumbnail item, as a range read fetched them; everything else reads as zeros.
+    public struct Sparse: Sendable {
+        /// The file's size.
+        public var fileSize: Int
+        /// The thumbnail item to decode.
+        public var thumbnail: UInt32
+        /// The bytes known, each at its file offset (inside the file).
+        public var parts: [(offset: Int, bytes: [UInt8])]
+
+        /// Creates a sparse copy; parts reaching past `fileSize` are cut there.
+        public init(fileSize: Int, thumbnail: UInt32, parts: [(offset: Int, bytes: [UInt8])]) {
+            self.fileSize = fileSize
+            self.thumbnail = thumbnail
+            self.parts = parts.compactMap { part in
+                guard part.offset >= 0, part.offset < fileSize else { return nil }
+                return (part.offset, Array(part.bytes.prefix(fileSize - part.offset)))
+            }
+        }
+    }
+
+    /// Decodes the thumbnail item of a sparse copy (never the primary image, whose bytes it lacks).
+    ///
+    /// - Throws: ``JPEGError``: `.heif` when libheif refuses the bytes or the file has no such
+    ///   thumbnail item, `.outOfMemory`.
+    public static func decode(sparse: Sparse) throws(JPEGError) -> Decoded {
+        guard sparse.fileSize > 0, sparse.thumbnail > 0, !sparse.parts.isEmpty else {
+            throw JPEGError(.invalidArgument)
+        }
+        var buffer: [UInt8] = []
+        var spans: [ferry_heif_span] = []
+        for part in sparse.parts {
+            spans.append(
+                ferry_heif_span(offset: Int64(part.offset), length: Int64(part.bytes.count), at: Int64(buffer.count)))
+            buffer += part.bytes
+        }
+        var image = ferry_heif_image()
+        var message = [CChar](repeating: 0, count: 256)
+        let status = buffer.withUnsafeBufferPointer { bytes in
+            spans.withUnsafeBufferPointer { spans in
+                ferry_heif_decode_sparse(
+                    bytes.baseAddress, spans.baseAddress, Int32(spans.count), Int64(sparse.fileSize), sparse.thumbnail,
+                    &image, &message, message.count)
+            }
+        }
+        if status == FERRY_HEIF_NONE { throw JPEGError(.heif, detail: "no thumbnail item \(sparse.thumbnail)") }
+        return try finish(status, image, message, path: nil)
+    }
+
     /// The primary image's Exif data (from its TIFF header on) and its size as shown.
     ///
     /// - Returns: nil for the Exif data when the file has none.

@@ -197,6 +197,20 @@ struct SFTPCommandTests {
         let deadline = Date().addingTimeInterval(10)
         while !sent().contains(where: { $0 > 3_000_000 }) && Date() < deadline { usleep(50_000) }
         #expect(sent().contains { $0 > 3_000_000 }, "\(gate.log)")
+        // ProxyCommand: the same through a command of the user's, with %h and %p expanded.
+        let config = try String(contentsOfFile: home.file(".ssh/config"), encoding: .utf8)
+        try
+            (config + """
+
+                Host viacommand
+                    HostName 127.0.0.1
+                    Port \(nas.port)
+                    User \(nas.user)
+                    IdentityFile ~/keys/nas_key
+                    ProxyCommand ssh -F \(home.file(".ssh/config")) -o BatchMode=yes -W %h:%p gate
+                """).write(toFile: home.file(".ssh/config"), atomically: true, encoding: .utf8)
+        let viaCommand = try run(["ls", "sftp://viacommand\(nas.root)/"])
+        #expect(viaCommand.status == 0 && viaCommand.stdout.contains("back.bin"), "\(viaCommand.stderr)")
         // The final server's key is what Ferry checks: the jump host's key under its name is a changed key.
         let gateKeyLine = try gate.knownHostsLine().split(separator: " ")
         try "[127.0.0.1]:\(nas.port) \(gateKeyLine[1]) \(gateKeyLine[2])\n".write(

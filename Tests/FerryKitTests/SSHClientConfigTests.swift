@@ -85,6 +85,8 @@ struct SSHClientConfigTests {
             acceptNewHostKey: false)
         #expect(one.arguments == ["ssh", "-o", "BatchMode=yes", "-W", "[10.0.0.5]:22", "--", "gate"])
         #expect(one.description == "ProxyJump gate")
+        // For a person to run: quoted where a shell would read it otherwise.
+        #expect(one.shellCommand == "ssh -o BatchMode=yes -W '[10.0.0.5]:22' -- gate")
         // The last hop is the destination, the ones before it ssh's own -J.
         let chain = SSHProxy.make(
             .jump(["a", "bob@[fe80::1]:2200"]), host: "nas.lan", port: 2222, user: "ann", alias: "nas",
@@ -98,6 +100,8 @@ struct SSHClientConfigTests {
             .command("nc -X connect %h %p # %r@%n 100%%"), host: "nas.lan", port: 22, user: "ann", alias: "nas",
             configFile: nil, acceptNewHostKey: false)
         #expect(command.arguments == ["/bin/sh", "-c", "exec nc -X connect nas.lan 22 # ann@nas 100%"])
+        #expect(
+            SSHProxy(arguments: ["sh", "-c", "it's"], description: "").shellCommand == #"sh -c 'it'\''s'"#)
         #expect(SSHProxy.Jump("ssh://u@h:7") == SSHProxy.Jump(user: "u", host: "h", port: 7))
         #expect(SSHProxy.Jump("h") == SSHProxy.Jump(user: nil, host: "h", port: nil))
     }

@@ -135,13 +135,13 @@ extension FerryError {
         // The proxy's own words when it failed (the jump host unknown, refusing
         // the login, or not reaching the server): libcurl only saw the
         // connection end before the SSH greeting.
-        if let tunnel = hostKeys?.tunnel, completion.code != .loginDenied, SFTPStatus.find(in: text) == nil,
+        if let tunnel = hostKeys?.tunnel, CurlCode.connectionEnded.contains(completion.code),
             let words = tunnel.failure()
         {
             return FerryError(
                 .connectionFailed, operation: operation, target: target, serverText: words,
-                detail: "\(tunnel.proxy.description) did not reach the server; the words are ssh's "
-                    + "(run: \(tunnel.proxy.arguments.joined(separator: " ")))")
+                detail: "\(tunnel.proxy.description) ended before the server was reached; "
+                    + "to see more, run: \(tunnel.proxy.shellCommand)")
         }
         if let status = SFTPStatus.find(in: text) {
             var e = FerryError(
@@ -165,6 +165,13 @@ extension FerryError {
 extension CurlCode {
     /// An SSH-level failure (libssh2 error, connection closed).
     static let ssh = CurlCode(CURLE_SSH)
+
+    /// The codes of an SSH connection that ended under libcurl (before the
+    /// greeting: "Failure establishing ssh session" is `CURLE_FAILED_INIT`).
+    static let connectionEnded: Set<CurlCode> = [
+        CurlCode(CURLE_FAILED_INIT), .ssh, .couldntConnect, .recvError, .sendError, .gotNothing,
+        .operationTimedOut,
+    ]
 }
 
 /// SFTP status codes (draft-ietf-secsh-filexfer-02 and later), found by the text

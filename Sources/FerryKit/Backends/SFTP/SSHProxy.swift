@@ -19,6 +19,14 @@ struct SSHProxy: Sendable, Hashable {
     /// For messages: `ProxyJump bastion` or `ProxyCommand ...`.
     let description: String
 
+    /// The command as a shell would take it, for a person to run.
+    var shellCommand: String {
+        arguments.map { a in
+            a.allSatisfy({ $0.isLetter || $0.isNumber || "-_./=:@,%+".contains($0) })
+                ? a : "'" + a.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        }.joined(separator: " ")
+    }
+
     /// The command for `proxy` to reach `host:port` (the final server, after
     /// `HostName`), as OpenSSH builds it: the last jump host is the destination
     /// of `ssh -W`, the ones before it its own `-J`. `configFile`: given to `ssh`

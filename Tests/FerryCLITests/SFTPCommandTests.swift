@@ -197,6 +197,13 @@ struct SFTPCommandTests {
         let deadline = Date().addingTimeInterval(10)
         while !sent().contains(where: { $0 > 3_000_000 }) && Date() < deadline { usleep(50_000) }
         #expect(sent().contains { $0 > 3_000_000 }, "\(gate.log)")
+        // No ssh child outlives ferry.
+        let pgrep = try #require(TestProcess.which("pgrep"))
+        let children = "W \\[127.0.0.1\\]:\(nas.port) -- gate"
+        let gone = Date().addingTimeInterval(5)
+        while try TestProcess.run(pgrep, ["-f", children]).status == 0 && Date() < gone { usleep(50_000) }
+        let left = try TestProcess.run(pgrep, ["-af", children])
+        #expect(left.status == 1, "an ssh child is left: \(left.stdout)")
         // ProxyCommand: the same through a command of the user's, with %h and %p expanded.
         let config = try String(contentsOfFile: home.file(".ssh/config"), encoding: .utf8)
         try

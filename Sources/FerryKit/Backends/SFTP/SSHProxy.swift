@@ -135,9 +135,11 @@ final class SSHTunnel: @unchecked Sendable {
     }
 
     private func open(_ address: UnsafeMutablePointer<curl_sockaddr>) -> Int32 {
-        guard let (listener, listenAddress) = Self.loopbackSocket(listening: true),
-            let (client, clientAddress) = Self.loopbackSocket(listening: false)
-        else { return -1 }
+        guard let (listener, listenAddress) = Self.loopbackSocket(listening: true) else { return -1 }
+        guard let (client, clientAddress) = Self.loopbackSocket(listening: false) else {
+            Glibc.close(listener)
+            return -1
+        }
         let process = SSHProxyProcess(proxy: proxy)
         withUnsafeMutableBytes(of: &address.pointee.addr) { raw in
             withUnsafeBytes(of: listenAddress) { raw.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<16])) }
@@ -270,12 +272,26 @@ final class SSHProxyProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, socket, 0)
         posix_spawn_file_actions_adddup2(&actions, socket, 1)
         if stderrFile >= 0 { posix_spawn_file_actions_adddup2(&actions, stderrFile, 2) }
+        // SIGTERM as default (the CLI ignores it, and an ignored signal stays
+        // ignored across exec), so `stop` ends the child; SIGINT stays as it is:
+        // Ctrl-C stops Ferry's transfers cleanly, not their connections.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGTERM)
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         let argv = proxy.arguments.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
         let rc = state.withLock { s -> Int32 in
             if s.stopping { return ECANCELED }
-            let rc = posix_spawnp(&pid, argv[0]!, &actions, nil, argv, environ)
+            let rc = posix_spawnp(&pid, argv[0]!, &actions, &attributes, argv, environ)
             if rc == 0 { s.pid = pid }
             return rc
         }

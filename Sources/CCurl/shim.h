@@ -47,6 +47,18 @@ static inline CURLcode ferry_curl_setopt_sshkey_cb(CURL *h, ferry_curl_sshkey_cb
     return curl_easy_setopt(h, CURLOPT_SSH_KEYFUNCTION, cb);
 }
 
+// SFTP through a proxy process (ProxyJump): libcurl asks for each connection's
+// socket and hands it back to be closed.
+typedef curl_socket_t (*ferry_curl_opensocket_cb)(void *clientp, curlsocktype purpose,
+                                                  struct curl_sockaddr *address);
+typedef int (*ferry_curl_closesocket_cb)(void *clientp, curl_socket_t item);
+static inline CURLcode ferry_curl_setopt_opensocket_cb(CURL *h, ferry_curl_opensocket_cb cb) {
+    return curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, cb);
+}
+static inline CURLcode ferry_curl_setopt_closesocket_cb(CURL *h, ferry_curl_closesocket_cb cb) {
+    return curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, cb);
+}
+
 // --- curl_easy_getinfo ----------------------------------------------------
 static inline CURLcode ferry_curl_getinfo_long(CURL *h, CURLINFO i, long *v) {
     return curl_easy_getinfo(h, i, v);

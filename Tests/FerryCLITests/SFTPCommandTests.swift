@@ -65,6 +65,195 @@ struct SFTPCommandTests {
         #expect(wrongPort.status != 0)
     }
 
+    /// A copy of the server's client key in the test's HOME, for an `IdentityFile`.
+    func key(_ server: OpenSSHTestServer, named name: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: home.file("keys"), withIntermediateDirectories: true)
+        let path = home.file("keys/" + name)
+        if !FileManager.default.fileExists(atPath: path) {
+            try FileManager.default.copyItem(atPath: server.keys.clientKey, toPath: path)
+        }
+        chmod(path, 0o600)
+        return path
+    }
+
+    /// `UserKnownHostsFile` of a Host alias: the key is found in its second file,
+    /// ~/.ssh/known_hosts is neither read nor written, and a new key is
+    /// recorded in the first file only (issue 32 item 3).
+    @Test func aHostAliasWithIdentityFileAndUserKnownHostsFile() async throws {
+        let server = try await OpenSSHTestServer()
+        defer { server.stop() }
+        _ = try key(server, named: "nas_key")
+        try FileManager.default.createDirectory(atPath: home.file("kh"), withIntermediateDirectories: true)
+        try (server.knownHostsLine() + "\n").write(toFile: home.file("kh/shared"), atomically: true, encoding: .utf8)
+        // The default file names the server with another key: were it read, the key would be "changed".
+        let line = try server.knownHostsLine().split(separator: " ")
+        try SSHTestKeys.generate(home.file("keys/other_host"))
+        try trust(
+            "\(line[0]) "
+                + (try SSHTestKeys.publicKey(of: home.file("keys/other_host")).split(separator: " ")[0...1].joined(
+                    separator: " ")))
+        try """
+        Host nas
+            HostName 127.0.0.1
+            Port \(server.port)
+            User \(server.user)
+            IdentityFile ~/keys/nas_key
+            IdentitiesOnly yes
+            UserKnownHostsFile ~/kh/mine ~/kh/shared
+        Host fresh
+            HostName 127.0.0.1
+            Port \(server.port)
+            User \(server.user)
+            IdentityFile ~/keys/nas_key
+            UserKnownHostsFile ~/kh/fresh
+        Host trusting
+            HostName 127.0.0.1
+            Port \(server.port)
+            User \(server.user)
+            IdentityFile ~/keys/nas_key
+            UserKnownHostsFile ~/kh/trusting
+            StrictHostKeyChecking accept-new
+        """.write(toFile: home.file(".ssh/config"), atomically: true, encoding: .utf8)
+        try Data("known elsewhere".utf8).write(to: URL(fileURLWithPath: server.local("k.txt")))
+        let before = try String(contentsOfFile: home.file(".ssh/known_hosts"), encoding: .utf8)
+        let ls = try run(["ls", "sftp://nas\(server.root)/"])
+        #expect(ls.status == 0 && ls.stdout.contains("k.txt"), "\(ls.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home.file("kh/mine")))
+        // An unknown host under the alias's own file: refused, naming that file.
+        let refused = try run(["ls", "sftp://fresh\(server.root)/"])
+        #expect(refused.status != 0 && refused.stderr.contains(home.file("kh/fresh")), "\(refused.stderr)")
+        let accepted = try run(["ls", "sftp://fresh\(server.root)/", "--accept-new-host-key"])
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+        let recorded = try String(contentsOfFile: home.file("kh/fresh"), encoding: .utf8)
+        #expect(recorded.contains(String(line[2])), "\(recorded)")
+        // StrictHostKeyChecking accept-new in the file records as the flag does.
+        let trusting = try run(["ls", "sftp://trusting\(server.root)/"])
+        #expect(trusting.status == 0, "\(trusting.stderr)")
+        #expect(try String(contentsOfFile: home.file("kh/trusting"), encoding: .utf8).contains(String(line[2])))
+        #expect(try String(contentsOfFile: home.file(".ssh/known_hosts"), encoding: .utf8) == before)
+    }
+
+    /// The config of a jump host (`gate`) and a server behind it (`nas`,
+    /// `ProxyJump gate`). OpenSSH's `ssh` reads the jump host's settings with
+    /// `-F` from this HOME, but expands `~` to the account's home: the jump
+    /// host's files are named in full.
+    func writeJumpConfig(gate: OpenSSHTestServer, gatePort: Int? = nil, gateKey: String, nas: OpenSSHTestServer)
+        throws
+    {
+        try (gate.knownHostsLine() + "\n").write(toFile: home.file("gate_hosts"), atomically: true, encoding: .utf8)
+        try """
+        Host gate
+            HostName 127.0.0.1
+            Port \(gatePort ?? gate.port)
+            User \(gate.user)
+            IdentityFile \(gateKey)
+            IdentitiesOnly yes
+            UserKnownHostsFile \(home.file("gate_hosts"))
+            GlobalKnownHostsFile /dev/null
+            StrictHostKeyChecking yes
+        Host nas
+            HostName 127.0.0.1
+            Port \(nas.port)
+            User \(nas.user)
+            IdentityFile ~/keys/nas_key
+            IdentitiesOnly yes
+            ProxyJump gate
+        """.write(toFile: home.file(".ssh/config"), atomically: true, encoding: .utf8)
+    }
+
+    /// `sftp://nas/` with `ProxyJump gate` lists and gets through the jump host
+    /// (its sshd opens the forwarded connection), and the host key checked is
+    /// the final server's, not the jump host's (issue 32 item 3).
+    @Test func aProxyJumpHostCarriesListGetAndPut() async throws {
+        let gate = try await OpenSSHTestServer()
+        defer { gate.stop() }
+        let nas = try await OpenSSHTestServer()
+        defer { nas.stop() }
+        try writeJumpConfig(gate: gate, gateKey: try key(gate, named: "gate_key"), nas: nas)
+        _ = try key(nas, named: "nas_key")
+        // ~/.ssh/known_hosts knows only the final server: the jump host's key is ssh's.
+        try trust(nas.knownHostsLine())
+        try TestData.file(nas.local("far.bin"), size: 3_000_000, seed: 9)
+        let ls = try run(["ls", "sftp://nas\(nas.root)/"])
+        #expect(ls.status == 0 && ls.stdout.contains("far.bin"), "\(ls.stderr)")
+        let get = try run(["get", "sftp://nas\(nas.root)/far.bin", "-j", "2"])
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(
+            FileManager.default.contents(atPath: work.file("far.bin"))
+                == FileManager.default.contents(atPath: nas.local("far.bin")))
+        let put = try run(["put", work.file("far.bin"), "sftp://nas\(nas.root)/back.bin"])
+        #expect(put.status == 0, "\(put.stderr)")
+        #expect(
+            FileManager.default.contents(atPath: nas.local("back.bin"))
+                == FileManager.default.contents(atPath: nas.local("far.bin")))
+        // The jump host's sshd carried the file: one of its connections sent more than its 3 MB.
+        // (sshd logs it as the session ends, a moment after ferry exits.)
+        func sent() -> [Int] {
+            gate.log.split(whereSeparator: \.isNewline).compactMap { line -> Int? in
+                guard let r = line.range(of: "Transferred: sent ") else { return nil }
+                return Int(line[r.upperBound...].prefix { $0.isNumber })
+            }
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while !sent().contains(where: { $0 > 3_000_000 }) && Date() < deadline { usleep(50_000) }
+        #expect(sent().contains { $0 > 3_000_000 }, "\(gate.log)")
+        // No ssh child outlives ferry.
+        let pgrep = try #require(TestProcess.which("pgrep"))
+        let children = "W \\[127.0.0.1\\]:\(nas.port) -- gate"
+        let gone = Date().addingTimeInterval(5)
+        while try TestProcess.run(pgrep, ["-f", children]).status == 0 && Date() < gone { usleep(50_000) }
+        let left = try TestProcess.run(pgrep, ["-af", children])
+        #expect(left.status == 1, "an ssh child is left: \(left.stdout)")
+        // ProxyCommand: the same through a command of the user's, with %h and %p expanded.
+        let config = try String(contentsOfFile: home.file(".ssh/config"), encoding: .utf8)
+        try
+            (config + """
+
+                Host viacommand
+                    HostName 127.0.0.1
+                    Port \(nas.port)
+                    User \(nas.user)
+                    IdentityFile ~/keys/nas_key
+                    ProxyCommand ssh -F \(home.file(".ssh/config")) -o BatchMode=yes -W %h:%p gate
+                """).write(toFile: home.file(".ssh/config"), atomically: true, encoding: .utf8)
+        let viaCommand = try run(["ls", "sftp://viacommand\(nas.root)/"])
+        #expect(viaCommand.status == 0 && viaCommand.stdout.contains("back.bin"), "\(viaCommand.stderr)")
+        // The final server's key is what Ferry checks: the jump host's key under its name is a changed key.
+        let gateKeyLine = try gate.knownHostsLine().split(separator: " ")
+        try "[127.0.0.1]:\(nas.port) \(gateKeyLine[1]) \(gateKeyLine[2])\n".write(
+            toFile: home.file(".ssh/known_hosts"), atomically: true, encoding: .utf8)
+        let changed = try run(["ls", "sftp://nas\(nas.root)/"])
+        #expect(changed.status != 0 && changed.stderr.contains("HAS CHANGED"), "\(changed.stderr)")
+    }
+
+    /// A jump host that cannot be reached or refuses the login: the error says
+    /// which ProxyJump failed, in ssh's own words, and names no secret.
+    @Test func aFailingJumpHostSaysWhyInSshsWords() async throws {
+        let gate = try await OpenSSHTestServer()
+        defer { gate.stop() }
+        let nas = try await OpenSSHTestServer()
+        defer { nas.stop() }
+        _ = try key(nas, named: "nas_key")
+        try trust(nas.knownHostsLine())
+        // Nobody listens on a free port.
+        try writeJumpConfig(
+            gate: gate, gatePort: Loopback.freePort(), gateKey: try key(gate, named: "gate_key"), nas: nas)
+        let refused = try run(["ls", "sftp://nas\(nas.root)/"])
+        #expect(refused.status != 0, "\(refused.stdout)")
+        #expect(
+            refused.stderr.contains("ProxyJump gate") && refused.stderr.contains("Connection refused"),
+            "\(refused.stderr)")
+        // The jump host refuses a key it does not know.
+        let stranger = home.file("keys/stranger")
+        try SSHTestKeys.generate(stranger)
+        try writeJumpConfig(gate: gate, gateKey: stranger, nas: nas)
+        let denied = try run(["ls", "sftp://nas\(nas.root)/"], env: ["FERRY_PASSWORD": "Secret-jump-word"])
+        #expect(denied.status != 0)
+        #expect(
+            denied.stderr.contains("ProxyJump gate") && denied.stderr.contains("Permission denied"), "\(denied.stderr)")
+        #expect(!denied.stderr.contains("Secret-jump-word"))
+    }
+
     @Test func killNineThenTheSameCommandResumesByteIdentical() async throws {
         let server = try await AsyncSSHTestServer(faults: .init(readDelayMilliseconds: 10))
         try trust(server.knownHostsLine())

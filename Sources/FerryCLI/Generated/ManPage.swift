@@ -137,7 +137,8 @@ enum ManPage {
         .TP
         \\fBsftp://\\fR[\\fIUSER\\fR[:\\fIPASS\\fR]@]\\fIHOST\\fR[:\\fIPORT\\fR]/\\fIPATH\\fR
         SFTP over SSH: a key (\\fI~/.ssh/id_*\\fR or \\fB\\-\\-identity\\fR), the ssh\\-agent, or a password;
-        the host key is checked against \\fI~/.ssh/known_hosts\\fR.
+        the host key is checked against \\fI~/.ssh/known_hosts\\fR. A \\fIHOST\\fR that is a \\fBHost\\fR
+        in \\fI~/.ssh/config\\fR connects as \\fBssh\\fR would (see FILES).
         .TP
         \\fBdav://\\fR[\\fIUSER\\fR[:\\fIPASS\\fR]@]\\fIHOST\\fR[:\\fIPORT\\fR]/\\fIPATH\\fR
         WebDAV over HTTP; \\fBdavs://\\fR over HTTPS (\\fBwebdav://\\fR and \\fBwebdavs://\\fR are the same).
@@ -215,6 +216,14 @@ enum ManPage {
         .TP
         .I ~/.netrc
         \\fBmachine\\fR \\fIHOST\\fR \\fBlogin\\fR \\fIUSER\\fR \\fBpassword\\fR \\fIPASS\\fR lines.
+        .TP
+        .IR ~/.ssh/config ", " /etc/ssh/ssh_config
+        for \\fBsftp://\\fR: \\fBHostName\\fR, \\fBUser\\fR, \\fBPort\\fR, \\fBIdentityFile\\fR,
+        \\fBIdentitiesOnly\\fR, \\fBUserKnownHostsFile\\fR (new keys recorded in the first),
+        \\fBStrictHostKeyChecking accept\\-new\\fR, \\fBHashKnownHosts\\fR, \\fBProxyJump\\fR and
+        \\fBProxyCommand\\fR (run as OpenSSH's \\fBssh \\-W\\fR with \\fBBatchMode=yes\\fR; the host key
+        checked is the final server's), \\fBInclude\\fR, and \\fBMatch\\fR on \\fBall\\fR, \\fBhost\\fR,
+        \\fBoriginalhost\\fR and \\fBlocaluser\\fR. Not \\fBCiphers\\fR: libcurl cannot choose libssh2's.
         .TP
         .I ~/.cache/ferry/
         thumbnails and copies of remote files made by \\fBferry serve\\fR.

@@ -8,7 +8,7 @@ import Foundation
 /// the results after `perform` returned.
 final class SFTPCommandJob: RemoteCommandJob, @unchecked Sendable {
     /// The host key check of this handle (kept alive with it).
-    private(set) var hostKeys: HostKeyCheck?
+    private(set) var hostKeys: SSHConnectionChecks?
 
     init(endpoint: SFTPEndpoint, path: String, method: SSHLogin.Method, maxBody: Int = 64 << 10) {
         super.init(hostKey: endpoint.hostKey, tlsSessionCache: endpoint.connectionCache, maxBody: maxBody)

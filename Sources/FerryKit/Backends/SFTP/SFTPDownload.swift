@@ -27,7 +27,7 @@ extension SFTPFileSystem {
 /// Engine-thread confined while running, like every `CurlJob`.
 final class SFTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable {
     private let login: SSHLogin
-    private var hostKeys: HostKeyCheck?
+    private var hostKeys: SSHConnectionChecks?
 
     /// The source the driver asks for attempts: one per file. `method` is the
     /// login method found before the first attempt (`SFTPFileSystem.download`).

@@ -13,6 +13,9 @@ struct SFTPEndpoint: Sendable {
     let login: SSHLogin
     let hostKeys: HostKeyPolicy
     let engine: CurlEngine
+    /// How the connection reaches the server, when `ssh_config` puts it behind
+    /// a `ProxyJump` or `ProxyCommand`; nil: directly.
+    let proxy: SSHProxy?
 
     var hostKey: String { url.hostKey }
 
@@ -27,12 +30,16 @@ struct SFTPEndpoint: Sendable {
     /// so `-j 4` still gets four connections, each reused file after file.
     let connectionCache: TLSSessionCache
 
-    init(url: RemoteURL, login: SSHLogin, hostKeys: HostKeyPolicy, engine: CurlEngine) {
+    init(url: RemoteURL, login: SSHLogin, hostKeys: HostKeyPolicy, engine: CurlEngine, proxy: SSHProxy? = nil) {
         self.url = url
         self.login = login
         self.hostKeys = hostKeys
         self.engine = engine
-        connectionCache = .lane("sftp|\(url.hostKey)|" + hostKeys.identity())
+        self.proxy = proxy
+        // A proxied connection is another lane: never served to a direct one.
+        connectionCache = .lane(
+            "sftp|\(url.hostKey)|" + hostKeys.identity()
+                + (proxy.map { "|" + $0.arguments.joined(separator: " ") } ?? ""))
     }
     /// The key of the login-method cache: server, user and the methods on offer.
     var methodKey: String { "\(url.hostKey)|\(login.user)|\(login.methods)" }
@@ -41,12 +48,13 @@ struct SFTPEndpoint: Sendable {
     func display(_ path: String) -> String { url.with(path: path).redacted }
 
     /// Sets the URL, login and every connection option on a handle, and returns
-    /// the host key check the job must keep (nil when the check is off).
+    /// what the job must keep: the host key check (nil when the check is off)
+    /// and the proxy (nil for a direct connection).
     ///
     /// Every handle of one server gets the same options, so libcurl reuses one
     /// logged-in SSH connection for all of them.
     func configure(_ easy: EasyHandle, path: String, method: SSHLogin.Method, stallTimeout: Duration? = nil)
-        -> HostKeyCheck?
+        -> SSHConnectionChecks
     {
         precondition(easy.tlsSessionCache == connectionCache, "an SFTP handle made for another connection cache")
         easy.set(CURLOPT_URL, url.with(path: path).wireURL())
@@ -55,7 +63,8 @@ struct SFTPEndpoint: Sendable {
         if let file = hostKeys.file() {
             let c = HostKeyCheck(
                 file: file, acceptNew: hostKeys.acceptNew, host: url.host, port: url.port ?? 22,
-                hash: hostKeys.hashRecordedHosts, configFiles: hostKeys.acceptNew ? hostKeys.configFiles() : [])
+                hash: hostKeys.hashRecordedHosts, configFiles: hostKeys.acceptNew ? hostKeys.configFiles() : [],
+                otherFiles: hostKeys.otherFiles())
             c.install(on: easy)
             check = c
         }
@@ -69,7 +78,9 @@ struct SFTPEndpoint: Sendable {
         // 2 MiB and more get slower (libssh2 1.10 handles the long queue poorly).
         easy.set(CURLOPT_BUFFERSIZE, SFTPEndpoint.bufferSize)
         easy.set(CURLOPT_UPLOAD_BUFFERSIZE, SFTPEndpoint.bufferSize)
-        return check
+        let tunnel = proxy.map(SSHTunnel.init(proxy:))
+        tunnel?.install(on: easy)
+        return SSHConnectionChecks(hostKeys: check, tunnel: tunnel)
     }
 
     static let bufferSize = 512 << 10
@@ -98,17 +109,40 @@ struct SFTPEndpoint: Sendable {
     }
 }
 
+/// What one SFTP handle's job keeps for its connection: the host key check and
+/// the proxy at work, whose verdicts become the job's error.
+struct SSHConnectionChecks {
+    var hostKeys: HostKeyCheck?
+    var tunnel: SSHTunnel?
+
+    /// The host key verdict as an error, nil when the key was not refused.
+    func error(operation: String, target: String) -> FerryError? {
+        hostKeys?.error(operation: operation, target: target)
+    }
+}
+
 extension FerryError {
     /// Maps a failed SFTP request to a Ferry error: the host key verdict first,
     /// then the SFTP status libcurl reported (its text names the server's status
     /// code, kept as `serverCode`), then libcurl's own code.
     static func sftp(
-        _ completion: CurlCompletion, hostKeys: HostKeyCheck?, operation: String, target: String,
+        _ completion: CurlCompletion, hostKeys: SSHConnectionChecks?, operation: String, target: String,
         login: SSHLogin? = nil
     ) -> FerryError {
         if let e = hostKeys?.error(operation: operation, target: target) { return e }
         if completion.interrupted { return FerryError(.cancelled, operation: operation, target: target) }
         let text = completion.errorText
+        // The proxy's own words when it failed (the jump host unknown, refusing
+        // the login, or not reaching the server): libcurl only saw the
+        // connection end before the SSH greeting.
+        if let tunnel = hostKeys?.tunnel, CurlCode.connectionEnded.contains(completion.code),
+            let words = tunnel.failure()
+        {
+            return FerryError(
+                .connectionFailed, operation: operation, target: target, serverText: words,
+                detail: "\(tunnel.proxy.description) ended before the server was reached; "
+                    + "to see more, run: \(tunnel.proxy.shellCommand)")
+        }
         if let status = SFTPStatus.find(in: text) {
             var e = FerryError(
                 status.code, operation: operation, target: target, serverCode: status.number, serverText: text,
@@ -131,6 +165,13 @@ extension FerryError {
 extension CurlCode {
     /// An SSH-level failure (libssh2 error, connection closed).
     static let ssh = CurlCode(CURLE_SSH)
+
+    /// The codes of an SSH connection that ended under libcurl (before the
+    /// greeting: "Failure establishing ssh session" is `CURLE_FAILED_INIT`).
+    static let connectionEnded: Set<CurlCode> = [
+        CurlCode(CURLE_FAILED_INIT), .ssh, .couldntConnect, .recvError, .sendError, .gotNothing,
+        .operationTimedOut,
+    ]
 }
 
 /// SFTP status codes (draft-ietf-secsh-filexfer-02 and later), found by the text

@@ -1,6 +1,10 @@
 import CCurl
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// SFTP (`sftp://[USER[:PASS]@]HOST[:PORT]/PATH`) as a remote file system, on
 /// the shared engine: libcurl's SFTP over libssh2, one logged-in SSH connection
 /// reused by successive operations, and the per-host connection limit.
@@ -28,17 +32,29 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     init(url: RemoteURL, options: ConnectionOptions, engine: CurlEngine) {
         self.url = url
         // A Host alias in ~/.ssh/config (or the system's) decides the real host,
-        // port, user and keys, as for `ssh nas`.
+        // port, user, keys, known_hosts files and jump hosts, as for `ssh nas`.
         let home = EnvironmentLookup(nil)["HOME"] ?? NSHomeDirectory()
+        let userConfig = home + "/.ssh/config"
         let config = SSHClientConfig.settings(
-            host: url.host, files: [home + "/.ssh/config", SSHClientConfig.systemFile], home: home,
+            host: url.host, files: [userConfig, SSHClientConfig.systemFile], home: home,
             localUser: EnvironmentLookup(nil)["USER"] ?? NSUserName())
         var server = url.server
         if let name = config.hostName, !name.isEmpty { server.host = name }
         if url.port == nil, let port = config.port { server.port = port }
+        let login = SSHLogin.resolve(url: url, options: options, config: config)
+        // `ssh` reads the account's own ~/.ssh/config; another HOME's is given as -F.
+        let accountHome = getpwuid(geteuid())?.pointee.pw_dir.map { String(cString: $0) } ?? NSHomeDirectory()
+        let accountConfig = accountHome + "/.ssh/config"
+        let proxy = config.proxy.map {
+            SSHProxy.make(
+                $0, host: server.host, port: server.port ?? 22, user: login.user, alias: url.host,
+                configFile: userConfig != accountConfig && FileManager.default.fileExists(atPath: userConfig)
+                    ? userConfig : nil,
+                acceptNewHostKey: options.verifyTLS && options.hostKeys.acceptNew)
+        }
         endpoint = SFTPEndpoint(
-            url: server, login: SSHLogin.resolve(url: url, options: options, config: config),
-            hostKeys: options.verifyTLS ? options.hostKeys : .insecure, engine: engine)
+            url: server, login: login,
+            hostKeys: options.verifyTLS ? options.hostKeys.applying(config) : .insecure, engine: engine, proxy: proxy)
     }
 
     init(url: RemoteURL, endpoint: SFTPEndpoint) {

@@ -8,7 +8,7 @@ import Foundation
 /// One attempt of an SFTP upload: the whole file, or (`CURLOPT_APPEND`) the rest
 /// from `offset` onto what the server holds.
 final class SFTPUploadJob: LocalFileUploadJob, @unchecked Sendable {
-    private(set) var hostKeys: HostKeyCheck?
+    private(set) var hostKeys: SSHConnectionChecks?
 
     init(
         endpoint: SFTPEndpoint, method: SSHLogin.Method, path: String, fd: Int32, sourcePath: String, offset: Int64,

@@ -1,19 +1,23 @@
 import Foundation
 
 /// What OpenSSH's client configuration (`ssh_config(5)`) says about one host,
-/// as far as Ferry follows it: `HostName`, `User`, `Port`, `IdentityFile` and
-/// `IdentitiesOnly`, so that `sftp://nas/` connects as `ssh nas` would, and
-/// `HashKnownHosts`, so that a host key Ferry records looks like one `ssh`
-/// would have recorded (Debian's `/etc/ssh/ssh_config` has `HashKnownHosts yes`
-/// under `Host *`). `ProxyJump`, `UserKnownHostsFile` and `Ciphers` are not
-/// followed (libssh2 has no jump hosts).
+/// as far as Ferry follows it: `HostName`, `User`, `Port`, `IdentityFile`,
+/// `IdentitiesOnly`, `UserKnownHostsFile`, `StrictHostKeyChecking accept-new`,
+/// `ProxyJump` and `ProxyCommand` (run as OpenSSH's `ssh`, `SSHProxy`), so that
+/// `sftp://nas/` connects as `ssh nas` would, and `HashKnownHosts`, so that a
+/// host key Ferry records looks like one `ssh` would have recorded (Debian's
+/// `/etc/ssh/ssh_config` has `HashKnownHosts yes` under `Host *`). `Ciphers`
+/// is not followed: libcurl offers no way to set libssh2's method preferences.
 ///
 /// Read as `ssh` reads it: files in order (the user's, then the system's),
 /// `Keyword value` or `Keyword=value`, keywords in any case, `Host` blocks
 /// whose patterns (`*`, `?`, `!negated`) match the host, `Include` (globs,
 /// relative to `~/.ssh` or `/etc/ssh`) in place, and the first value found
-/// wins. A `Match` block is taken to match only when it is `Match all`: Ferry
-/// does not evaluate the other criteria (exec, user, canonical ...).
+/// wins. A `Match` block applies when every criterion holds, each optionally
+/// negated with `!`: `all`, `host` (the `HostName` found so far, else the
+/// alias), `originalhost` (the alias) and `localuser`, with comma-separated
+/// pattern lists. A block with any other criterion (`exec`, `user`,
+/// `canonical`, `final`, `localnetwork`, `tagged`) is taken not to match.
 struct SSHClientConfig {
     /// The system-wide file, always read.
     static let systemFile = "/etc/ssh/ssh_config"
@@ -37,13 +41,26 @@ struct SSHClientConfig {
         var port: Int?
         var identityFiles: [String] = []
         var identitiesOnly: Bool?
+        /// `UserKnownHostsFile`: the first is where new keys are recorded.
+        var userKnownHostsFiles: [String] = []
+        /// `StrictHostKeyChecking`, in lower case (`yes`, `accept-new`, `no`, `ask`).
+        var strictHostKeyChecking: String?
+        /// `ProxyJump` or `ProxyCommand`, whichever came first (as in `ssh`).
+        var proxy: Proxy?
+    }
+
+    /// How the connection reaches the host: through jump hosts (`ProxyJump a,b`)
+    /// or a command whose standard input and output are the connection.
+    enum Proxy: Sendable, Hashable {
+        case jump([String])
+        case command(String)
     }
 
     /// The settings for `host` from `files` in order (the user's, then the
     /// system's), with `%h` (the alias), `%d` (home), `%u` (the local user), `%%`
     /// and a leading `~` expanded in `HostName` and `IdentityFile`.
     static func settings(host: String, files: [String], home: String, localUser: String) -> HostSettings {
-        var reader = Reader(host: host)
+        var reader = Reader(host: host, localUser: localUser)
         for file in files {
             reader.read(file, base: file == systemFile ? "/etc/ssh" : LocalPath.parent(file))
         }
@@ -74,16 +91,23 @@ struct SSHClientConfig {
         var s = reader.settings
         s.hostName = s.hostName.map(expand)
         s.identityFiles = s.identityFiles.map(expand)
+        s.userKnownHostsFiles = s.userKnownHostsFiles.map { $0.lowercased() == "none" ? "/dev/null" : expand($0) }
+        if case .jump(let hosts) = s.proxy, hosts.isEmpty || hosts == ["none"] { s.proxy = nil }
+        if case .command(let command) = s.proxy, command.lowercased() == "none" { s.proxy = nil }
         return s
     }
 
     private struct Reader {
         let host: String
+        let localUser: String
         var hashKnownHosts: Bool?
         var settings = HostSettings()
         var depth = 0
 
-        init(host: String) { self.host = host }
+        init(host: String, localUser: String = "") {
+            self.host = host
+            self.localUser = localUser
+        }
 
         mutating func read(_ file: String, base: String) {
             guard depth < 16, let text = try? String(contentsOfFile: file, encoding: .utf8) else { return }
@@ -98,7 +122,7 @@ struct SSHClientConfig {
                 case "host":
                     applies = Self.hostMatches(host, patterns: args)
                 case "match":
-                    applies = args.map { $0.lowercased() } == ["all"]
+                    applies = matches(args)
                 case "include" where applies:
                     for pattern in args {
                         let full = pattern.hasPrefix("/") || pattern.hasPrefix("~") ? pattern : base + "/" + pattern
@@ -120,10 +144,55 @@ struct SSHClientConfig {
                     if let file = args.first, file.lowercased() != "none" { settings.identityFiles.append(file) }
                 case "identitiesonly" where applies && settings.identitiesOnly == nil:
                     settings.identitiesOnly = ["yes", "true"].contains(args.first?.lowercased() ?? "")
+                case "userknownhostsfile" where applies && settings.userKnownHostsFiles.isEmpty:
+                    settings.userKnownHostsFiles = args
+                case "stricthostkeychecking" where applies && settings.strictHostKeyChecking == nil:
+                    settings.strictHostKeyChecking = args.first?.lowercased()
+                case "proxyjump" where applies && settings.proxy == nil:
+                    settings.proxy = .jump(
+                        (args.first ?? "").split(separator: ",").map { String($0) }.filter { !$0.isEmpty })
+                case "proxycommand" where applies && settings.proxy == nil:
+                    settings.proxy = .command(Self.rest(raw))
                 default:
                     continue
                 }
             }
+        }
+
+        /// A `Match` line's criteria, as `ssh` evaluates them on its first pass.
+        func matches(_ args: [String]) -> Bool {
+            var i = 0
+            while i < args.count {
+                var criterion = args[i].lowercased()
+                let negated = criterion.hasPrefix("!")
+                if negated { criterion.removeFirst() }
+                if criterion == "all" {
+                    if negated { return false }
+                    i += 1
+                    continue
+                }
+                guard i + 1 < args.count else { return false }
+                let patterns = args[i + 1].split(separator: ",").map(String.init)
+                i += 2
+                let subject: String
+                switch criterion {
+                case "host": subject = settings.hostName.map { $0.replacingOccurrences(of: "%h", with: host) } ?? host
+                case "originalhost": subject = host
+                case "localuser": subject = localUser
+                default: return false
+                }
+                if Self.hostMatches(subject, patterns: patterns) == negated { return false }
+            }
+            return true
+        }
+
+        /// Everything after a line's keyword, as one string (`ProxyCommand`).
+        static func rest(_ line: Substring) -> String {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard let end = trimmed.firstIndex(where: { $0 == " " || $0 == "\t" || $0 == "=" }) else { return "" }
+            var rest = trimmed[end...].drop { $0 == " " || $0 == "\t" }
+            if rest.first == "=" { rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" } }
+            return String(rest)
         }
 
         /// A line's keyword (lower case, "" for blank lines and comments) and arguments.

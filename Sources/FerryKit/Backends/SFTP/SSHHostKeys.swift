@@ -32,6 +32,10 @@ public struct HostKeyPolicy: Sendable, Hashable {
     /// the default `~/.ssh/known_hosts` policy, then `/etc/ssh/ssh_config`,
     /// which on Debian says yes).
     public var hashRecordedHosts: Bool?
+    /// The host's `UserKnownHostsFile` from `ssh_config`, used instead of
+    /// `~/.ssh/known_hosts` by the default policy: keys are recorded in the
+    /// first and found in any (`applying(_:)`).
+    var configuredFiles: [String] = []
 
     /// `~/.ssh/known_hosts`, unknown hosts refused. The file is read only when a
     /// connection is made with this policy.
@@ -47,6 +51,26 @@ public struct HostKeyPolicy: Sendable, Hashable {
     /// `~/.ssh/known_hosts`, with unknown hosts recorded (`--accept-new-host-key`).
     public static let openSSHAcceptNew = HostKeyPolicy(source: .userKnownHosts, acceptNew: true)
 
+    /// The default policy as the host's `ssh_config` shapes it, as `ssh` reads
+    /// it: its `UserKnownHostsFile` instead of `~/.ssh/known_hosts`, and
+    /// `StrictHostKeyChecking accept-new` recording an unknown host. Nothing
+    /// else loosens the check: `StrictHostKeyChecking no` or `ask` still refuse
+    /// an unknown host (without `--accept-new-host-key`), and a changed key is
+    /// always refused. Another policy (a file given by the program, or none)
+    /// stays as it is.
+    func applying(_ settings: SSHClientConfig.HostSettings) -> HostKeyPolicy {
+        guard source == .userKnownHosts else { return self }
+        var p = self
+        p.configuredFiles = settings.userKnownHostsFiles
+        if settings.strictHostKeyChecking == "accept-new" { p.acceptNew = true }
+        return p
+    }
+
+    /// The files after the first, where keys are found but never recorded.
+    func otherFiles() -> [String] {
+        source == .userKnownHosts ? Array(configuredFiles.dropFirst()) : []
+    }
+
     /// What tells connections made under this policy apart from those made
     /// under another (`SFTPEndpoint.connectionCache`): the file as resolved now,
     /// and whether unknown hosts are recorded.
@@ -56,7 +80,7 @@ public struct HostKeyPolicy: Sendable, Hashable {
     /// handle configured asks, so the whole environment is never copied here.
     func identity(environment: [String: String]? = nil) -> String {
         guard let file = file(environment: environment) else { return "insecure" }
-        return (acceptNew ? "accept-new|" : "strict|") + file
+        return (acceptNew ? "accept-new|" : "strict|") + ([file] + otherFiles()).joined(separator: "|")
     }
 
     /// The OpenSSH client configuration files that decide `hashRecordedHosts`
@@ -74,7 +98,7 @@ public struct HostKeyPolicy: Sendable, Hashable {
     /// The known_hosts file, nil for no check.
     func file(environment: [String: String]? = nil) -> String? {
         switch source {
-        case .userKnownHosts: Self.home(environment) + "/.ssh/known_hosts"
+        case .userKnownHosts: configuredFiles.first ?? (Self.home(environment) + "/.ssh/known_hosts")
         case .file(let path): path
         case .none: nil
         }
@@ -103,12 +127,19 @@ final class HostKeyCheck: @unchecked Sendable {
     /// Whether to hash a recorded entry; nil: as `configFiles` say.
     let hash: Bool?
     let configFiles: [String]
+    /// More known_hosts files (`UserKnownHostsFile`'s after the first), read by
+    /// Ferry: a key found in any of them is known.
+    let otherFiles: [String]
     private(set) var refused: Verdict?
     /// The key recorded by this check (accept-new).
     private(set) var recorded: String?
 
-    init(file: String, acceptNew: Bool, host: String, port: Int, hash: Bool? = nil, configFiles: [String] = []) {
+    init(
+        file: String, acceptNew: Bool, host: String, port: Int, hash: Bool? = nil, configFiles: [String] = [],
+        otherFiles: [String] = []
+    ) {
         self.file = file
+        self.otherFiles = otherFiles
         self.acceptNew = acceptNew
         self.host = host
         self.hash = hash
@@ -133,9 +164,20 @@ final class HostKeyCheck: @unchecked Sendable {
         }
     }
 
-    private func decide(blob: [UInt8], match: curl_khmatch) -> curl_khstat {
+    private func decide(blob: [UInt8], match given: curl_khmatch) -> curl_khstat {
         let type = Self.keyType(blob)
         let fingerprint = Self.fingerprint(blob)
+        // As `ssh` with several files: known in any is known; else a different
+        // key of the type in any is a changed key.
+        var match = given
+        if match != CURLKHMATCH_OK && !otherFiles.isEmpty {
+            let found = otherFiles.map { KnownHostsFile.lookup(hostPattern, type: type, key: blob, in: $0) }
+            if found.contains(.known) {
+                match = CURLKHMATCH_OK
+            } else if found.contains(.changed) {
+                match = CURLKHMATCH_MISMATCH
+            }
+        }
         switch match {
         case CURLKHMATCH_OK:
             return CURLKHSTAT_FINE
@@ -242,6 +284,25 @@ enum KnownHostsFile {
             }
             return ok ? nil : "cannot write \(file): \(String(cString: strerror(errno)))"
         }
+    }
+
+    enum Lookup { case known, changed, absent }
+
+    /// What `file` says about `host`'s key: known, another key of that type
+    /// (changed), or nothing. `@revoked` and `@cert-authority` lines are skipped.
+    static func lookup(_ host: String, type: String, key: [UInt8], in file: String) -> Lookup {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return .absent }
+        let blob = Data(key).base64EncodedString()
+        var result = Lookup.absent
+        for line in text.split(whereSeparator: \.isNewline) {
+            let f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard f.count >= 3, !f[0].hasPrefix("#"), !f[0].hasPrefix("@"), f[1] == type, names(f[0], host) else {
+                continue
+            }
+            if f[2] == blob { return .known }
+            result = .changed
+        }
+        return result
     }
 
     /// OpenSSH's hashed host name: `|1|` base64(salt) `|` base64(HMAC-SHA1(salt, host)),

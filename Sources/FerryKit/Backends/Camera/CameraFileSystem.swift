@@ -174,8 +174,10 @@ public struct CameraFileSystem: RemoteFileSystem {
             }
             let (folder, name) = FlashAirFileSystem.split(p)
             let part = destination + ".part"
-            let (size, mtime) = try await worker.run("download", target: display) {
-                session throws(FerryError) -> (Int64, Int64) in
+            // The camera's thread only moves the bytes; the flush, the time and the
+            // checksum follow here, while the camera already sends the next file.
+            let (fd, size, mtime) = try await worker.run("download", target: display) {
+                session throws(FerryError) -> (Int32, Int64, Int64) in
                 let camera = session.open
                 let context = session.context
                 var expected: Int64 = -1
@@ -185,7 +187,8 @@ public struct CameraFileSystem: RemoteFileSystem {
                 guard info >= GP_OK else { throw session.error(info, operation: "download", target: display) }
                 let fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
                 guard fd >= 0 else { throw FerryError.posix(errno, operation: "download", path: part) }
-                defer { close(fd) }
+                var handedOver = false
+                defer { if !handedOver { close(fd) } }
                 let r = ferry_gp_get_to_fd(camera, folder, name, fd, context)
                 guard r >= GP_OK else { throw session.error(r, operation: "download", target: display) }
                 var st = Glibc.stat()
@@ -196,20 +199,19 @@ public struct CameraFileSystem: RemoteFileSystem {
                         .verificationFailed, operation: "download", target: display,
                         detail: "got \(got) bytes, the camera says \(expected)", isTransient: true)
                 }
-                if mtime > 0 {
-                    var times = [
-                        timespec(tv_sec: Int(mtime), tv_nsec: 0), timespec(tv_sec: Int(mtime), tv_nsec: 0),
-                    ]
-                    futimens(fd, &times)
-                }
-                guard fsync(fd) == 0 else { throw FerryError.posix(errno, operation: "sync", path: part) }
-                return (got, mtime)
+                handedOver = true
+                return (fd, got, mtime)
             }
-            // libgphoto2 writes the bytes itself: the checksum is read back (from the page
-            // cache), off the camera's thread, so the camera serves the next request meanwhile.
+            defer { close(fd) }
+            if mtime > 0 {
+                var times = [timespec(tv_sec: Int(mtime), tv_nsec: 0), timespec(tv_sec: Int(mtime), tv_nsec: 0)]
+                futimens(fd, &times)
+            }
+            guard fsync(fd) == 0 else { throw FerryError.posix(errno, operation: "sync", path: part) }
+            // libgphoto2 writes the bytes itself: the checksum is read back (from the page cache).
             var sha256: String?
             if options.computeChecksum {
-                sha256 = Digest.sha256(ofFileAt: part)
+                sha256 = Digest.sha256(ofDescriptor: fd, length: size)
                 guard sha256 != nil else { throw FerryError.posix(EIO, operation: "checksum", path: part) }
             }
             if options.overwrite == .overwrite {

@@ -121,7 +121,8 @@ static inline int ferry_gp_has_previews(Camera *camera) {
 /// the camera again (it keeps listings until told: a new photo would not show).
 static inline void ferry_gp_forget_listings(Camera *camera) { gp_filesystem_reset(camera->fs); }
 
-/// Takes what the camera has to say (a new photo, a removed one) without waiting: the
+/// Takes what the camera has to say (a new photo, a removed one), waiting 10 ms at most
+/// (not 0, which a driver could take for "no limit"): the
 /// driver updates its listings from these events (PTP's ObjectAdded). Returns how
 /// many files were added; drivers without events (Directory Browse) say nothing.
 static inline int ferry_gp_take_events(Camera *camera, GPContext *context) {
@@ -129,7 +130,7 @@ static inline int ferry_gp_take_events(Camera *camera, GPContext *context) {
     for (int i = 0; i < 100; i++) {
         CameraEventType type;
         void *data = NULL;
-        int r = gp_camera_wait_for_event(camera, 0, &type, &data, context);
+        int r = gp_camera_wait_for_event(camera, 10, &type, &data, context);
         if (data) free(data);
         if (r < GP_OK || type == GP_EVENT_TIMEOUT) break;
         if (type == GP_EVENT_FILE_ADDED) added++;

@@ -39,7 +39,7 @@ packages=(
   man-db zsh             # the man page and zsh completion tests
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(wget aria2 lftp hyperfine time imagemagick wrk tcpdump)  # tcpdump: flashair_bench.py --only gap
+  packages+=(wget aria2 lftp hyperfine time imagemagick wrk tcpdump gphoto2)  # tcpdump: flashair_bench.py --only gap; gphoto2: camera_bench.py
 fi
 
 missing=()

@@ -99,6 +99,12 @@ enum ListCommand: Command {
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
         let url = try remoteURL(args.positionals[0], for: "ls")
         let fs = try openFileSystem(url, args)
+        // `ferry ls camera://` with several cameras connected: which, and how to pick one.
+        if let camera = fs as? CameraFileSystem, url.path == "/", let several = try await camera.severalCameras() {
+            console.out(several.table.map { $0 + "\n" }.joined())
+            console.error(several.hint)
+            return 0
+        }
         if args.has(Keys.recursive) { return try await listTree(fs, url, args, console: console) }
         let listed: [RemoteEntry]
         var shown = url.redacted

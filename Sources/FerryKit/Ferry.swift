@@ -28,7 +28,7 @@ public enum Ferry {
             return EzShareFileSystem(url: url)
         case .file:
             return LocalFileSystem(url: url)
-        case .camera:
+        case .camera, .ptpip:
             return CameraFileSystem(url: url)
         case .dav, .davs:
             return WebDAVFileSystem(url: url, options: options)

@@ -129,8 +129,14 @@ enum ManPage {
         card shows; one connection at a time; sizes are known only once a download starts.
         .TP
         \\fBcamera:///\\fR\\fIPATH\\fR[?port=\\fIPORT\\fR][&model=\\fIMODEL\\fR]
-        a camera through libgphoto2: the first one found, or the one at \\fIPORT\\fR
+        a camera through libgphoto2: the first one found (\\fBferry ls camera:///\\fR lists several,
+        model and port), the first of \\fIMODEL\\fR, or the one at \\fIPORT\\fR
         (\\fBusb:001,004\\fR); \\fBport=disk:\\fR\\fIFOLDER\\fR is libgphoto2's Directory Browse driver.
+        Thumbnails come from the camera's own data; \\fBrm\\fR and \\fB\\-\\-delete\\-after\\fR only
+        for files the camera lets go. An unplugged camera is waited for.
+        .TP
+        \\fBptpip://\\fR\\fIADDRESS\\fR[:\\fIPORT\\fR]/\\fIPATH\\fR
+        a camera on Wi\\-Fi through libgphoto2's PTP/IP driver (port 15740), as \\fBcamera://\\fR.
         .TP
         \\fBftp://\\fR[\\fIUSER\\fR[:\\fIPASS\\fR]@]\\fIHOST\\fR[:\\fIPORT\\fR]/\\fIPATH\\fR
         FTP; \\fBftps://\\fR is FTP over implicit TLS, \\fBftpes://\\fR explicit TLS (AUTH TLS).

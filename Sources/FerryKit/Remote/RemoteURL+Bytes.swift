@@ -55,7 +55,7 @@ extension RemoteURL {
         let start = c + 3
         var end = n
         var query: Range<Int>?
-        if scheme.speaksHTTP || scheme == .camera {
+        if scheme.speaksHTTP || scheme.isCamera {
             if let hash = first(UInt8(ascii: "#"), in: b, start..<end) { end = hash }
             if let q = first(UInt8(ascii: "?"), in: b, start..<end) {
                 query = q + 1..<end

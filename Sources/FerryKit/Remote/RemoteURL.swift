@@ -27,6 +27,8 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         case ezshare
         /// A camera through libgphoto2 (`camera:///PATH`, `?port=usb:001,004`, `?model=...`).
         case camera
+        /// A camera on Wi-Fi through libgphoto2's PTP/IP driver (`ptpip://ADDRESS[:PORT]/PATH`, port 15740).
+        case ptpip
         /// WebDAV over HTTP (`dav://HOST/PATH`; `webdav://` is read as this).
         case dav
         /// WebDAV over HTTPS (`davs://HOST/PATH`; `webdavs://` is read as this).
@@ -39,6 +41,9 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
 
         /// HTTP on the wire: paths keep escapes decoding would lose, `?` starts a query.
         var speaksHTTP: Bool { self == .http || self == .https || self == .dav || self == .davs }
+
+        /// A camera through libgphoto2: `?port=` and `?model=` pick it.
+        var isCamera: Bool { self == .camera || self == .ptpip }
 
         /// An SMB share (`smb://[DOMAIN;]USER@HOST[:PORT]/SHARE/PATH`, port 445).
         case smb
@@ -138,7 +143,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             throw FerryError(
                 .unsupportedScheme, target: RemoteURL.redact(text),
                 detail:
-                    "\(schemeText):// is not supported; use flashair, ezshare, camera, ftp, ftps, ftpes, sftp, smb, http, https, dav, davs or a local path"
+                    "\(schemeText):// is not supported; use flashair, ezshare, camera, ptpip, ftp, ftps, ftpes, sftp, smb, http, https, dav, davs or a local path"
             )
         }
         var rest = Substring(text[schemeEnd.upperBound...])
@@ -148,7 +153,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
             query = String(rest[rest.utf8.index(after: q)...])
             rest = rest[..<q]
         }
-        if scheme.speaksHTTP || scheme == .camera {
+        if scheme.speaksHTTP || scheme.isCamera {
             if let hash = rest.utf8.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
             if let q = rest.utf8.firstIndex(of: UInt8(ascii: "?")) {
                 query = String(rest[rest.utf8.index(after: q)...])
@@ -351,6 +356,7 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         case .sftp: 22
         case .smb: 445
         case .file, .camera: 0
+        case .ptpip: 15740
         }
     }
 

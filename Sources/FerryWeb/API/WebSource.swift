@@ -81,7 +81,8 @@ struct WebSource: Sendable {
         case .file, .ftp, .ftps, .ftpes, .sftp, .smb, .dav, .davs:
             Capabilities(upload: true, delete: true, mkdir: true, rename: true)
         case .flashair: Capabilities(upload: true, delete: true, mkdir: true, rename: false)
-        case .http, .https, .ezshare, .camera: Capabilities(upload: false, delete: false, mkdir: false, rename: false)
+        case .http, .https, .ezshare, .camera, .ptpip:
+            Capabilities(upload: false, delete: false, mkdir: false, rename: false)
         }
     }
 

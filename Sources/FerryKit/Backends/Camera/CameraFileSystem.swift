@@ -6,29 +6,50 @@ import Foundation
 #endif
 
 /// A camera through libgphoto2 as a remote file system: `camera:///PATH` (the
-/// first camera found), `camera:///PATH?port=usb:001,004`, `?model=NAME`, and
+/// first camera found), `camera:///PATH?port=usb:001,004`, `?model=NAME`,
 /// `camera:///PATH?port=disk:/srv/folder` (libgphoto2's "Directory Browse"
-/// driver: a folder presented as a camera, for tests and demos).
+/// driver: a folder presented as a camera, for tests and demos), and
+/// `ptpip://ADDRESS[:PORT]/PATH`, a camera on Wi-Fi (PTP/IP, port 15740).
 ///
 /// Every call runs on the camera's own thread (`CameraWorker`), one at a
 /// time. Lists folders and files with their sizes and times as the camera
-/// gives them; downloads stream into `NAME.part` beside the destination, are
-/// checked against the camera's size, flushed and renamed. Writing is not
-/// offered yet: upload, delete, mkdir, rmdir and rename throw `unsupportedOperation`.
+/// gives them (a file the camera does not let go is read-only); downloads
+/// stream into `NAME.part` beside the destination, are checked against the
+/// camera's size, flushed and renamed. Thumbnails come from the camera's own
+/// data (the Exif block, else its preview), never from the whole photo. Deletes
+/// what the camera reports deletable. A camera unplugged or switched off is
+/// `connectionFailed` ("gone"), opened afresh on the next call. Upload, mkdir,
+/// rmdir and rename throw `unsupportedOperation`.
 public struct CameraFileSystem: RemoteFileSystem {
     /// The URL this file system was opened with.
     public let url: RemoteURL
     let worker: CameraWorker
 
-    /// Opens the camera a `camera:` URL names (it is asked on first use).
+    /// The port PTP/IP cameras listen on.
+    public static let ptpipPort = 15740
+
+    /// The model libgphoto2 gives a camera on Wi-Fi (its PTP/IP driver).
+    static let ptpipModel = "PTP/IP Camera"
+
+    /// Opens the camera a `camera:` or `ptpip:` URL names (it is asked on first use).
     public init(url: RemoteURL) {
         self.url = url
-        let items = url.query.map(CameraFileSystem.queryItems) ?? [:]
-        worker = CameraWorker.shared(.init(port: items["port"] ?? "", model: items["model"] ?? ""))
+        worker = CameraWorker.shared(CameraFileSystem.key(url))
     }
 
-    /// One request at a time.
-    public var capabilities: RemoteCapabilities { [.oneConnection] }
+    /// libgphoto2's port and model for a URL: `?port=` and `?model=`; for
+    /// `ptpip://ADDRESS[:PORT]/`, the port `ptpip:ADDRESS:PORT` and the PTP/IP driver.
+    static func key(_ url: RemoteURL) -> CameraWorker.Key {
+        let items = url.query.map(CameraFileSystem.queryItems) ?? [:]
+        if url.scheme == .ptpip {
+            let host = url.host.contains(":") ? "[\(url.host)]" : url.host
+            return .init(port: "ptpip:\(host):\(url.port ?? ptpipPort)", model: items["model"] ?? ptpipModel)
+        }
+        return .init(port: items["port"] ?? "", model: items["model"] ?? "")
+    }
+
+    /// One request at a time; thumbnails from the camera's own data.
+    public var capabilities: RemoteCapabilities { [.oneConnection, .sourceThumbnails] }
 
     func shown(_ path: String) -> String {
         var u = url.with(path: path)
@@ -47,34 +68,55 @@ public struct CameraFileSystem: RemoteFileSystem {
         return out
     }
 
-    /// Lists one folder: its folders, then its files with size and time.
+    /// The cameras connected now, as libgphoto2's autodetection finds them (USB;
+    /// neither the Directory Browse driver nor cameras on Wi-Fi are found this way).
+    public static func connectedCameras() async throws(FerryError) -> [DetectedCamera] {
+        try await CameraWorker.connected()
+    }
+
+    /// For `ferry ls camera:///` with no `?port=` or `?model=`: the cameras as lines
+    /// (model, port) and how to pick one, when several are connected; nil otherwise.
+    public func severalCameras() async throws(FerryError) -> (table: [String], hint: String)? {
+        guard url.scheme == .camera, worker.key.port.isEmpty, worker.key.model.isEmpty else { return nil }
+        return CameraSelection.several(try await CameraFileSystem.connectedCameras(), path: url.path)
+    }
+
+    /// Lists one folder: its folders, then its files with size, time, and as
+    /// read-only those the camera does not let be deleted.
     public func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
         let folder = FlashAirListing.normalize(path)
         let target = shown(folder)
-        return try await worker.run("list", target: target) { camera, context throws(FerryError) in
+        return try await worker.run("list", target: target) { session throws(FerryError) in
+            let camera = session.open
+            // New photos the camera announced (PTP's ObjectAdded) enter libgphoto2's listings.
+            if ferry_gp_take_events(camera, session.context) > 0 { session.listings.changed() }
+            if session.listings.forgetBefore(listing: folder) { ferry_gp_forget_listings(camera) }
             var entries: [RemoteEntry] = []
-            for name in try CameraFileSystem.names(camera, context, folder, folders: true, target: target) {
+            for name in try CameraFileSystem.names(session, folder, folders: true, target: target) {
                 entries.append(RemoteEntry(name: name, path: FlashAirListing.join(folder, name), kind: .directory))
             }
-            for name in try CameraFileSystem.names(camera, context, folder, folders: false, target: target) {
+            for name in try CameraFileSystem.names(session, folder, folders: false, target: target) {
                 var size: Int64 = -1
                 var mtime: Int64 = 0
-                let r = ferry_gp_file_info(camera, folder, name, context, &size, &mtime)
+                var deletable: Int32 = -1
+                let r = ferry_gp_file_info(camera, folder, name, session.context, &size, &mtime, &deletable)
                 entries.append(
                     RemoteEntry(
                         name: name, path: FlashAirListing.join(folder, name), kind: .file,
                         size: r >= GP_OK && size >= 0 ? size : nil,
                         modified: r >= GP_OK && mtime > 0
-                            ? RemoteTimestamp(utc: Date(timeIntervalSince1970: TimeInterval(mtime))) : nil))
+                            ? RemoteTimestamp(utc: Date(timeIntervalSince1970: TimeInterval(mtime))) : nil,
+                        isReadOnly: r >= GP_OK && deletable == 0))
             }
             return entries
         }
     }
 
     private static func names(
-        _ camera: UnsafeMutablePointer<Camera>, _ context: OpaquePointer?, _ folder: String, folders: Bool,
-        target: String
+        _ session: CameraWorker.Session, _ folder: String, folders: Bool, target: String
     ) throws(FerryError) -> [String] {
+        let camera = session.open
+        let context = session.context
         var list: OpaquePointer?
         guard gp_list_new(&list) >= GP_OK, let list else {
             throw FerryError(.unexpected, operation: "list", target: target, detail: "out of memory")
@@ -84,7 +126,7 @@ public struct CameraFileSystem: RemoteFileSystem {
             folders
             ? gp_camera_folder_list_folders(camera, folder, list, context)
             : gp_camera_folder_list_files(camera, folder, list, context)
-        guard r >= GP_OK else { throw CameraWorker.error(r, operation: "list", target: target) }
+        guard r >= GP_OK else { throw session.error(r, operation: "list", target: target) }
         var names: [String] = []
         for i in 0..<max(0, gp_list_count(list)) {
             var name: UnsafePointer<CChar>?
@@ -111,8 +153,10 @@ public struct CameraFileSystem: RemoteFileSystem {
     }
 
     /// Downloads a file into `NAME.part` beside `destination`, checks its size
-    /// against the camera's, flushes it and renames it into place. A camera's
-    /// file cannot be read from an offset, so an interrupted download starts over.
+    /// against the camera's, flushes it and renames it into place. An interrupted
+    /// download starts over (its `.part` is replaced): libgphoto2 reads a file
+    /// from an offset only on some drivers, and a part from a camera that went away
+    /// is not trusted. Never a wrong file: the size must be the camera's.
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
         let destination = LocalDestination.prepare(destination, options)
         let p = FlashAirListing.normalize(path)
@@ -130,17 +174,23 @@ public struct CameraFileSystem: RemoteFileSystem {
             }
             let (folder, name) = FlashAirFileSystem.split(p)
             let part = destination + ".part"
-            let size: Int64 = try await worker.run("download", target: display) {
-                camera, context throws(FerryError) in
+            // The camera's thread only moves the bytes; the flush, the time and the
+            // checksum follow here, while the camera already sends the next file.
+            let (fd, size, mtime) = try await worker.run("download", target: display) {
+                session throws(FerryError) -> (Int32, Int64, Int64) in
+                let camera = session.open
+                let context = session.context
                 var expected: Int64 = -1
                 var mtime: Int64 = 0
-                let info = ferry_gp_file_info(camera, folder, name, context, &expected, &mtime)
-                guard info >= GP_OK else { throw CameraWorker.error(info, operation: "download", target: display) }
+                var deletable: Int32 = -1
+                let info = ferry_gp_file_info(camera, folder, name, context, &expected, &mtime, &deletable)
+                guard info >= GP_OK else { throw session.error(info, operation: "download", target: display) }
                 let fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
                 guard fd >= 0 else { throw FerryError.posix(errno, operation: "download", path: part) }
-                defer { close(fd) }
+                var handedOver = false
+                defer { if !handedOver { close(fd) } }
                 let r = ferry_gp_get_to_fd(camera, folder, name, fd, context)
-                guard r >= GP_OK else { throw CameraWorker.error(r, operation: "download", target: display) }
+                guard r >= GP_OK else { throw session.error(r, operation: "download", target: display) }
                 var st = Glibc.stat()
                 guard fstat(fd, &st) == 0 else { throw FerryError.posix(errno, operation: "download", path: part) }
                 let got = Int64(st.st_size)
@@ -149,23 +199,32 @@ public struct CameraFileSystem: RemoteFileSystem {
                         .verificationFailed, operation: "download", target: display,
                         detail: "got \(got) bytes, the camera says \(expected)", isTransient: true)
                 }
-                if mtime > 0 {
-                    var times = [
-                        timespec(tv_sec: Int(mtime), tv_nsec: 0), timespec(tv_sec: Int(mtime), tv_nsec: 0),
-                    ]
-                    futimens(fd, &times)
-                }
-                guard fsync(fd) == 0 else { throw FerryError.posix(errno, operation: "sync", path: part) }
-                return got
+                handedOver = true
+                return (fd, got, mtime)
+            }
+            defer { close(fd) }
+            if mtime > 0 {
+                var times = [timespec(tv_sec: Int(mtime), tv_nsec: 0), timespec(tv_sec: Int(mtime), tv_nsec: 0)]
+                futimens(fd, &times)
+            }
+            guard fsync(fd) == 0 else { throw FerryError.posix(errno, operation: "sync", path: part) }
+            // libgphoto2 writes the bytes itself: the checksum is read back (from the page cache).
+            var sha256: String?
+            if options.computeChecksum {
+                sha256 = Digest.sha256(ofDescriptor: fd, length: size)
+                guard sha256 != nil else { throw FerryError.posix(EIO, operation: "checksum", path: part) }
             }
             if options.overwrite == .overwrite {
                 try LocalFile.rename(part, to: destination)
             } else {
                 try LocalFile.renameNoReplace(part, to: destination)
             }
-            return TransferResult(
+            var result = TransferResult(
                 source: display, destination: destination, size: size, bytesTransferred: size,
                 duration: .now - started)
+            result.sha256 = sha256
+            if mtime > 0 { result.sourceModified = Date(timeIntervalSince1970: TimeInterval(mtime)) }
+            return result
         }
     }
 }

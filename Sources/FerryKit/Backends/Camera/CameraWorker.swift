@@ -6,22 +6,54 @@ import Synchronization
 /// block and a camera serves one request at a time, so every call for this
 /// camera runs on the worker's thread, one after another, and no async task
 /// ever blocks on it.
+///
+/// A camera that fails with an I/O error, or a `disk:` folder that is gone, is
+/// closed: the next call opens it afresh (``CameraFailure``).
 final class CameraWorker: Sendable {
-    /// Which camera: libgphoto2's port (`disk:/srv/folder`, `usb:001,004`) and
-    /// model, empty for the first one found.
+    /// Which camera: libgphoto2's port (`disk:/srv/folder`, `usb:001,004`,
+    /// `ptpip:10.0.0.5:15740`) and model, empty for the first one found.
     struct Key: Hashable, Sendable {
         var port: String
         var model: String
     }
 
-    /// The camera and context, touched only on the worker's thread.
-    private final class Handle: @unchecked Sendable {
-        var camera: UnsafeMutablePointer<Camera>?
+    /// The open camera, touched only on the worker's thread.
+    final class Session: @unchecked Sendable {
+        fileprivate(set) var camera: UnsafeMutablePointer<Camera>?
         let context: OpaquePointer? = gp_context_new()
+        /// The driver's last `gp_context_error` message, cleared before each call.
+        fileprivate let messages = UnsafeMutablePointer<ferry_gp_messages>.allocate(capacity: 1)
+        /// Whether the camera was open once: failing to open it again means it is gone.
+        fileprivate(set) var seenBefore = false
+        /// Whether the driver's previews are its own small images (`ferry_gp_has_previews`).
+        fileprivate(set) var hasPreviews = false
+        /// Folders listed since libgphoto2's listings were last forgotten.
+        var listings = CameraListings()
+
+        init() {
+            messages.initialize(to: ferry_gp_messages())
+            ferry_gp_catch_errors(context, messages)
+        }
+
+        /// What the driver said about the last failure, if anything.
+        var said: String? {
+            let text = withUnsafeBytes(of: &messages.pointee.text) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            return text.isEmpty ? nil : text
+        }
+
+        /// The error for a result code of a call on the open camera, with the driver's words.
+        func error(_ code: Int32, operation: String, target: String) -> FerryError {
+            CameraFailure.error(code, said: said, operation: operation, target: target)
+        }
+
+        /// The open camera (only inside ``CameraWorker/run(_:target:_:)``, which opened it).
+        var open: UnsafeMutablePointer<Camera> { camera! }
     }
 
     let key: Key
-    private let handle = Handle()
+    private let session = Session()
     private let thread = SerialThread(name: "ferry.camera")
 
     private init(key: Key) {
@@ -40,67 +72,142 @@ final class CameraWorker: Sendable {
         }
     }
 
+    /// The folder of a `disk:` port (the Directory Browse driver), nil for other ports.
+    var diskFolder: String? {
+        key.port.hasPrefix("disk:") ? String(key.port.dropFirst("disk:".count)) : nil
+    }
+
     /// Runs `body` on the worker's thread with the opened camera (opened on first use).
     func run<T: Sendable>(
         _ operation: String, target: String,
-        _ body:
-            @escaping @Sendable (_ camera: UnsafeMutablePointer<Camera>, _ context: OpaquePointer?) throws(FerryError)
-            -> T
+        _ body: @escaping @Sendable (_ session: Session) throws(FerryError) -> T
     ) async throws(FerryError) -> T {
-        try await thread.run { [handle, key] () throws(FerryError) -> T in
-            if handle.camera == nil {
-                // The Directory Browse driver lists something even for a folder that is not there.
-                if key.port.hasPrefix("disk:") {
-                    var isDir: ObjCBool = false
-                    let folder = String(key.port.dropFirst("disk:".count))
-                    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue
-                    else {
-                        throw FerryError(
-                            .notFound, operation: operation, target: target,
-                            detail: "no folder \(folder) for the disk: port")
+        try await thread.run { [self] () throws(FerryError) -> T in
+            session.messages.pointee.text.0 = 0
+            // The Directory Browse driver lists something even for a folder that is not
+            // there (and what it listed before): the folder's absence is the camera's.
+            if let folder = diskFolder, !CameraWorker.isFolder(folder) {
+                if session.camera != nil || session.seenBefore {
+                    close()
+                    throw FerryError(
+                        .connectionFailed, operation: operation, target: target,
+                        detail: "no folder \(folder) for the disk: port any more; " + CameraFailure.goneAdvice,
+                        isTransient: true)
+                }
+                throw FerryError(
+                    .notFound, operation: operation, target: target, detail: "no folder \(folder) for the disk: port")
+            }
+            if session.camera == nil { try open(operation, target: target) }
+            do throws(FerryError) {
+                return try body(session)
+            } catch {
+                // Unplugged, switched off, out of range: open it afresh next time.
+                if error.code == .connectionFailed || diskFolder.map({ !CameraWorker.isFolder($0) }) == true {
+                    close()
+                    if error.code != .connectionFailed {
+                        var e = error
+                        e.code = .connectionFailed
+                        e.detail = CameraFailure.goneAdvice
+                        e.isTransient = true
+                        throw e
                     }
                 }
-                var camera: UnsafeMutablePointer<Camera>?
-                let r = ferry_gp_open(
-                    key.model.isEmpty ? nil : key.model, key.port.isEmpty ? nil : key.port, handle.context, &camera)
-                guard r >= GP_OK, let camera else {
-                    throw CameraWorker.error(r, operation: operation, target: target, opening: key)
-                }
-                handle.camera = camera
+                throw error
             }
-            return try body(handle.camera!, handle.context)
         }
     }
 
-    /// A libgphoto2 result code in words, with what to do where there is something.
-    static func error(_ code: Int32, operation: String, target: String, opening key: Key? = nil) -> FerryError {
-        let words = String(cString: gp_result_as_string(code))
-        switch code {
-        case GP_ERROR_FILE_NOT_FOUND, GP_ERROR_DIRECTORY_NOT_FOUND:
-            return FerryError(.notFound, operation: operation, target: target, serverText: words)
-        case GP_ERROR_IO_USB_CLAIM, GP_ERROR_CAMERA_BUSY:
-            return FerryError(
-                .connectionFailed, operation: operation, target: target, serverText: words,
-                detail: "the camera is in use by another program: unmount it (gio mount -u gphoto2://...) "
-                    + "or close the program that holds it", isTransient: true)
-        case GP_ERROR_MODEL_NOT_FOUND, GP_ERROR_UNKNOWN_PORT:
-            return FerryError(
-                .notFound, operation: operation, target: target, serverText: words,
-                detail: key.map {
-                    "no camera at port \"\($0.port)\"\($0.model.isEmpty ? "" : " of model \"\($0.model)\"")"
-                }
-                    ?? "no camera found: is it connected and switched on?")
-        case GP_ERROR_NOT_SUPPORTED:
-            return FerryError(.unsupportedOperation, operation: operation, target: target, serverText: words)
-        default:
-            if key != nil {
-                return FerryError(
-                    .connectionFailed, operation: operation, target: target, serverText: words,
-                    detail: key!.port.isEmpty
-                        ? "no camera found: is it connected, switched on and in PTP mode?"
-                        : "no camera answers at port \"\(key!.port)\"")
+    /// Opens the camera the key names (the first connected, or the first of a model, without a port).
+    private func open(_ operation: String, target: String) throws(FerryError) {
+        var port = key.port
+        var model = key.model
+        if port.isEmpty {
+            switch CameraSelection.choose(port: "", model: model, among: try CameraWorker.detect(session.context)) {
+            case .open(let p, let m):
+                port = p
+                model = m
+            case .none(let why):
+                throw FerryError(
+                    session.seenBefore ? .connectionFailed : .notFound, operation: operation, target: target,
+                    detail: session.seenBefore ? CameraFailure.goneAdvice : why, isTransient: session.seenBefore)
             }
-            return FerryError(.serverError, operation: operation, target: target, serverText: words)
         }
+        var camera: UnsafeMutablePointer<Camera>?
+        let r = ferry_gp_open(model.isEmpty ? nil : model, port.isEmpty ? nil : port, session.context, &camera)
+        guard r >= GP_OK, let camera else {
+            throw CameraFailure.error(
+                r, said: session.said, operation: operation, target: target, opening: key,
+                seenBefore: session.seenBefore)
+        }
+        session.camera = camera
+        session.seenBefore = true
+        session.hasPreviews = ferry_gp_has_previews(camera) != 0
+        session.listings = CameraListings()
     }
+
+    /// Closes a camera that went away.
+    private func close() {
+        if let camera = session.camera { ferry_gp_close(camera, session.context) }
+        session.camera = nil
+    }
+
+    private static func isFolder(_ path: String) -> Bool {
+        var isDir: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
+    }
+
+    /// The cameras libgphoto2 finds (`gp_camera_autodetect`; the Directory Browse driver is never among them).
+    static func detect(_ context: OpaquePointer?) throws(FerryError) -> [DetectedCamera] {
+        var list: OpaquePointer?
+        let r = ferry_gp_autodetect(context, &list)
+        guard r >= GP_OK, let list else {
+            throw FerryError(
+                .unexpected, operation: "detect cameras", serverText: CameraFailure.words(r),
+                detail: "libgphoto2 could not look for cameras")
+        }
+        defer { gp_list_free(list) }
+        var found: [DetectedCamera] = []
+        for i in 0..<max(0, gp_list_count(list)) {
+            var name: UnsafePointer<CChar>?
+            var value: UnsafePointer<CChar>?
+            guard gp_list_get_name(list, i, &name) >= GP_OK, gp_list_get_value(list, i, &value) >= GP_OK,
+                let name, let value
+            else { continue }
+            found.append(DetectedCamera(model: String(cString: name), port: String(cString: value)))
+        }
+        return found
+    }
+
+    /// The thread autodetection runs on (it probes USB ports; never on a caller's thread).
+    private static let detector = SerialThread(name: "ferry.camera-detect")
+    /// Its libgphoto2 context, used on that thread only.
+    private nonisolated(unsafe) static let detectContext = gp_context_new()
+
+    /// The cameras connected now.
+    static func connected() async throws(FerryError) -> [DetectedCamera] {
+        try await detector.run { () throws(FerryError) in try detect(detectContext) }
+    }
+}
+
+/// When to make libgphoto2 forget its listings: it keeps a folder's listing until
+/// told, so a new photo would never show in a second listing (watch) and a gone
+/// folder would still list. A folder listed a second time is asked afresh (all
+/// listings are forgotten then); a walk over many folders lists each once.
+struct CameraListings: Equatable, Sendable {
+    private(set) var listed: Set<String> = []
+    private(set) var stale = false
+
+    /// Whether to forget libgphoto2's listings before listing `folder`; notes the listing.
+    mutating func forgetBefore(listing folder: String) -> Bool {
+        if stale || listed.contains(folder) {
+            listed = [folder]
+            stale = false
+            return true
+        }
+        listed.insert(folder)
+        return false
+    }
+
+    /// After a change (a delete), the next listing is asked afresh, whichever folder.
+    mutating func changed() { stale = true }
 }

@@ -29,12 +29,12 @@ public final class NginxServer: Sendable {
         guard let nginx = TestProcess.which("nginx") else {
             throw TestServerError.missing("nginx (apt-get install nginx-light)")
         }
-        dir = try TempDir(prefix: "nginx")
+        let dir = try TempDir(prefix: "nginx")
+        self.dir = dir
         self.root = root
-        let port = Loopback.freePort()
-        self.port = port
         scheme = tls == nil ? "http" : "https"
-        accessLogPath = dir.file("access.log")
+        let accessLogPath = dir.file("access.log")
+        self.accessLogPath = accessLogPath
         for sub in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
             try FileManager.default.createDirectory(atPath: dir.file(sub), withIntermediateDirectories: true)
         }
@@ -46,51 +46,50 @@ public final class NginxServer: Sendable {
                 "location /private/ { alias \(root)/; auth_basic \"ferry\"; "
                 + "auth_basic_user_file \(dir.file("htpasswd")); autoindex on; }"
         }
-        let listen =
-            tls.map {
-                "listen 127.0.0.1:\(port) ssl; ssl_certificate \($0.certificatePath); "
-                    + "ssl_certificate_key \($0.keyPath);"
-            } ?? "listen 127.0.0.1:\(port);"
-        let conf = """
-            worker_processes 1;
-            daemon off;
-            master_process off;
-            error_log \(dir.file("error.log")) warn;
-            pid \(dir.file("nginx.pid"));
-            events { worker_connections 1024; }
-            http {
-                log_format ferry '$request_method $uri status=$status range="$http_range" ifrange="$http_if_range" sent=$body_bytes_sent conn=$connection user=$remote_user xtest="$http_x_ferry_test"';
-                access_log \(accessLogPath) ferry;
-                client_body_temp_path \(dir.file("client_body"));
-                proxy_temp_path \(dir.file("proxy"));
-                fastcgi_temp_path \(dir.file("fastcgi"));
-                uwsgi_temp_path \(dir.file("uwsgi"));
-                scgi_temp_path \(dir.file("scgi"));
-                types { application/octet-stream bin; image/jpeg jpg; text/plain txt; }
-                default_type application/octet-stream;
-                sendfile on;
-                keepalive_requests 100000;
-                server {
-                    \(listen)
-                    root \(root);
-                    location /slow/ { alias \(root)/; limit_rate \(slowRate); }
-                    location /norange/ { alias \(root)/; max_ranges 0; }
-                    location /index/ { alias \(root)/; autoindex on; }
-                    location /index-json/ { alias \(root)/; autoindex on; autoindex_format json; }
-                    location /index-xml/ { alias \(root)/; autoindex on; autoindex_format xml; }
-                    \(privateLocation)
-                    location /bearer/ {
-                        alias \(root)/;
-                        if ($http_authorization != "Bearer ferry-token") { return 401; }
+        (port, process) = try ServerProcess.listening("nginx") { port in
+            let listen =
+                tls.map {
+                    "listen 127.0.0.1:\(port) ssl; ssl_certificate \($0.certificatePath); "
+                        + "ssl_certificate_key \($0.keyPath);"
+                } ?? "listen 127.0.0.1:\(port);"
+            let conf = """
+                worker_processes 1;
+                daemon off;
+                master_process off;
+                error_log \(dir.file("error.log")) warn;
+                pid \(dir.file("nginx.pid"));
+                events { worker_connections 1024; }
+                http {
+                    log_format ferry '$request_method $uri status=$status range="$http_range" ifrange="$http_if_range" sent=$body_bytes_sent conn=$connection user=$remote_user xtest="$http_x_ferry_test"';
+                    access_log \(accessLogPath) ferry;
+                    client_body_temp_path \(dir.file("client_body"));
+                    proxy_temp_path \(dir.file("proxy"));
+                    fastcgi_temp_path \(dir.file("fastcgi"));
+                    uwsgi_temp_path \(dir.file("uwsgi"));
+                    scgi_temp_path \(dir.file("scgi"));
+                    types { application/octet-stream bin; image/jpeg jpg; text/plain txt; }
+                    default_type application/octet-stream;
+                    sendfile on;
+                    keepalive_requests 100000;
+                    server {
+                        \(listen)
+                        root \(root);
+                        location /slow/ { alias \(root)/; limit_rate \(slowRate); }
+                        location /norange/ { alias \(root)/; max_ranges 0; }
+                        location /index/ { alias \(root)/; autoindex on; }
+                        location /index-json/ { alias \(root)/; autoindex on; autoindex_format json; }
+                        location /index-xml/ { alias \(root)/; autoindex on; autoindex_format xml; }
+                        \(privateLocation)
+                        location /bearer/ {
+                            alias \(root)/;
+                            if ($http_authorization != "Bearer ferry-token") { return 401; }
+                        }
                     }
                 }
-            }
-            """
-        try conf.write(toFile: dir.file("nginx.conf"), atomically: true, encoding: .utf8)
-        process = try ServerProcess(
-            nginx, ["-c", dir.file("nginx.conf"), "-p", dir.path], logPath: dir.file("stdout.log"))
-        guard Loopback.waitForPort(port, while: process) else {
-            throw TestServerError.didNotStart("nginx: " + process.log)
+                """
+            try conf.write(toFile: dir.file("nginx.conf"), atomically: true, encoding: .utf8)
+            return try ServerProcess(
+                nginx, ["-c", dir.file("nginx.conf"), "-p", dir.path], logPath: dir.file("stdout.log"))
         }
     }
 
@@ -115,13 +114,12 @@ public final class PythonHTTPServer: Sendable {
 
     public init(root: String) throws {
         guard let python = TestProcess.which("python3") else { throw TestServerError.missing("python3") }
-        dir = try TempDir(prefix: "pyhttp")
-        port = Loopback.freePort()
-        process = try ServerProcess(
-            python, ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", root],
-            logPath: dir.file("log"))
-        guard Loopback.waitForPort(port, while: process) else {
-            throw TestServerError.didNotStart("python http.server: " + process.log)
+        let dir = try TempDir(prefix: "pyhttp")
+        self.dir = dir
+        (port, process) = try ServerProcess.listening("python http.server") { port in
+            try ServerProcess(
+                python, ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", root],
+                logPath: dir.file("log"))
         }
     }
 

@@ -149,55 +149,28 @@ public final class NginxDAVServer: WebDAVTestServer {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let accessLogPath = dir.file("access.log")
         self.accessLogPath = accessLogPath
-        for sub in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
-            try FileManager.default.createDirectory(atPath: dir.file(sub), withIntermediateDirectories: true)
-        }
+        try NginxProcess.makeFolders(in: dir)
         scheme = tls == nil ? "dav" : "davs"
-        (port, process) = try ServerProcess.listening("nginx") { freePort in
-            let listen =
-                tls.map {
-                    "listen 127.0.0.1:\(freePort) ssl; ssl_certificate \($0.certificatePath); "
-                        + "ssl_certificate_key \($0.keyPath);"
-                } ?? "listen 127.0.0.1:\(freePort);"
-            let conf = """
-                load_module \(NginxDAVServer.modulePath);
-                worker_processes 1;
-                daemon off;
-                master_process off;
-                error_log \(dir.file("error.log")) warn;
-                pid \(dir.file("nginx.pid"));
-                events { worker_connections 1024; }
-                http {
-                    log_format ferry '$request_method $uri status=$status sent=$body_bytes_sent range="$http_range"';
-                    access_log \(accessLogPath) ferry;
-                    client_body_temp_path \(dir.file("client_body"));
-                    proxy_temp_path \(dir.file("proxy"));
-                    fastcgi_temp_path \(dir.file("fastcgi"));
-                    uwsgi_temp_path \(dir.file("uwsgi"));
-                    scgi_temp_path \(dir.file("scgi"));
-                    default_type application/octet-stream;
-                    sendfile on;
-                    keepalive_requests 100000;
-                    server {
-                        \(listen)
-                        root \(root);
-                        client_max_body_size 0;
-                        location / {
-                            dav_methods PUT DELETE MKCOL COPY MOVE;
-                            dav_ext_methods PROPFIND OPTIONS;
-                            dav_access user:rw group:rw all:r;
-                        }
-                        location /slow/ {
-                            alias \(root)/;
-                            limit_rate 2m;
-                            dav_ext_methods PROPFIND OPTIONS;
-                        }
+        (port, process) = try ServerProcess.listening("nginx") { port in
+            try NginxProcess.start(
+                nginx, dir: dir, modules: "load_module \(NginxDAVServer.modulePath);",
+                logFormat: #"$request_method $uri status=$status sent=$body_bytes_sent range="$http_range""#,
+                accessLog: accessLogPath,
+                server: """
+                    \(NginxProcess.listen(port, tls: tls))
+                    root \(root);
+                    client_max_body_size 0;
+                    location / {
+                        dav_methods PUT DELETE MKCOL COPY MOVE;
+                        dav_ext_methods PROPFIND OPTIONS;
+                        dav_access user:rw group:rw all:r;
                     }
-                }
-                """
-            try conf.write(toFile: dir.file("nginx.conf"), atomically: true, encoding: .utf8)
-            return try ServerProcess(
-                nginx, ["-c", dir.file("nginx.conf"), "-p", dir.path], logPath: dir.file("stdout.log"))
+                    location /slow/ {
+                        alias \(root)/;
+                        limit_rate 2m;
+                        dav_ext_methods PROPFIND OPTIONS;
+                    }
+                    """)
         }
     }
 

@@ -147,10 +147,10 @@ let package = Package(
         .executableTarget(name: "downloader", dependencies: ["FerryKit"], path: "Examples/downloader"),
         .executableTarget(name: "ftp-client", dependencies: ["FerryKit"], path: "Examples/ftp-client"),
         .executableTarget(name: "image-loader", dependencies: ["FerryKit"], path: "Examples/image-loader"),
-        // Real servers and fault injection for the tests (not a product).
+        // Real servers, fault injection and an in-memory file system for the tests (not a product).
         .target(
             name: "FerryTestSupport",
-            dependencies: []
+            dependencies: ["FerryKit"]
         ),
         .testTarget(
             name: "FerryKitTests",

@@ -50,7 +50,7 @@ static int ferry_empty_path_links = -1;
 int ferry_os_link_fd(int fd, const char *path) {
 #ifdef AT_EMPTY_PATH
     // By the descriptor: no walk of /proc/self/fd/N and its magic link (3-4 us
-    // of an 18 us link on ext4, 1,000 small files; bench/RESULTS-19-hops.md).
+    // of an 18 us link on ext4, 1,000 small files; bench/RESULTS.md, issue 19, branch hops).
     int known = __atomic_load_n(&ferry_empty_path_links, __ATOMIC_RELAXED);
     if (known != 0) {
         if (linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH) == 0) {

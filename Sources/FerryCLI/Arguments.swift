@@ -20,13 +20,99 @@ struct Flag: OptionKey {
     }
 }
 
-/// An option with a value (`--output DEST`, `-o DEST`).
-struct ValueOption: OptionKey {
+/// An option with a value (`--output DEST`, `-o DEST`, `--jobs N`) of type
+/// `Value`: it carries how its text is read and what it is when not given, and
+/// the help text says that default (`(default 4)`) from the value itself, so the
+/// help and the behaviour cannot drift apart.
+struct ValueOption<Value: Sendable>: OptionKey {
     let option: CommandSpec.Option
+    /// The value when the option is not given.
+    let defaultValue: Value
+    /// Reads the option's text; a ``UsageError`` says what it wants.
+    let read: @Sendable (String) throws -> Value
 
-    init(_ long: String, short: Character? = nil, help: String, valueName: String = "VALUE", choices: [String] = []) {
+    /// An option read by `read`, `defaultValue` when absent. With `shownDefault`,
+    /// the help ends `(default SHOWN)`, or `(default SHOWN; NOTE)` with a `note`.
+    init(
+        _ long: String, short: Character? = nil, help: String, valueName: String = "VALUE", choices: [String] = [],
+        default defaultValue: Value, shownDefault: String? = nil, note: String? = nil,
+        read: @escaping @Sendable (String) throws -> Value
+    ) {
+        var text = help
+        if let shownDefault { text += " (default \(shownDefault)\(note.map { "; " + $0 } ?? ""))" }
         option = CommandSpec.Option(
-            long: long, short: short, takesValue: true, help: help, valueName: valueName, choices: choices)
+            long: long, short: short, takesValue: true, help: text, valueName: valueName, choices: choices)
+        self.defaultValue = defaultValue
+        self.read = read
+    }
+
+    /// An option read by `value`, which gives nil for text that is not one: the
+    /// usage error is then `--NAME wants WANTS, not "TEXT"`.
+    init(
+        _ long: String, short: Character? = nil, help: String, valueName: String = "VALUE", choices: [String] = [],
+        default defaultValue: Value, shownDefault: String? = nil, note: String? = nil, wants: String,
+        value: @escaping @Sendable (String) -> Value?
+    ) {
+        self.init(
+            long, short: short, help: help, valueName: valueName, choices: choices, default: defaultValue,
+            shownDefault: shownDefault, note: note
+        ) { text in
+            guard let v = value(text) else {
+                throw UsageError(message: "--\(long) wants \(wants), not \"\(text)\"")
+            }
+            return v
+        }
+    }
+}
+
+extension ValueOption where Value == String? {
+    /// Text as given; nil when the option is absent.
+    init(_ long: String, short: Character? = nil, help: String, valueName: String = "VALUE", choices: [String] = []) {
+        self.init(long, short: short, help: help, valueName: valueName, choices: choices, default: nil) { $0 }
+    }
+}
+
+extension ValueOption where Value == String {
+    /// Text as given; `defaultValue` (shown in the help) when the option is absent.
+    init(
+        _ long: String, short: Character? = nil, help: String, valueName: String = "VALUE", choices: [String] = [],
+        default defaultValue: String, note: String? = nil
+    ) {
+        self.init(
+            long, short: short, help: help, valueName: valueName, choices: choices, default: defaultValue,
+            shownDefault: defaultValue, note: note
+        ) { $0 }
+    }
+}
+
+extension ValueOption where Value == Int {
+    /// A whole number within `range`; `defaultValue` (shown in the help) when absent.
+    init(
+        _ long: String, short: Character? = nil, help: String, valueName: String = "N", default defaultValue: Int,
+        note: String? = nil, in range: ClosedRange<Int>
+    ) {
+        self.init(
+            long, short: short, help: help, valueName: valueName, default: defaultValue,
+            shownDefault: "\(defaultValue)", note: note, wants: ValueOption.number(in: range)
+        ) { Int($0).flatMap { range.contains($0) ? $0 : nil } }
+    }
+
+    static func number(in range: ClosedRange<Int>) -> String {
+        "a number from \(range.lowerBound) to \(range.upperBound)"
+    }
+}
+
+extension ValueOption where Value == Int? {
+    /// A whole number within `range`; nil when absent (the command decides).
+    init(_ long: String, short: Character? = nil, help: String, valueName: String = "N", in range: ClosedRange<Int>) {
+        self.init(
+            long, short: short, help: help, valueName: valueName, default: nil,
+            wants: ValueOption<Int>.number(in: range)
+        ) { text -> Int?? in
+            // Not `Int(text)` as it is: a nil there would be a value (nil), not a refusal.
+            guard let n = Int(text), range.contains(n) else { return .none }
+            return .some(n)
+        }
     }
 }
 
@@ -126,21 +212,24 @@ struct ParsedArguments: Sendable, Equatable {
         return flags.contains(flag.option.long)
     }
 
-    func value(_ key: ValueOption) -> String? {
+    /// Whether the option is on the command line (a flag set, a value given).
+    func given(_ key: some OptionKey) -> Bool {
+        check(key)
+        return flags.contains(key.option.long) || values[key.option.long] != nil
+    }
+
+    /// A text option as given (the last one given), nil when absent.
+    func value(_ key: ValueOption<String?>) -> String? {
         check(key)
         return values[key.option.long]?.last
     }
 
-    /// An integer option within `range`, or `defaultValue` when absent.
-    func int(_ key: ValueOption, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
-        guard let text = value(key) else { return defaultValue }
-        guard let n = Int(text), range.contains(n) else {
-            throw UsageError(
-                message:
-                    "--\(key.option.long) wants a number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\""
-            )
-        }
-        return n
+    /// The option's value as its type reads it (the last one given), its
+    /// default when absent; a usage error when the text is not a value.
+    func value<Value>(_ key: ValueOption<Value>) throws -> Value {
+        check(key)
+        guard let text = values[key.option.long]?.last else { return key.defaultValue }
+        return try key.read(text)
     }
 }
 

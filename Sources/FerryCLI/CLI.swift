@@ -16,7 +16,12 @@ public enum CLI {
 
     /// Runs `ferry` with `arguments` (the first one is the program name).
     public static func main(_ arguments: [String]) async -> Int32 {
-        let console = Console()
+        await main(arguments, console: Console())
+    }
+
+    /// Runs `ferry` with `arguments`, writing to `console` (a test's, to run a
+    /// command in-process and read what it printed).
+    static func main(_ arguments: [String], console: Console) async -> Int32 {
         var args = Array(arguments.dropFirst())
         // Options before the command (`ferry -v get URL`, as curl and lftp take
         // them) go with the command.
@@ -109,6 +114,7 @@ public enum CLI {
     ) async -> Int32 {
         let json = parsed.has(CommonOptions.json)
         do {
+            try c.validate(parsed)
             return try await c.run(parsed, console: console)
         } catch let e as UsageError {
             if json { console.json(JSONFailure(command: name, message: e.message, code: "usage", exitCode: 2)) }
@@ -203,7 +209,16 @@ public enum CLI {
 /// One `ferry` subcommand.
 protocol Command {
     static var spec: CommandSpec { get }
+    /// The usage mistakes the options alone show (options that exclude or need
+    /// each other, values out of range), as ``UsageError``s: checked before `run`,
+    /// without a server or a file.
+    static func validate(_ args: ParsedArguments) throws
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32
+}
+
+extension Command {
+    /// No checks beyond the parser's.
+    static func validate(_ args: ParsedArguments) throws {}
 }
 
 /// A failure with `--json`: one object on stdout, beside the message on stderr.

@@ -7,18 +7,20 @@ import Foundation
 enum CardCommand: Command {
     enum Keys {
         static let kind = ValueOption(
-            "kind", help: "the card to act as (default flashair; ezshare is read-only)", valueName: "KIND",
-            choices: ["flashair", "ezshare"])
-        static let host = ValueOption("host", help: "address to listen on (default 127.0.0.1)", valueName: "ADDR")
-        static let port = ValueOption("port", help: "port (default 8080; 0 picks a free one)", valueName: "N")
-        static let maxConnections = ValueOption(
+            "kind", help: "the card to act as", valueName: "KIND", choices: ["flashair", "ezshare"],
+            default: "flashair", note: "ezshare is read-only")
+        static let host = ValueOption("host", help: "address to listen on", valueName: "ADDR", default: "127.0.0.1")
+        static let port = ValueOption("port", help: "port", default: 8080, note: "0 picks a free one", in: 0...65535)
+        /// The default depends on --kind: said in the help, applied by ``cardLimits``.
+        static let maxConnections = ValueOption<Int?>(
             "max-connections",
             help:
                 "connections at once; more wait 2 s, then are closed (default 8 for flashair, 1 for ezshare)",
-            valueName: "N")
-        static let latency = ValueOption("latency", help: "delay before every answer", valueName: "MS")
-        static let rate = ValueOption(
-            "rate", help: "send at most this many bytes per second", valueName: "BYTES_PER_SECOND")
+            in: 1...1024)
+        static let latency = ValueOption<Int?>(
+            "latency", help: "delay before every answer", valueName: "MS", in: 0...600_000)
+        static let rate = ValueOption<Int?>(
+            "rate", help: "send at most this many bytes per second", valueName: "BYTES_PER_SECOND", in: 1...Int.max)
         static let firmware = ValueOption(
             "firmware", help: "firmware version to report; its number decides which ops exist", valueName: "VERSION")
         static let cid = ValueOption("cid", help: "card CID to report (32 hex digits)", valueName: "HEX")
@@ -60,15 +62,15 @@ enum CardCommand: Command {
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue else {
             throw FerryError(.localIO, operation: "card", target: folder, detail: "no such folder")
         }
-        let kind = args.value(Keys.kind) ?? "flashair"
+        let kind = try args.value(Keys.kind)
         guard kind == "flashair" || kind == "ezshare" else {
             throw UsageError(message: "--kind is flashair or ezshare, not \"\(kind)\"")
         }
         let ezShare = kind == "ezshare"
         let limits = try cardLimits(args, defaultConnections: ezShare ? 1 : 8)
         let firmware = try args.value(Keys.firmware).map(checkedFirmware)
-        let host = args.value(Keys.host) ?? "127.0.0.1"
-        let port = try args.int(Keys.port, default: 8080, in: 0...65535)
+        let host = try args.value(Keys.host)
+        let port = try args.value(Keys.port)
 
         let server: any ServedCard
         if ezShare {
@@ -124,12 +126,9 @@ enum CardCommand: Command {
 
     /// --max-connections, --latency and --rate, the same for every kind of card.
     static func cardLimits(_ args: ParsedArguments, defaultConnections: Int) throws -> CardLimits {
-        var limits = CardLimits(
-            maxConnections: try args.int(Keys.maxConnections, default: defaultConnections, in: 1...1024))
-        limits.latency = .milliseconds(try args.int(Keys.latency, default: 0, in: 0...600_000))
-        if args.value(Keys.rate) != nil {
-            limits.bytesPerSecond = try args.int(Keys.rate, default: 0, in: 1...Int.max)
-        }
+        var limits = CardLimits(maxConnections: try args.value(Keys.maxConnections) ?? defaultConnections)
+        limits.latency = .milliseconds(try args.value(Keys.latency) ?? 0)
+        if let rate = try args.value(Keys.rate) { limits.bytesPerSecond = rate }
         return limits
     }
 

@@ -17,13 +17,22 @@ enum CatCommand: Command {
             matching file.
             """)
 
+    static func validate(_ args: ParsedArguments) throws {
+        try GetCommand.validate(asGet(args))
+    }
+
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
+        try await GetCommand.run(asGet(args), console: console, as: "cat")
+    }
+
+    /// The arguments of the `get -o -` that `cat` is.
+    static func asGet(_ args: ParsedArguments) -> ParsedArguments {
         var get = args
         get.declared.formUnion(GetCommand.spec.options.map(\.long))
         get.values[GetCommand.Keys.output.option.long] = ["-"]
         // As cat: the files and nothing else (errors still go to stderr).
         get.declared.insert(CommonOptions.quiet.option.long)
         get.flags.insert(CommonOptions.quiet.option.long)
-        return try await GetCommand.run(get, console: console, as: "cat")
+        return get
     }
 }

@@ -5,7 +5,8 @@ import Foundation
 enum ConnectionKeys {
     static let insecure = Flag(
         "insecure", short: "k", help: "accept TLS certificates that do not verify; SFTP: skip the host key check")
-    static let connections = ValueOption("connections", help: "connections to this server at once", valueName: "N")
+    static let connections = ValueOption<Int?>(
+        "connections", help: "connections to this server at once", in: 1...64)
     /// As in curl.
     static let cacert = ValueOption(
         "cacert",
@@ -16,11 +17,18 @@ enum ConnectionKeys {
 
 /// Timeouts, as in curl.
 enum TimeoutKeys {
-    static let connect = ValueOption(
-        "connect-timeout", help: "give up opening a connection after this many seconds", valueName: "S")
-    static let timeout = ValueOption(
-        "timeout", help: "a connection that moves nothing for this many seconds is dead (then retried)",
-        valueName: "S")
+    static let connect = seconds(
+        "connect-timeout", help: "give up opening a connection after this many seconds")
+    static let timeout = seconds(
+        "timeout", help: "a connection that moves nothing for this many seconds is dead (then retried)")
+
+    /// Seconds, more than 0 and at most a day; nil when absent.
+    static func seconds(_ long: String, help: String) -> ValueOption<Duration?> {
+        ValueOption(long, help: help, valueName: "S", default: nil, wants: "a number of seconds") { text in
+            guard let n = Double(text), n > 0, n <= 86_400 else { return nil }
+            return Duration.milliseconds(Int64(n * 1000))
+        }
+    }
 }
 
 /// The connection options as declared in a command's spec.
@@ -35,12 +43,9 @@ let connectionOptions: [any OptionKey] =
 /// on stderr, `--connect-timeout`, `--timeout`.
 func requestSettings(_ args: ParsedArguments, console: Console) throws -> RequestSettings {
     var settings = RequestSettings()
-    func seconds(_ key: ValueOption) throws -> Duration? {
-        guard args.declared.contains(key.option.long), let text = args.value(key) else { return nil }
-        guard let n = Double(text), n > 0, n <= 86_400 else {
-            throw UsageError(message: "--\(key.option.long) wants a number of seconds, not \"\(text)\"")
-        }
-        return .milliseconds(Int64(n * 1000))
+    func seconds(_ key: ValueOption<Duration?>) throws -> Duration? {
+        guard args.declared.contains(key.option.long) else { return nil }
+        return try args.value(key)
     }
     settings.connectTimeout = try seconds(TimeoutKeys.connect)
     settings.stallTimeout = try seconds(TimeoutKeys.timeout)
@@ -75,9 +80,9 @@ func traceSecrets(_ positionals: [String]) -> [String] {
 
 /// Options of the commands that move files (`get`, `put`).
 enum TransferKeys {
-    static let jobs = ValueOption("jobs", short: "j", help: "transfers at once (default 4)", valueName: "N")
+    static let jobs = ValueOption("jobs", short: "j", help: "transfers at once", default: 4, in: 1...64)
     static let retries = ValueOption(
-        "retries", help: "failed tries in a row before giving up (default 5)", valueName: "N")
+        "retries", help: "failed tries in a row before giving up", default: 5, in: 0...100)
     static let json = Flag("json", help: "print JSON lines of progress and results")
     /// As in curl and wget; Ferry resumes anyway.
     static let resume = Flag(
@@ -90,6 +95,60 @@ enum TransferKeys {
     }
 }
 
+/// The transfer options a command shares with the others that move files (`get`,
+/// `put`, `sync`): how many at once, how many failed tries, and what to do with a
+/// destination that differs. It is the one place they become ``DownloadOptions``
+/// and ``UploadOptions``, with the rule that `--overwrite` and `--skip-existing`
+/// exclude each other.
+struct TransferOptionGroup: Sendable {
+    var jobs: ValueOption<Int>
+    /// Nil for a command without `--retries` (`put`: the library's default).
+    var retries: ValueOption<Int>?
+    /// Nil for a command that never replaces (`sync`).
+    var overwrite: Flag?
+    var skipExisting: Flag?
+
+    /// What the group's options say, read once.
+    struct Values: Sendable, Equatable {
+        var jobs: Int
+        var maxRetries: Int?
+        var overwrite: OverwritePolicy
+        var verifyTLS: Bool
+
+        /// Download options with these values (the rest as the library has them).
+        var download: DownloadOptions {
+            var o = DownloadOptions()
+            (o.overwrite, o.maxRetries, o.verifyTLS) = (overwrite, maxRetries ?? o.maxRetries, verifyTLS)
+            return o
+        }
+
+        /// Upload options with these values (the rest as the library has them).
+        var upload: UploadOptions {
+            var o = UploadOptions()
+            (o.overwrite, o.maxRetries, o.verifyTLS) = (overwrite, maxRetries ?? o.maxRetries, verifyTLS)
+            return o
+        }
+    }
+
+    /// Usage errors of the group's options: both of `--overwrite` and
+    /// `--skip-existing`, or a number out of range.
+    func validate(_ args: ParsedArguments) throws {
+        _ = try values(args)
+    }
+
+    /// The values of the group's options, or the usage error they make.
+    func values(_ args: ParsedArguments) throws -> Values {
+        let replace = overwrite.map(args.has) ?? false
+        let keep = skipExisting.map(args.has) ?? false
+        if replace && keep {
+            throw UsageError(message: "--overwrite and --skip-existing exclude each other")
+        }
+        return Values(
+            jobs: try args.value(jobs), maxRetries: try retries.map { try args.value($0) },
+            overwrite: replace ? .overwrite : keep ? .skip : .fail, verifyTLS: !args.has(ConnectionKeys.insecure))
+    }
+}
+
 /// The one place a command's connection options are built: TLS (`--insecure`,
 /// `--cacert` or curl's CA variables), `--connections`, and credentials resolved
 /// for every scheme as the README promises (the URL, `FERRY_USER`/`FERRY_PASSWORD`,
@@ -98,9 +157,7 @@ func connectionSettings(_ args: ParsedArguments) throws -> ConnectionOptions {
     var options = ConnectionOptions(verifyTLS: !args.has(ConnectionKeys.insecure), resolveCredentials: true)
     options.caCertificateFile = ConnectionOptions.caCertificateFile(given: args.value(ConnectionKeys.cacert))
     applySSHOptions(&options, args)
-    if args.value(ConnectionKeys.connections) != nil {
-        options.maxConnections = try args.int(ConnectionKeys.connections, default: 1, in: 1...64)
-    }
+    if let n = try args.value(ConnectionKeys.connections) { options.maxConnections = n }
     return options
 }
 

@@ -7,18 +7,39 @@ import Synchronization
 
 /// Where the CLI writes: results to stdout, messages and progress to stderr.
 /// Writes are serialised by a lock so lines from concurrent transfers never mix.
+/// The text goes to a sink: the process's file descriptors, or, in a test that
+/// runs a command in-process, whatever the test collects it in.
 final class Console: Sendable {
+    /// One of the two streams a command writes to.
+    enum Stream: Sendable, Equatable {
+        case standardOutput
+        case standardError
+    }
+
+    /// Takes each piece of text for a stream, in order (called under the console's lock).
+    typealias Sink = @Sendable (Stream, String) -> Void
+
     private let lock = Mutex(())
+    private let sink: Sink
     /// Whether stderr is a terminal (progress bars only then).
     let stderrIsTerminal: Bool
 
-    init() {
-        stderrIsTerminal = isatty(2) != 0
+    /// The console of the process: file descriptors 1 and 2.
+    convenience init() {
+        self.init(stderrIsTerminal: isatty(2) != 0) { stream, text in
+            Console.write(stream == .standardOutput ? 1 : 2, text)
+        }
+    }
+
+    /// A console whose text goes to `sink`.
+    init(stderrIsTerminal: Bool = false, sink: @escaping Sink) {
+        self.stderrIsTerminal = stderrIsTerminal
+        self.sink = sink
     }
 
     /// Writes text to stdout as is.
     func out(_ text: String) {
-        lock.withLock { _ in Console.write(1, text) }
+        lock.withLock { _ in sink(.standardOutput, text) }
     }
 
     /// Writes text meant for people to stdout, control characters shown as `?`
@@ -30,12 +51,12 @@ final class Console: Sendable {
     /// Writes one line to stderr, control characters shown as `?`.
     func error(_ text: String) {
         let line = Format.printable(text)
-        lock.withLock { _ in Console.write(2, line + "\n") }
+        lock.withLock { _ in sink(.standardError, line + "\n") }
     }
 
     /// Writes raw text to stderr (progress drawing).
     func drawError(_ text: String) {
-        lock.withLock { _ in Console.write(2, text) }
+        lock.withLock { _ in sink(.standardError, text) }
     }
 
     /// Prints one JSON object as a line on stdout.

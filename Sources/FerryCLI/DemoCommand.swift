@@ -6,10 +6,11 @@ import Foundation
 /// `ferry demo`: sample photos on a card, and the browser UI on it.
 enum DemoCommand: Command {
     enum Keys {
-        static let host = ValueOption("host", help: "address of the browser UI (default 127.0.0.1)", valueName: "ADDR")
+        static let host = ValueOption(
+            "host", help: "address of the browser UI", valueName: "ADDR", default: "127.0.0.1")
         static let port = ValueOption(
-            "port", short: "p", help: "port of the browser UI (default: a free one)", valueName: "N")
-        static let photos = ValueOption("photos", help: "how many photos to make (default 12)", valueName: "N")
+            "port", short: "p", help: "port of the browser UI", default: 0, note: "a free one", in: 0...65535)
+        static let photos = ValueOption("photos", help: "how many photos to make", default: 12, in: 1...2000)
     }
 
     static let spec = CommandSpec(
@@ -28,9 +29,9 @@ enum DemoCommand: Command {
             """)
 
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
-        let host = args.value(Keys.host) ?? "127.0.0.1"
-        let port = try args.int(Keys.port, default: 0, in: 0...65535)
-        let photos = try args.int(Keys.photos, default: 12, in: 1...2000)
+        let host = try args.value(Keys.host)
+        let port = try args.value(Keys.port)
+        let photos = try args.value(Keys.photos)
         // From here on Ctrl-C stops the demo cleanly, folder included.
         let stop = StopRequest()
         defer { stop.remove() }

@@ -7,12 +7,13 @@ enum GetCommand: Command {
         static let output = ValueOption(
             "output", short: "o", help: "file, or folder to download into; - for standard output", valueName: "DEST")
         static let recursive = Flag("recursive", short: "r", help: "download folders with everything in them")
-        static let only = ValueOption(
-            "only", help: "with -r, only these extensions, any case (jpg,cr2)", valueName: "EXTS")
+        static let only = SyncCommand.extensionsOption(help: "with -r, only these extensions, any case (jpg,cr2)")
         static let overwrite = Flag("overwrite", help: "replace files that differ")
         static let skipExisting = Flag("skip-existing", help: "leave files that exist alone, even when they differ")
         static let noResume = Flag("no-resume", help: "ignore .part files and start over")
         static let all = Flag("all", short: "a", help: "with -r, include hidden and system files")
+        static let transfer = TransferOptionGroup(
+            jobs: TransferKeys.jobs, retries: TransferKeys.retries, overwrite: overwrite, skipExisting: skipExisting)
     }
 
     static let spec = CommandSpec(
@@ -47,25 +48,31 @@ enum GetCommand: Command {
         try await run(args, console: console, as: "get")
     }
 
-    /// Runs `get` as `command` (`cat` is `get -o -`): messages name that command.
-    static func run(_ args: ParsedArguments, console: Console, as command: String) async throws -> Int32 {
-        if args.has(Keys.overwrite) && args.has(Keys.skipExisting) {
-            throw UsageError(message: "--overwrite and --skip-existing exclude each other")
-        }
-        let jobs = try args.int(TransferKeys.jobs, default: 4, in: 1...64)
-        TransferKeys.sayResumingIsTheDefault(args, command: command, console: console)
-        var positionals = args.positionals
-        var output = args.value(Keys.output)
+    /// The usage mistakes seen in the options alone: both of --overwrite and
+    /// --skip-existing, a number out of range, `-o ''`, `-o -` with -r or --json,
+    /// --only without -r.
+    static func validate(_ args: ParsedArguments) throws {
+        try Keys.transfer.validate(args)
+        let output = args.value(Keys.output)
         if output == "" {
             throw UsageError(message: "-o '' names no file; name a file, a folder, or - for standard output")
         }
-        let toStandardOutput = output == "-"
-        if toStandardOutput {
+        if output == "-" {
             if args.has(Keys.recursive) { throw UsageError(message: "-r cannot write to standard output (-o -)") }
             if args.has(TransferKeys.json) {
                 throw UsageError(message: "--json and -o - would both write to standard output")
             }
         }
+    }
+
+    /// Runs `get` as `command` (`cat` is `get -o -`): messages name that command.
+    static func run(_ args: ParsedArguments, console: Console, as command: String) async throws -> Int32 {
+        let transfer = try Keys.transfer.values(args)
+        let jobs = transfer.jobs
+        TransferKeys.sayResumingIsTheDefault(args, command: command, console: console)
+        var positionals = args.positionals
+        var output = args.value(Keys.output)
+        let toStandardOutput = output == "-"
         // `get URL DIR/`, `get URL .`: an existing local folder as the last argument, as cp takes it.
         if !toStandardOutput, positionals.count >= 2, let last = positionals.last, !last.contains(":"),
             isDirectory(last) || bareHostURL(last) == nil
@@ -78,13 +85,10 @@ enum GetCommand: Command {
             positionals.removeLast()
         }
         let urls = try positionals.map { try remoteURL($0, for: command) }
-        let only = try args.value(Keys.only).map(SyncCommand.extensions)
+        let only = try args.value(Keys.only)
         if only != nil && !args.has(Keys.recursive) { throw UsageError(message: "--only goes with -r") }
-        var options = DownloadOptions()
-        options.overwrite = args.has(Keys.overwrite) ? .overwrite : args.has(Keys.skipExisting) ? .skip : .fail
+        var options = transfer.download
         options.resume = !args.has(Keys.noResume)
-        options.maxRetries = try args.int(TransferKeys.retries, default: 5, in: 0...100)
-        options.verifyTLS = !args.has(ConnectionKeys.insecure)
         Ferry.setConnectionLimits(total: max(16, jobs), perHost: jobs)
 
         // Standard output: no bars while it is the terminal (they would mix with the bytes), as curl.

@@ -39,7 +39,7 @@ struct GetPlanner {
         if output != nil && intoFolder { try GetCommand.makeLocalFolder(base) }
         multi = urls.count > 1
         var failed = 0
-        var plain: [(url: RemoteURL, fs: any RemoteFileSystem)] = []
+        var plain: [Target] = []
         plain.reserveCapacity(urls.count)
         files.reserveCapacity(urls.count)
         seen.reserveCapacity(urls.count)
@@ -48,7 +48,7 @@ struct GetPlanner {
             let fs = try opener.open(url)
             // A URL without a pattern is not handed to the (async) expansion at all.
             guard Glob.hasPattern(url) else {
-                plain.append((url, fs))
+                plain.append(target(url, fs, of: urls.count, base: base))
                 continue
             }
             let matched: [RemoteEntry]?
@@ -61,7 +61,7 @@ struct GetPlanner {
                 continue
             }
             guard let matched else {
-                plain.append((url, fs))
+                plain.append(target(url, fs, of: urls.count, base: base))
                 continue
             }
             multi = true
@@ -75,22 +75,10 @@ struct GetPlanner {
         // Every URL is asked about once (a web URL ending in `/` is a folder when its
         // page is a directory index, else a page saved as index.html), eight at a
         // time: a thousand URLs asked one after another cost as much as fetching them.
-        // Of many web URLs, one whose file is not here yet needs no HEAD: its download
-        // tells what a HEAD would (size, Last-Modified), and a HEAD each doubled
-        // the requests of `get URL1 ... URL1000`.
-        let names = plain.map { GetPlanner.fileName($0.url) }
-        let answers = await GetPlanner.askAbout(
-            zip(plain, names).map { plain, name in
-                let (url, fs) = plain
-                let web = url.scheme == .http || url.scheme == .https
-                let skip =
-                    web && urls.count > 1 && !recursive && !url.isFolderPath
-                    && !FileManager.default.fileExists(atPath: localJoin(base, name))
-                return (url, skip ? nil : fs)
-            })
-        for (((url, fs), answer), name) in zip(zip(plain, answers), names) {
+        for target in await GetPlanner.askAbout(plain) {
+            let url = target.url
             let entry: RemoteEntry?
-            switch answer {
+            switch target.answer {
             case .success(let e): entry = e
             case .failure(let e):
                 out.report(.failed(ListCommand.notACard(e.context(operation: "get", target: url.redacted), url)))
@@ -102,43 +90,66 @@ struct GetPlanner {
                 throw UsageError(message: "\(GetPlanner.folderName(url)) is a folder; use -r to download it")
             }
             try await add(
-                url, entry: entry, fs: fs, base: base, intoFolder: intoFolder, single: urls.count == 1, name: name)
+                url, entry: entry, fs: target.fs, base: base, intoFolder: intoFolder, single: urls.count == 1,
+                name: target.name)
         }
         return failed
+    }
+
+    /// One URL of the command line without a pattern (or whose pattern matched
+    /// nothing as a pattern), on its way to the plan: one record per URL.
+    struct Target: Sendable {
+        var url: RemoteURL
+        var fs: any RemoteFileSystem
+        /// The name its file gets here (``fileName(_:)``).
+        var name: String
+        /// Whether it is asked about (`stat`, a HEAD over HTTP) before the download.
+        var ask: Bool
+        /// The answer: the entry, `nil` where the download itself should say, or the
+        /// error that means the file cannot be fetched. `nil` until asked.
+        var answer: Result<RemoteEntry?, FerryError> = .success(nil)
+    }
+
+    /// The record of `url` of `count` URLs. Of many web URLs, one whose file is not
+    /// here yet is not asked about: its download tells what a HEAD would (size,
+    /// Last-Modified), and a HEAD each doubled the requests of `get URL1 ... URL1000`.
+    private func target(_ url: RemoteURL, _ fs: any RemoteFileSystem, of count: Int, base: String) -> Target {
+        let name = GetPlanner.fileName(url)
+        let web = url.scheme == .http || url.scheme == .https
+        let skip =
+            web && count > 1 && !recursive && !url.isFolderPath
+            && !FileManager.default.fileExists(atPath: localJoin(base, name))
+        return Target(url: url, fs: fs, name: name, ask: !skip)
     }
 
     /// How many questions (`stat`, a HEAD over HTTP) are asked at once.
     static let questionsAtOnce = 8
 
-    /// `stat` of each URL, eight at a time, in the order given: the entry, `nil` where
-    /// the download itself should say (a web URL with a query names a page its path
-    /// alone may not; an error that is not about the file), or the error that means
-    /// the file cannot be fetched.
-    /// A URL given without a file system is not asked about (`nil`).
-    static func askAbout(_ urls: [(url: RemoteURL, fs: (any RemoteFileSystem)?)]) async
-        -> [Result<RemoteEntry?, FerryError>]
-    {
+    /// The targets with the answer of `stat` of each that is asked about, eight at
+    /// a time, in the order given: the entry, `nil` where the download itself should
+    /// say (a web URL with a query names a page its path alone may not; an error that
+    /// is not about the file), or the error that means the file cannot be fetched.
+    static func askAbout(_ targets: [Target]) async -> [Target] {
         // Only the URLs with a question get a task: `get URL1 ... URL1000` of
         // files not here yet asks nothing.
-        let asked = urls.indices.filter { i in
-            let (url, fs) = urls[i]
-            return fs != nil && !((url.scheme == .http || url.scheme == .https) && url.query != nil)
+        let asked = targets.indices.filter { i in
+            let url = targets[i].url
+            return targets[i].ask && !((url.scheme == .http || url.scheme == .https) && url.query != nil)
         }
-        var answers = [Result<RemoteEntry?, FerryError>](repeating: .success(nil), count: urls.count)
-        guard !asked.isEmpty else { return answers }
+        var answered = targets
+        guard !asked.isEmpty else { return answered }
         let found = await asked.concurrentMap(width: questionsAtOnce) { i -> Result<RemoteEntry?, FerryError> in
-            let (url, fs) = urls[i]
-            guard let fs else { return .success(nil) }
+            let target = targets[i]
             do throws(FerryError) {
-                return .success(try await fs.stat(url.path))
+                return .success(try await target.fs.stat(target.url.path))
             } catch let e where [.notFound, .connectionFailed, .authenticationFailed].contains(e.code) {
                 return .failure(e)
             } catch {
                 return .success(nil)
             }
         }
-        for (i, answer) in zip(asked, found) { answers[i] = answer }
-        return answers
+        for (i, answer) in zip(asked, found) { answered[i].answer = answer }
+        return answered
     }
 
     private mutating func add(

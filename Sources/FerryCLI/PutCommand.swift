@@ -9,6 +9,8 @@ enum PutCommand: Command {
         static let skipExisting = Flag(
             "skip-existing", help: "leave remote files that exist alone, even when they differ")
         static let parents = Flag("parents", short: "p", help: "create missing remote folders")
+        static let transfer = TransferOptionGroup(
+            jobs: TransferKeys.jobs, retries: nil, overwrite: overwrite, skipExisting: skipExisting)
     }
 
     static let spec = CommandSpec(
@@ -28,11 +30,14 @@ enum PutCommand: Command {
             unless --overwrite or --skip-existing.
             """)
 
+    /// Both of --overwrite and --skip-existing, or -j out of range.
+    static func validate(_ args: ParsedArguments) throws {
+        try Keys.transfer.validate(args)
+    }
+
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
-        if args.has(Keys.overwrite) && args.has(Keys.skipExisting) {
-            throw UsageError(message: "--overwrite and --skip-existing exclude each other")
-        }
-        let jobs = try args.int(TransferKeys.jobs, default: 4, in: 1...64)
+        let transfer = try Keys.transfer.values(args)
+        let jobs = transfer.jobs
         TransferKeys.sayResumingIsTheDefault(args, command: "put", console: console)
         let target = try remoteURL(args.positionals.last!, for: "put")
         let sources = args.positionals.dropLast().map { LocalPath.standardized($0) }
@@ -40,10 +45,8 @@ enum PutCommand: Command {
             throw FerryError(.localIO, operation: "upload", target: s, detail: "no such file")
         }
         let fs = try openFileSystem(target, args)
-        var options = UploadOptions()
-        options.overwrite = args.has(Keys.overwrite) ? .overwrite : args.has(Keys.skipExisting) ? .skip : .fail
+        var options = transfer.upload
         options.createParents = args.has(Keys.parents)
-        options.verifyTLS = !args.has(ConnectionKeys.insecure)
 
         var intoFolder = target.path.hasSuffix("/") || sources.count > 1
         if !intoFolder, let e = try? await fs.stat(target.path), e.isDirectory { intoFolder = true }
@@ -109,7 +112,7 @@ enum PutCommand: Command {
 /// The size of a local file, nil when it cannot be read.
 func localSize(_ path: String) -> Int64? {
     // `lstat`, as `FileManager.attributesOfItem` reads it, without building its
-    // dictionary of every attribute (33K instructions a file).
+    // dictionary of every attribute (measured: bench/RESULTS.md, issue 19, branch cli).
     var st = stat()
     return path.withCString { lstat($0, &st) } == 0 ? Int64(st.st_size) : nil
 }

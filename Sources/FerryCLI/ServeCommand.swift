@@ -6,18 +6,24 @@ import Foundation
 enum ServeCommand: Command {
     enum Keys {
         static let host = ValueOption(
-            "host", help: "address to listen on (default 127.0.0.1; any other needs the printed token)",
-            valueName: "ADDR")
+            "host", help: "address to listen on", valueName: "ADDR", default: "127.0.0.1",
+            note: "any other needs the printed token")
         static let port = ValueOption(
-            "port", short: "p", help: "port (default 8000; 0 picks a free one)", valueName: "N")
+            "port", short: "p", help: "port", default: 8000, note: "0 picks a free one", in: 0...65535)
         static let cache = ValueOption(
             "cache", help: "folder for thumbnails and copies of remote files (default ~/.cache/ferry)", valueName: "DIR"
         )
-        static let cacheSize = ValueOption(
+        static let cacheSize = ValueOption<Int64?>(
             "cache-size",
             help:
                 "most bytes each disk cache keeps, e.g. 200M (default 512M of previews, 1G of copies; or FERRY_CACHE_SIZE)",
-            valueName: "SIZE")
+            valueName: "SIZE", default: nil
+        ) { text in
+            guard let size = WebConfiguration.byteCount(text) else {
+                throw UsageError(message: "--cache-size wants a size such as 500M, 2G or 1048576")
+            }
+            return size
+        }
         static let qr = Flag(
             "qr", help: "print a QR code of the address (always on an address other than loopback)")
         static let token = ValueOption(
@@ -53,13 +59,10 @@ enum ServeCommand: Command {
     static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
         var configuration = WebConfiguration()
         if let text = args.positionals.first { configuration.source = try RemoteURL(parsing: text) }
-        configuration.host = args.value(Keys.host) ?? "127.0.0.1"
-        configuration.port = try args.int(Keys.port, default: 8000, in: 0...65535)
+        configuration.host = try args.value(Keys.host)
+        configuration.port = try args.value(Keys.port)
         configuration.cacheDirectory = args.value(Keys.cache).map { LocalPath.standardized($0) }
-        if let text = args.value(Keys.cacheSize) {
-            guard let size = WebConfiguration.byteCount(text) else {
-                throw UsageError(message: "--cache-size wants a size such as 500M, 2G or 1048576")
-            }
+        if let size = try args.value(Keys.cacheSize) {
             configuration.imageCacheLimit = size
             configuration.fileCacheLimit = size
         }

@@ -7,21 +7,38 @@ import Synchronization
 enum SyncCommand: Command {
     enum Keys {
         static let watch = Flag("watch", short: "w", help: "keep importing as files appear (Ctrl-C stops)")
-        static let interval = ValueOption(
-            "interval", help: "watch: seconds between looks (card: 1, op=121; else: 10, a listing)", valueName: "S")
-        static let only = ValueOption(
-            "only", help: "only these extensions, any case (jpg,cr2,mov)", valueName: "EXTS")
-        static let since = ValueOption(
-            "since", help: "only files modified since DATE (YYYY-MM-DD[THH:MM[:SS]], local time)", valueName: "DATE")
-        static let layout = ValueOption(
+        static let interval = ValueOption<Duration?>(
+            "interval", help: "watch: seconds between looks (card: 1, op=121; else: 10, a listing)", valueName: "S",
+            default: nil, wants: "seconds from 0.05 to 86400"
+        ) { text in
+            guard let s = Double(text), s >= 0.05, s <= 86_400 else { return nil }
+            return Duration.milliseconds(Int64(s * 1000))
+        }
+        static let only = extensionsOption(help: "only these extensions, any case (jpg,cr2,mov)")
+        static let since = ValueOption<Date?>(
+            "since", help: "only files modified since DATE (YYYY-MM-DD[THH:MM[:SS]], local time)", valueName: "DATE",
+            default: nil, wants: "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]"
+        ) { text in
+            guard let date = SyncCommand.parseDate(text) else { return nil }
+            return .some(date)
+        }
+        static let layout = ValueOption<LayoutChoice?>(
             "layout",
             help:
                 "tree: keep the remote folders (default); date: DIR/YYYY-MM-DD/NAME by the day taken; "
                 + "or a folder TEMPLATE",
             valueName: "L",
-            choices: ["tree", "date"])
-        static let rename = ValueOption(
-            "rename", help: "name files by a TEMPLATE (tokens above)", valueName: "TEMPLATE")
+            choices: ["tree", "date"], default: nil
+        ) { text in
+            if let l = SyncOptions.Layout(rawValue: text) { return .named(l) }
+            guard text.contains("{") else {
+                throw UsageError(message: "--layout is tree, date or a template with {tokens}, not \"\(text)\"")
+            }
+            return .template(try SyncCommand.template(text, "--layout"))
+        }
+        static let rename = ValueOption<NameTemplate?>(
+            "rename", help: "name files by a TEMPLATE (tokens above)", valueName: "TEMPLATE", default: nil
+        ) { try SyncCommand.template($0, "--rename") }
         static let tag = ValueOption("tag", help: "a job code for templates' {tag} (wedding)", valueName: "TEXT")
         static let backup = ValueOption(
             "backup", help: "write a second, verified copy of every import to DIR2", valueName: "DIR2")
@@ -29,10 +46,18 @@ enum SyncCommand: Command {
             "delete-after", help: "delete each file from the source once its copy is verified")
         static let dryRun = Flag("dry-run", short: "n", help: "say what would happen; change nothing")
         static let jobs = ValueOption(
-            "jobs", short: "j", help: "downloads at once from a server (default 4)", valueName: "N")
+            "jobs", short: "j", help: "downloads at once from a server", default: 4, in: 1...64)
         static let retries = TransferKeys.retries
         static let all = Flag("all", short: "a", help: "include hidden and system files")
         static let json = Flag("json", help: "print JSON lines (progress, files, summaries)")
+        /// Nothing is ever overwritten: no --overwrite, no --skip-existing.
+        static let transfer = TransferOptionGroup(jobs: jobs, retries: retries, overwrite: nil, skipExisting: nil)
+    }
+
+    /// `--layout`: a named layout or a folder template.
+    enum LayoutChoice: Sendable, Equatable {
+        case named(SyncOptions.Layout)
+        case template(NameTemplate)
     }
 
     static let spec = CommandSpec(
@@ -77,67 +102,65 @@ enum SyncCommand: Command {
             Exit 1 when any file failed.
             """)
 
-    static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
-        let url = try RemoteURL(parsing: args.positionals[0])
-        let directory = args.positionals[1]
+    /// The usage mistakes the options alone show: --delete-after from an ez Share
+    /// card, a value that is not one, --backup into DIR, --interval without
+    /// --watch, --dry-run with --watch.
+    static func validate(_ args: ParsedArguments) throws {
+        _ = try options(args)
+    }
+
+    /// The sync's options as the arguments give them, or the usage error they make.
+    static func options(_ args: ParsedArguments) throws -> SyncOptions {
         var options = SyncOptions()
         options.dryRun = args.has(Keys.dryRun)
         options.deleteAfter = args.has(Keys.deleteAfter)
-        if options.deleteAfter && url.scheme == .ezshare {
+        if options.deleteAfter, let url = try? RemoteURL(parsing: args.positionals[0]), url.scheme == .ezshare {
             throw UsageError(
                 message:
                     "--delete-after cannot delete from an ez Share card: it is read-only over Wi-Fi; "
                     + "delete in the camera once the import is done")
         }
         options.includeHidden = args.has(Keys.all)
-        options.jobs = try args.int(Keys.jobs, default: 4, in: 1...64)
-        options.download.maxRetries = try args.int(Keys.retries, default: 5, in: 0...100)
-        options.download.verifyTLS = !args.has(ConnectionKeys.insecure)
-        if let only = args.value(Keys.only) {
-            options.extensions = try extensions(only)
+        let transfer = try Keys.transfer.values(args)
+        options.jobs = transfer.jobs
+        if let maxRetries = transfer.maxRetries { options.download.maxRetries = maxRetries }
+        options.download.verifyTLS = transfer.verifyTLS
+        if let only = try args.value(Keys.only) { options.extensions = only }
+        if let since = try args.value(Keys.since) { options.since = since }
+        switch try args.value(Keys.layout) {
+        case .named(let l)?: options.layout = l
+        case .template(let t)?: options.folderTemplate = t
+        case nil: break
         }
-        if let since = args.value(Keys.since) {
-            guard let date = parseDate(since) else {
-                throw UsageError(message: "--since wants YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], not \"\(since)\"")
-            }
-            options.since = date
-        }
-        if let layout = args.value(Keys.layout) {
-            if let l = SyncOptions.Layout(rawValue: layout) {
-                options.layout = l
-            } else if layout.contains("{") {
-                options.folderTemplate = try template(layout, "--layout")
-            } else {
-                throw UsageError(message: "--layout is tree, date or a template with {tokens}, not \"\(layout)\"")
-            }
-        }
-        if let rename = args.value(Keys.rename) { options.nameTemplate = try template(rename, "--rename") }
+        if let rename = try args.value(Keys.rename) { options.nameTemplate = rename }
         options.tag = args.value(Keys.tag)
         if let backup = args.value(Keys.backup) {
             let absolute = { (d: String) in
                 LocalPath.standardized(d.hasPrefix("/") ? d : FileManager.default.currentDirectoryPath + "/" + d)
             }
-            guard absolute(backup) != absolute(directory) else {
+            guard absolute(backup) != absolute(args.positionals[1]) else {
                 throw UsageError(message: "--backup needs another folder than DIR")
             }
             options.backupDirectory = backup
         }
-        if let interval = args.value(Keys.interval) {
-            guard let s = Double(interval), s >= 0.05, s <= 86_400 else {
-                throw UsageError(message: "--interval wants seconds from 0.05 to 86400, not \"\(interval)\"")
-            }
-            options.interval = .milliseconds(Int64(s * 1000))
-        }
-        if args.value(Keys.interval) != nil && !args.has(Keys.watch) {
+        if let interval = try args.value(Keys.interval) { options.interval = interval }
+        if args.given(Keys.interval) && !args.has(Keys.watch) {
             throw UsageError(message: "--interval goes with --watch")
         }
         if args.has(Keys.watch) && options.dryRun {
             throw UsageError(message: "--dry-run shows one pass; it does not go with --watch")
         }
+        return options
+    }
+
+    static func run(_ args: ParsedArguments, console: Console) async throws -> Int32 {
+        let url = try RemoteURL(parsing: args.positionals[0])
+        let directory = args.positionals[1]
+        let options = try SyncCommand.options(args)
         let connection = try connectionSettings(args)
         warnIfHostKeyUnchecked(url, connection)
         if (url.scheme == .flashair || url.scheme == .ezshare)
-            && (options.jobs > 1 && args.value(Keys.jobs) != nil || connection.maxConnections ?? 1 > 1)
+            && (options.jobs > 1 && args.given(Keys.jobs) || connection.maxConnections ?? 1 > 1)
             && !args.has(CommonOptions.quiet)
         {
             console.error("ferry sync: a Wi-Fi SD card gets one connection at a time; -j is ignored.")
@@ -185,6 +208,11 @@ enum SyncCommand: Command {
         let set = SyncOptions.extensions(from: text)
         guard !set.isEmpty else { throw UsageError(message: "--only wants extensions: jpg,cr2") }
         return set
+    }
+
+    /// `--only EXTS` of `sync` and `get`: a set of extensions, nil when absent.
+    static func extensionsOption(help: String) -> ValueOption<Set<String>?> {
+        ValueOption("only", help: help, valueName: "EXTS", default: nil) { try SyncCommand.extensions($0) }
     }
 
     /// `2024-05-01`, `2024-05-01T13:45`, `2024-05-01 13:45:10` (local time), or with `Z` (UTC).

@@ -10,71 +10,57 @@ import Synchronization
 /// random number of response bytes in `cutAfter`. It also records the highest
 /// number of connections open at once.
 public final class FaultProxy: Sendable {
-    public let port: Int
-    private let listener: Int32
+    public var port: Int { listener.port }
+    private let listener: ProxyListener
     private struct State {
         var connections = 0
         var open = 0
         var maxOpen = 0
         var cuts = 0
         var rng: UInt64
-        var stopped = false
         var bytesFromServer = 0
     }
-    private let state: Mutex<State>
-    private let upstreamPort: Int
-    private let faultyConnections: Int
-    private let cutAfter: ClosedRange<Int>
+    private let shared: Shared
 
     public init(upstreamPort: Int, faultyConnections: Int = 0, cutAfter: ClosedRange<Int> = 1...1, seed: UInt64 = 7)
         throws
     {
-        self.upstreamPort = upstreamPort
-        self.faultyConnections = faultyConnections
-        self.cutAfter = cutAfter
-        state = Mutex(State(rng: seed | 1))
-        let (fd, boundPort) = try Loopback.listen(backlog: 64, what: "proxy")
-        port = boundPort
-        listener = fd
-        let t = Thread { [self] in self.acceptLoop() }
-        t.start()
+        let shared = Shared(
+            rng: seed | 1, upstreamPort: upstreamPort, faultyConnections: faultyConnections, cutAfter: cutAfter)
+        self.shared = shared
+        listener = try ProxyListener(what: "proxy", backlog: 64) { client in shared.accepted(client) }
     }
 
     deinit { stop() }
 
-    public func stop() {
-        let first = state.withLock { s -> Bool in
-            defer { s.stopped = true }
-            return !s.stopped
-        }
-        if first {
-            // Only wakes the accept loop, which closes the socket itself: closed here, its
-            // number could go to the next test's listener while the loop still accepts on it.
-            shutdown(listener, Int32(SHUT_RDWR))
-        }
-    }
+    public func stop() { listener.stop() }
 
     /// Most connections that were open at the same time.
-    public var maxConcurrentConnections: Int { state.withLock { $0.maxOpen } }
+    public var maxConcurrentConnections: Int { shared.state.withLock { $0.maxOpen } }
     /// Connections accepted so far.
-    public var connectionCount: Int { state.withLock { $0.connections } }
+    public var connectionCount: Int { shared.state.withLock { $0.connections } }
     /// Bytes the server sent to clients so far (what a test proves "nothing transferred" with).
-    public var bytesFromServer: Int { state.withLock { $0.bytesFromServer } }
+    public var bytesFromServer: Int { shared.state.withLock { $0.bytesFromServer } }
     /// Connections cut on purpose so far.
-    public var cutCount: Int { state.withLock { $0.cuts } }
+    public var cutCount: Int { shared.state.withLock { $0.cuts } }
 
     public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
-    private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if state.withLock({ $0.stopped }) {
-                    close(listener)
-                    return
-                }
-                continue
-            }
+    /// What the connections' threads share.
+    private final class Shared: Sendable {
+        let state: Mutex<State>
+        let upstreamPort: Int
+        let faultyConnections: Int
+        let cutAfter: ClosedRange<Int>
+
+        init(rng: UInt64, upstreamPort: Int, faultyConnections: Int, cutAfter: ClosedRange<Int>) {
+            state = Mutex(State(rng: rng))
+            self.upstreamPort = upstreamPort
+            self.faultyConnections = faultyConnections
+            self.cutAfter = cutAfter
+        }
+
+        func accepted(_ client: Int32) {
             let limit: Int? = state.withLock { s in
                 s.connections += 1
                 s.open += 1
@@ -87,50 +73,50 @@ public final class FaultProxy: Sendable {
             let t = Thread { [self] in self.serve(client, cutAfter: limit) }
             t.start()
         }
-    }
 
-    private func serve(_ client: Int32, cutAfter limit: Int?) {
-        defer { state.withLock { $0.open -= 1 } }
-        guard let upstream = Loopback.connect(port: upstreamPort) else {
-            close(client)
-            return
-        }
-        // Client to server on its own thread; server to client here, counting bytes.
-        let up = Thread {
+        private func serve(_ client: Int32, cutAfter limit: Int?) {
+            defer { state.withLock { $0.open -= 1 } }
+            guard let upstream = Loopback.connect(port: upstreamPort) else {
+                close(client)
+                return
+            }
+            // Client to server on its own thread; server to client here, counting bytes.
+            let up = Thread {
+                var buf = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let n = read(client, &buf, buf.count)
+                    if n <= 0 { break }
+                    if send(upstream, buf, n, Int32(MSG_NOSIGNAL)) != n { break }
+                }
+                shutdown(upstream, Int32(SHUT_WR))
+            }
+            up.start()
             var buf = [UInt8](repeating: 0, count: 65536)
+            var sent = 0
             while true {
-                let n = read(client, &buf, buf.count)
+                let n = read(upstream, &buf, buf.count)
                 if n <= 0 { break }
-                if send(upstream, buf, n, Int32(MSG_NOSIGNAL)) != n { break }
+                var count = n
+                var cut = false
+                if let limit, sent + n >= limit {
+                    count = max(0, limit - sent)
+                    cut = true
+                }
+                if count > 0 && send(client, buf, count, Int32(MSG_NOSIGNAL)) != count { break }
+                sent += count
+                state.withLock { $0.bytesFromServer += count }
+                if cut {
+                    state.withLock { $0.cuts += 1 }
+                    // RST instead of FIN: SO_LINGER with zero timeout.
+                    var lg = linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(client, SOL_SOCKET, SO_LINGER, &lg, socklen_t(MemoryLayout<linger>.size))
+                    break
+                }
             }
-            shutdown(upstream, Int32(SHUT_WR))
+            shutdown(client, Int32(SHUT_RDWR))
+            close(client)
+            shutdown(upstream, Int32(SHUT_RDWR))
+            close(upstream)
         }
-        up.start()
-        var buf = [UInt8](repeating: 0, count: 65536)
-        var sent = 0
-        while true {
-            let n = read(upstream, &buf, buf.count)
-            if n <= 0 { break }
-            var count = n
-            var cut = false
-            if let limit, sent + n >= limit {
-                count = max(0, limit - sent)
-                cut = true
-            }
-            if count > 0 && send(client, buf, count, Int32(MSG_NOSIGNAL)) != count { break }
-            sent += count
-            state.withLock { $0.bytesFromServer += count }
-            if cut {
-                state.withLock { $0.cuts += 1 }
-                // RST instead of FIN: SO_LINGER with zero timeout.
-                var lg = linger(l_onoff: 1, l_linger: 0)
-                setsockopt(client, SOL_SOCKET, SO_LINGER, &lg, socklen_t(MemoryLayout<linger>.size))
-                break
-            }
-        }
-        shutdown(client, Int32(SHUT_RDWR))
-        close(client)
-        shutdown(upstream, Int32(SHUT_RDWR))
-        close(upstream)
     }
 }

@@ -20,49 +20,49 @@ public final class ApacheServer: Sendable {
             throw TestServerError.missing("apache2 (apt-get install apache2)")
         }
         let modules = "/usr/lib/apache2/modules"
-        dir = try TempDir(prefix: "apache")
+        let dir = try TempDir(prefix: "apache")
+        self.dir = dir
         self.root = root
-        port = Loopback.freePort()
-        accessLogPath = dir.file("access.log")
+        let accessLogPath = dir.file("access.log")
+        self.accessLogPath = accessLogPath
         let load = ["mpm_event", "authz_core", "autoindex", "dir", "mime", "alias", "log_config"]
             .filter { FileManager.default.fileExists(atPath: "\(modules)/mod_\($0).so") }
             .map { "LoadModule \($0)_module \(modules)/mod_\($0).so" }
             .joined(separator: "\n")
-        let conf = """
-            ServerRoot \(dir.path)
-            DefaultRuntimeDir \(dir.path)
-            PidFile \(dir.file("httpd.pid"))
-            Listen 127.0.0.1:\(port)
-            ServerName 127.0.0.1
-            \(load)
-            ErrorLog \(dir.file("error.log"))
-            TypesConfig \(FileManager.default.fileExists(atPath: "/etc/mime.types") ? "/etc/mime.types" : "/dev/null")
-            <IfModule log_config_module>
-            LogFormat "%m %U status=%s sent=%B" ferry
-            CustomLog \(accessLogPath) ferry
-            </IfModule>
-            DocumentRoot "\(root)"
-            AddDefaultCharset utf-8
-            <Directory />
-              Options +Indexes
-              Require all granted
-              IndexOptions Charset=UTF-8
-            </Directory>
-            Alias /fancy/ "\(root)/"
-            <Location /fancy/>
-              IndexOptions FancyIndexing Charset=UTF-8
-            </Location>
-            Alias /table/ "\(root)/"
-            <Location /table/>
-              IndexOptions FancyIndexing HTMLTable Charset=UTF-8
-            </Location>
-            """
-        try conf.write(toFile: dir.file("httpd.conf"), atomically: true, encoding: .utf8)
-        process = try ServerProcess(
-            apache, ["-X", "-f", dir.file("httpd.conf")], logPath: dir.file("stdout.log"))
-        guard Loopback.waitForPort(port, while: process) else {
-            let errors = (try? String(contentsOfFile: dir.file("error.log"), encoding: .utf8)) ?? ""
-            throw TestServerError.didNotStart("apache2: " + process.log + errors)
+        let errors = { (try? String(contentsOfFile: dir.file("error.log"), encoding: .utf8)) ?? "" }
+        (port, process) = try ServerProcess.listening("apache2", diagnostics: errors) { port in
+            let conf = """
+                ServerRoot \(dir.path)
+                DefaultRuntimeDir \(dir.path)
+                PidFile \(dir.file("httpd.pid"))
+                Listen 127.0.0.1:\(port)
+                ServerName 127.0.0.1
+                \(load)
+                ErrorLog \(dir.file("error.log"))
+                TypesConfig \(FileManager.default.fileExists(atPath: "/etc/mime.types") ? "/etc/mime.types" : "/dev/null")
+                <IfModule log_config_module>
+                LogFormat "%m %U status=%s sent=%B" ferry
+                CustomLog \(accessLogPath) ferry
+                </IfModule>
+                DocumentRoot "\(root)"
+                AddDefaultCharset utf-8
+                <Directory />
+                  Options +Indexes
+                  Require all granted
+                  IndexOptions Charset=UTF-8
+                </Directory>
+                Alias /fancy/ "\(root)/"
+                <Location /fancy/>
+                  IndexOptions FancyIndexing Charset=UTF-8
+                </Location>
+                Alias /table/ "\(root)/"
+                <Location /table/>
+                  IndexOptions FancyIndexing HTMLTable Charset=UTF-8
+                </Location>
+                """
+            try conf.write(toFile: dir.file("httpd.conf"), atomically: true, encoding: .utf8)
+            return try ServerProcess(
+                apache, ["-X", "-f", dir.file("httpd.conf")], logPath: dir.file("stdout.log"))
         }
     }
 
@@ -93,22 +93,22 @@ public final class LighttpdServer: Sendable {
         guard let lighttpd = TestProcess.which("lighttpd") else {
             throw TestServerError.missing("lighttpd (apt-get install lighttpd)")
         }
-        dir = try TempDir(prefix: "lighttpd")
+        let dir = try TempDir(prefix: "lighttpd")
+        self.dir = dir
         self.root = root
-        port = Loopback.freePort()
-        let conf = """
-            server.document-root = "\(root)"
-            server.bind = "127.0.0.1"
-            server.port = \(port)
-            server.modules = ("mod_dirlisting")
-            dir-listing.activate = "enable"
-            dir-listing.encoding = "utf-8"
-            server.errorlog = "\(dir.file("error.log"))"
-            """
-        try conf.write(toFile: dir.file("lighttpd.conf"), atomically: true, encoding: .utf8)
-        process = try ServerProcess(lighttpd, ["-D", "-f", dir.file("lighttpd.conf")], logPath: dir.file("stdout.log"))
-        guard Loopback.waitForPort(port, while: process) else {
-            throw TestServerError.didNotStart("lighttpd: " + process.log)
+        (port, process) = try ServerProcess.listening("lighttpd") { port in
+            let conf = """
+                server.document-root = "\(root)"
+                server.bind = "127.0.0.1"
+                server.port = \(port)
+                server.modules = ("mod_dirlisting")
+                dir-listing.activate = "enable"
+                dir-listing.encoding = "utf-8"
+                server.errorlog = "\(dir.file("error.log"))"
+                """
+            try conf.write(toFile: dir.file("lighttpd.conf"), atomically: true, encoding: .utf8)
+            return try ServerProcess(
+                lighttpd, ["-D", "-f", dir.file("lighttpd.conf")], logPath: dir.file("stdout.log"))
         }
     }
 

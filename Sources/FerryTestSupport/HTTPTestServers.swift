@@ -29,15 +29,13 @@ public final class NginxServer: Sendable {
         guard let nginx = TestProcess.which("nginx") else {
             throw TestServerError.missing("nginx (apt-get install nginx-light)")
         }
-        dir = try TempDir(prefix: "nginx")
+        let dir = try TempDir(prefix: "nginx")
+        self.dir = dir
         self.root = root
-        let port = Loopback.freePort()
-        self.port = port
         scheme = tls == nil ? "http" : "https"
-        accessLogPath = dir.file("access.log")
-        for sub in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
-            try FileManager.default.createDirectory(atPath: dir.file(sub), withIntermediateDirectories: true)
-        }
+        let accessLogPath = dir.file("access.log")
+        self.accessLogPath = accessLogPath
+        try NginxProcess.makeFolders(in: dir)
         var privateLocation = ""
         if let basicAuth {
             try "\(basicAuth.user):{PLAIN}\(basicAuth.password)\n".write(
@@ -46,32 +44,15 @@ public final class NginxServer: Sendable {
                 "location /private/ { alias \(root)/; auth_basic \"ferry\"; "
                 + "auth_basic_user_file \(dir.file("htpasswd")); autoindex on; }"
         }
-        let listen =
-            tls.map {
-                "listen 127.0.0.1:\(port) ssl; ssl_certificate \($0.certificatePath); "
-                    + "ssl_certificate_key \($0.keyPath);"
-            } ?? "listen 127.0.0.1:\(port);"
-        let conf = """
-            worker_processes 1;
-            daemon off;
-            master_process off;
-            error_log \(dir.file("error.log")) warn;
-            pid \(dir.file("nginx.pid"));
-            events { worker_connections 1024; }
-            http {
-                log_format ferry '$request_method $uri status=$status range="$http_range" ifrange="$http_if_range" sent=$body_bytes_sent conn=$connection user=$remote_user xtest="$http_x_ferry_test"';
-                access_log \(accessLogPath) ferry;
-                client_body_temp_path \(dir.file("client_body"));
-                proxy_temp_path \(dir.file("proxy"));
-                fastcgi_temp_path \(dir.file("fastcgi"));
-                uwsgi_temp_path \(dir.file("uwsgi"));
-                scgi_temp_path \(dir.file("scgi"));
-                types { application/octet-stream bin; image/jpeg jpg; text/plain txt; }
-                default_type application/octet-stream;
-                sendfile on;
-                keepalive_requests 100000;
-                server {
-                    \(listen)
+        (port, process) = try ServerProcess.listening("nginx") { port in
+            try NginxProcess.start(
+                nginx, dir: dir,
+                logFormat:
+                    #"$request_method $uri status=$status range="$http_range" ifrange="$http_if_range" sent=$body_bytes_sent conn=$connection user=$remote_user xtest="$http_x_ferry_test""#,
+                accessLog: accessLogPath,
+                http: "types { application/octet-stream bin; image/jpeg jpg; text/plain txt; }",
+                server: """
+                    \(NginxProcess.listen(port, tls: tls))
                     root \(root);
                     location /slow/ { alias \(root)/; limit_rate \(slowRate); }
                     location /norange/ { alias \(root)/; max_ranges 0; }
@@ -83,14 +64,7 @@ public final class NginxServer: Sendable {
                         alias \(root)/;
                         if ($http_authorization != "Bearer ferry-token") { return 401; }
                     }
-                }
-            }
-            """
-        try conf.write(toFile: dir.file("nginx.conf"), atomically: true, encoding: .utf8)
-        process = try ServerProcess(
-            nginx, ["-c", dir.file("nginx.conf"), "-p", dir.path], logPath: dir.file("stdout.log"))
-        guard Loopback.waitForPort(port, while: process) else {
-            throw TestServerError.didNotStart("nginx: " + process.log)
+                    """)
         }
     }
 
@@ -107,6 +81,60 @@ public final class NginxServer: Sendable {
     public func stop() { process.stop() }
 }
 
+/// What every nginx a test starts shares: one process in the foreground, its
+/// error log, pid and temporary folders in `dir`, an access log in `logFormat`.
+enum NginxProcess {
+    /// Makes the temporary folders nginx writes to.
+    static func makeFolders(in dir: TempDir) throws {
+        for sub in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
+            try FileManager.default.createDirectory(atPath: dir.file(sub), withIntermediateDirectories: true)
+        }
+    }
+
+    /// The `listen` line for 127.0.0.1:`port`; HTTPS only with `tls`.
+    static func listen(_ port: Int, tls: TestCertificate?) -> String {
+        tls.map {
+            "listen 127.0.0.1:\(port) ssl; ssl_certificate \($0.certificatePath); ssl_certificate_key \($0.keyPath);"
+        } ?? "listen 127.0.0.1:\(port);"
+    }
+
+    /// Writes `dir`/nginx.conf (`modules` first, `http` inside the http block,
+    /// `server` the server block's body) and starts `nginx` on it.
+    static func start(
+        _ nginx: String, dir: TempDir, modules: String = "", logFormat: String, accessLog: String, http: String = "",
+        server: String
+    ) throws -> ServerProcess {
+        let conf = """
+            \(modules)
+            worker_processes 1;
+            daemon off;
+            master_process off;
+            error_log \(dir.file("error.log")) warn;
+            pid \(dir.file("nginx.pid"));
+            events { worker_connections 1024; }
+            http {
+                log_format ferry '\(logFormat)';
+                access_log \(accessLog) ferry;
+                client_body_temp_path \(dir.file("client_body"));
+                proxy_temp_path \(dir.file("proxy"));
+                fastcgi_temp_path \(dir.file("fastcgi"));
+                uwsgi_temp_path \(dir.file("uwsgi"));
+                scgi_temp_path \(dir.file("scgi"));
+                \(http)
+                default_type application/octet-stream;
+                sendfile on;
+                keepalive_requests 100000;
+                server {
+                    \(server)
+                }
+            }
+            """
+        try conf.write(toFile: dir.file("nginx.conf"), atomically: true, encoding: .utf8)
+        return try ServerProcess(
+            nginx, ["-c", dir.file("nginx.conf"), "-p", dir.path], logPath: dir.file("stdout.log"))
+    }
+}
+
 /// `python3 -m http.server`, which answers every request with the whole file (no Range).
 public final class PythonHTTPServer: Sendable {
     public let port: Int
@@ -115,13 +143,12 @@ public final class PythonHTTPServer: Sendable {
 
     public init(root: String) throws {
         guard let python = TestProcess.which("python3") else { throw TestServerError.missing("python3") }
-        dir = try TempDir(prefix: "pyhttp")
-        port = Loopback.freePort()
-        process = try ServerProcess(
-            python, ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", root],
-            logPath: dir.file("log"))
-        guard Loopback.waitForPort(port, while: process) else {
-            throw TestServerError.didNotStart("python http.server: " + process.log)
+        let dir = try TempDir(prefix: "pyhttp")
+        self.dir = dir
+        (port, process) = try ServerProcess.listening("python http.server") { port in
+            try ServerProcess(
+                python, ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", root],
+                logPath: dir.file("log"))
         }
     }
 

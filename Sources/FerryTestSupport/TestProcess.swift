@@ -111,6 +111,28 @@ public final class TempDir: Sendable {
     public func file(_ name: String) -> String { path + "/" + name }
 }
 
+extension ServerProcess {
+    /// The lifecycle the test servers share: a free 127.0.0.1 port, the server
+    /// started on it (`start` writes its configuration for that port and starts
+    /// it), and a wait until it accepts connections; up to three times, since
+    /// another process may take the port between choosing and binding it. The
+    /// port and the running process (stopped when released), or
+    /// `TestServerError.didNotStart` with `name`, the log and `diagnostics`.
+    public static func listening(
+        _ name: String, diagnostics: () -> String = { "" }, start: (_ port: Int) throws -> ServerProcess
+    ) throws -> (port: Int, process: ServerProcess) {
+        var failure = ""
+        for _ in 0..<3 {
+            let port = Loopback.freePort()
+            let process = try start(port)
+            if Loopback.waitForPort(port, while: process) { return (port, process) }
+            failure = process.log + diagnostics()
+            process.stop()
+        }
+        throw TestServerError.didNotStart("\(name): " + failure)
+    }
+}
+
 /// A long-running server process that tests start and stop.
 public final class ServerProcess: @unchecked Sendable {
     // Safe: `process` is set in init and only read afterwards; Process is thread-safe for terminate.

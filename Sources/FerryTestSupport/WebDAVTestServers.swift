@@ -48,11 +48,13 @@ public final class ApacheDAVServer: WebDAVTestServer {
             throw TestServerError.missing("apache2 (apt-get install apache2)")
         }
         let modules = "/usr/lib/apache2/modules"
-        dir = try TempDir(prefix: "apache-dav")
-        root = dir.file("root")
+        let dir = try TempDir(prefix: "apache-dav")
+        self.dir = dir
+        let root = dir.file("root")
+        self.root = root
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        port = Loopback.freePort()
-        accessLogPath = dir.file("access.log")
+        let accessLogPath = dir.file("access.log")
+        self.accessLogPath = accessLogPath
         let wanted = [
             "mpm_event", "authz_core", "authn_core", "authn_file", "auth_basic", "authz_user", "dav", "dav_fs",
             "mime", "alias", "log_config",
@@ -73,35 +75,34 @@ public final class ApacheDAVServer: WebDAVTestServer {
                 """
         }
         let asRoot = getuid() == 0
-        let conf = """
-            ServerRoot \(dir.path)
-            DefaultRuntimeDir \(dir.path)
-            PidFile \(dir.file("httpd.pid"))
-            Listen 127.0.0.1:\(port)
-            ServerName 127.0.0.1
-            \(load)
-            \(asRoot ? "User www-data\nGroup www-data" : "")
-            ErrorLog \(dir.file("error.log"))
-            TypesConfig /dev/null
-            LogFormat "%m %U status=%>s sent=%B range=\\"%{Range}i\\"" ferry
-            CustomLog \(accessLogPath) ferry
-            DavLockDB \(dir.file("davlock"))
-            DocumentRoot "\(dir.file("empty"))"
-            Alias /dav "\(root)"
-            <Directory "\(root)">
-              Dav On
-              \(auth)
-            </Directory>
-            """
-        try FileManager.default.createDirectory(atPath: dir.file("empty"), withIntermediateDirectories: true)
-        try conf.write(toFile: dir.file("httpd.conf"), atomically: true, encoding: .utf8)
-        if asRoot {
-            _ = try? TestProcess.run("/bin/chmod", ["a+rwx", dir.path, root])
-        }
-        process = try ServerProcess(apache, ["-X", "-f", dir.file("httpd.conf")], logPath: dir.file("stdout.log"))
-        guard Loopback.waitForPort(port, while: process) else {
-            let errors = (try? String(contentsOfFile: dir.file("error.log"), encoding: .utf8)) ?? ""
-            throw TestServerError.didNotStart("apache2: " + process.log + errors)
+        let errors = { (try? String(contentsOfFile: dir.file("error.log"), encoding: .utf8)) ?? "" }
+        (port, process) = try ServerProcess.listening("apache2", diagnostics: errors) { port in
+            let conf = """
+                ServerRoot \(dir.path)
+                DefaultRuntimeDir \(dir.path)
+                PidFile \(dir.file("httpd.pid"))
+                Listen 127.0.0.1:\(port)
+                ServerName 127.0.0.1
+                \(load)
+                \(asRoot ? "User www-data\nGroup www-data" : "")
+                ErrorLog \(dir.file("error.log"))
+                TypesConfig /dev/null
+                LogFormat "%m %U status=%>s sent=%B range=\\"%{Range}i\\"" ferry
+                CustomLog \(accessLogPath) ferry
+                DavLockDB \(dir.file("davlock"))
+                DocumentRoot "\(dir.file("empty"))"
+                Alias /dav "\(root)"
+                <Directory "\(root)">
+                  Dav On
+                  \(auth)
+                </Directory>
+                """
+            try FileManager.default.createDirectory(atPath: dir.file("empty"), withIntermediateDirectories: true)
+            try conf.write(toFile: dir.file("httpd.conf"), atomically: true, encoding: .utf8)
+            if asRoot {
+                _ = try? TestProcess.run("/bin/chmod", ["a+rwx", dir.path, root])
+            }
+            return try ServerProcess(apache, ["-X", "-f", dir.file("httpd.conf")], logPath: dir.file("stdout.log"))
         }
     }
 
@@ -141,42 +142,22 @@ public final class NginxDAVServer: WebDAVTestServer {
         guard FileManager.default.fileExists(atPath: NginxDAVServer.modulePath) else {
             throw TestServerError.missing("nginx's dav_ext (apt-get install libnginx-mod-http-dav-ext)")
         }
-        dir = try TempDir(prefix: "nginx-dav")
-        root = dir.file("root")
+        let dir = try TempDir(prefix: "nginx-dav")
+        self.dir = dir
+        let root = dir.file("root")
+        self.root = root
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        let freePort = Loopback.freePort()
-        port = freePort
-        accessLogPath = dir.file("access.log")
-        for sub in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
-            try FileManager.default.createDirectory(atPath: dir.file(sub), withIntermediateDirectories: true)
-        }
+        let accessLogPath = dir.file("access.log")
+        self.accessLogPath = accessLogPath
+        try NginxProcess.makeFolders(in: dir)
         scheme = tls == nil ? "dav" : "davs"
-        let listen =
-            tls.map {
-                "listen 127.0.0.1:\(freePort) ssl; ssl_certificate \($0.certificatePath); "
-                    + "ssl_certificate_key \($0.keyPath);"
-            } ?? "listen 127.0.0.1:\(freePort);"
-        let conf = """
-            load_module \(NginxDAVServer.modulePath);
-            worker_processes 1;
-            daemon off;
-            master_process off;
-            error_log \(dir.file("error.log")) warn;
-            pid \(dir.file("nginx.pid"));
-            events { worker_connections 1024; }
-            http {
-                log_format ferry '$request_method $uri status=$status sent=$body_bytes_sent range="$http_range"';
-                access_log \(accessLogPath) ferry;
-                client_body_temp_path \(dir.file("client_body"));
-                proxy_temp_path \(dir.file("proxy"));
-                fastcgi_temp_path \(dir.file("fastcgi"));
-                uwsgi_temp_path \(dir.file("uwsgi"));
-                scgi_temp_path \(dir.file("scgi"));
-                default_type application/octet-stream;
-                sendfile on;
-                keepalive_requests 100000;
-                server {
-                    \(listen)
+        (port, process) = try ServerProcess.listening("nginx") { port in
+            try NginxProcess.start(
+                nginx, dir: dir, modules: "load_module \(NginxDAVServer.modulePath);",
+                logFormat: #"$request_method $uri status=$status sent=$body_bytes_sent range="$http_range""#,
+                accessLog: accessLogPath,
+                server: """
+                    \(NginxProcess.listen(port, tls: tls))
                     root \(root);
                     client_max_body_size 0;
                     location / {
@@ -189,14 +170,7 @@ public final class NginxDAVServer: WebDAVTestServer {
                         limit_rate 2m;
                         dav_ext_methods PROPFIND OPTIONS;
                     }
-                }
-            }
-            """
-        try conf.write(toFile: dir.file("nginx.conf"), atomically: true, encoding: .utf8)
-        process = try ServerProcess(
-            nginx, ["-c", dir.file("nginx.conf"), "-p", dir.path], logPath: dir.file("stdout.log"))
-        guard Loopback.waitForPort(port, while: process) else {
-            throw TestServerError.didNotStart("nginx: " + process.log)
+                    """)
         }
     }
 
@@ -223,15 +197,15 @@ public final class RcloneDAVServer: WebDAVTestServer {
         guard let rclone = TestProcess.which("rclone") else {
             throw TestServerError.missing("rclone (apt-get install rclone)")
         }
-        dir = try TempDir(prefix: "rclone-dav")
-        root = dir.file("root")
+        let dir = try TempDir(prefix: "rclone-dav")
+        self.dir = dir
+        let root = dir.file("root")
+        self.root = root
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        port = Loopback.freePort()
-        var args = ["serve", "webdav", root, "--addr", "127.0.0.1:\(port)", "--config", dir.file("rclone.conf")]
-        if let basicAuth { args += ["--user", basicAuth.user, "--pass", basicAuth.password] }
-        process = try ServerProcess(rclone, args, logPath: dir.file("log"))
-        guard Loopback.waitForPort(port, while: process) else {
-            throw TestServerError.didNotStart("rclone: " + process.log)
+        (port, process) = try ServerProcess.listening("rclone") { port in
+            var args = ["serve", "webdav", root, "--addr", "127.0.0.1:\(port)", "--config", dir.file("rclone.conf")]
+            if let basicAuth { args += ["--user", basicAuth.user, "--pass", basicAuth.password] }
+            return try ServerProcess(rclone, args, logPath: dir.file("log"))
         }
     }
 

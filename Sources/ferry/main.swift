@@ -14,7 +14,7 @@ import Foundation
     /// threshold, was given back to the kernel and faulted in again by the next
     /// transfers. `ferry get` of 1,000 x 64 KiB: a median of 5,100-7,700 page
     /// faults per run (up to 13,000), 4,100-4,500 (up to 5,000) with this
-    /// (bench/RESULTS-19-mem.md).
+    /// (bench/RESULTS.md, issue 19, branch mem).
     ///
     /// Freeing one 4 MiB block at start teaches glibc what it would learn on its
     /// own later: blocks up to 4 MiB come from the heap, and free memory up to

@@ -44,7 +44,8 @@ import Testing
         #expect(throws: UsageError.self) { try ArgumentParser.parse(["--json=yes", "u"], spec: spec) }
         #expect(throws: UsageError.self) { try ArgumentParser.parse([], spec: spec) }
         #expect(throws: UsageError.self) {
-            try ArgumentParser.parse(["-j", "zero", "u"], spec: spec).int(Self.jobs, default: 1, in: 1...9)
+            try ArgumentParser.parse(["-j", "zero", "u"], spec: spec).value(
+                ValueOption("jobs", help: "", default: 1, in: 1...9))
         }
     }
 

@@ -6,7 +6,7 @@ import Testing
 @testable import FerryKit
 
 /// The per-URL work of `ferry get URL1 ... URL1000`, done on bytes where it ran
-/// on Characters (bench/RESULTS-19-cli.md), answers as before.
+/// on Characters (bench/RESULTS.md, issue 19, branch cli), answers as before.
 @Suite struct PerURLWorkTests {
     @Test func localNameIsTheLastComponent() {
         #expect(localName("photos/2024/IMG_0001.JPG") == "IMG_0001.JPG")
@@ -69,9 +69,11 @@ import Testing
         let here = root.with(path: dir.path + "/here.txt")
         let missing = root.with(path: dir.path + "/missing.txt")
         let web = try RemoteURL(parsing: "http://127.0.0.1:1/a.txt?x=1")
-        let answers = await GetPlanner.askAbout([
-            (missing, nil), (here, fs), (web, fs), (missing, fs), (here, nil),
-        ])
+        let answers = await GetPlanner.askAbout(
+            [(missing, false), (here, true), (web, true), (missing, true), (here, false)].map { url, ask in
+                GetPlanner.Target(url: url, fs: fs, name: url.lastComponent, ask: ask)
+            }
+        ).map(\.answer)
         #expect(answers.count == 5)
         guard answers.count == 5 else { return }
         #expect((try? answers[0].get()) == .some(nil))

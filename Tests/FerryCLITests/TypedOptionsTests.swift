@@ -19,7 +19,7 @@ import Testing
     @Test func keysLookUpWhatTheyDeclare() throws {
         let a = try ArgumentParser.parse(["-r", "--only=jpg", "u"], spec: GetCommand.spec)
         #expect(a.has(GetCommand.Keys.recursive))
-        #expect(a.value(GetCommand.Keys.only) == "jpg")
+        #expect(try a.value(GetCommand.Keys.only) == ["jpg"])
         #expect(!a.has(GetCommand.Keys.overwrite))
         #expect(a.declared.contains("insecure") && a.declared.contains("quiet"))
     }

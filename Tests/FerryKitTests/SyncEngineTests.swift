@@ -85,6 +85,34 @@ struct SyncEngineTests {
         return SyncEngine(fileSystem: fs, directory: directory ?? out.path, options: o)
     }
 
+    /// The card folder as an in-memory source, for tests about the sync and not
+    /// about the card's protocol: no process to start, every file as it is on disk.
+    func memoryCard() throws -> MemoryFileSystem {
+        let fs = try MemoryFileSystem(url: try RemoteURL(parsing: "sftp://memory/DCIM"))
+        for rel in fm.subpaths(atPath: root.path) ?? [] {
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: root.file(rel), isDirectory: &isDir), !isDir.boolValue else { continue }
+            try put(rel, in: fs)
+        }
+        return fs
+    }
+
+    /// Copies the card folder's file `path` into the in-memory source, with its time.
+    func put(_ path: String, in fs: MemoryFileSystem) throws {
+        let time = try fm.attributesOfItem(atPath: root.file(path))[.modificationDate] as! Date
+        fs.add("/" + path, try Data(contentsOf: URL(fileURLWithPath: root.file(path))), modified: time)
+    }
+
+    /// An engine for the in-memory source into `out` (or `directory`).
+    func engine(
+        _ fs: MemoryFileSystem, into directory: String? = nil, _ configure: (inout SyncOptions) -> Void = { _ in }
+    ) -> SyncEngine {
+        var o = SyncOptions()
+        o.download.retryDelay = .milliseconds(20)
+        configure(&o)
+        return SyncEngine(fileSystem: fs, directory: directory ?? out.path, options: o)
+    }
+
     func same(_ local: String, _ remote: String) -> Bool {
         fm.contentsEqual(atPath: out.file(local), andPath: root.file(remote))
     }
@@ -215,8 +243,7 @@ struct SyncEngineTests {
     @Test func onlyAndSinceFilters() async throws {
         try photo("DCIM/100__TSB/RAW_0001.CR2", size: 3_000, seed: 21, date: (2024, 5, 1, 12, 0, 0))
         try photo("DCIM/100__TSB/new.jpg", size: 2_000, seed: 22, date: (2024, 5, 2, 12, 0, 0))
-        let card = try startCard()
-        defer { card.stop() }
+        let card = try memoryCard()
         let byType = try await engine(card) { $0.extensions = SyncOptions.extensions(from: "JPG,cr2") }.runPass()
         #expect(byType.listed == 6 && byType.filtered == 1 && byType.imported == 5)
         #expect(!exists("101__TSB/MOV_0001.MOV") && exists("100__TSB/RAW_0001.CR2") && exists("100__TSB/new.jpg"))
@@ -230,8 +257,7 @@ struct SyncEngineTests {
     }
 
     @Test func dryRunChangesNothing() async throws {
-        let card = try startCard()
-        defer { card.stop() }
+        let card = try memoryCard()
         let events = SyncEvents()
         let plan = try await engine(card) { $0.dryRun = true }.runPass(events: events.handler)
         #expect(plan.dryRun && plan.items.count == 4 && plan.imported == 0)
@@ -242,6 +268,8 @@ struct SyncEngineTests {
         try fm.removeItem(atPath: out.file("100__TSB/IMG_0001.JPG"))
         try photo("DCIM/100__TSB/IMG_0002.JPG", size: 5, seed: 5, date: (2022, 1, 1, 0, 0, 0))
         try photo("DCIM/100__TSB/IMG_0009.JPG", size: 9, seed: 9, date: (2022, 1, 1, 0, 0, 0))
+        try put("DCIM/100__TSB/IMG_0002.JPG", in: card)
+        try put("DCIM/100__TSB/IMG_0009.JPG", in: card)
         let before = try snapshot()
         let dry = try await engine(card) {
             $0.dryRun = true
@@ -251,7 +279,8 @@ struct SyncEngineTests {
         #expect(Set(dry.items.map(\.action)) == [.download, .downloadChanged])
         #expect(dry.items.first { $0.action == .downloadChanged }?.destination == norm("100__TSB/IMG_0002 (2).JPG"))
         #expect(try snapshot() == before)
-        #expect(fm.fileExists(atPath: root.file("DCIM/100__TSB/IMG_0003.JPG")))
+        #expect(card.contents("/DCIM/100__TSB/IMG_0003.JPG") != nil)
+        #expect(card.calls["delete"] == nil)
     }
 
     /// Names, sizes, times and bytes of everything in `out`, history included.

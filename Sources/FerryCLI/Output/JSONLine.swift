@@ -1,7 +1,7 @@
 /// The per-file `--json` lines (`result`, `progress`, sync's file lines) written
 /// directly, as `JSONEncoder` with sorted keys and unescaped slashes writes them:
-/// the encoder cost ~48K instructions a line, more than the rest of a file's work
-/// in the CLI (bench/RESULTS-19-cli.md). JSONLineTests compares every form
+/// the encoder cost more a line than the rest of a file's work in the CLI
+/// (bench/RESULTS.md, issue 19, branch cli). JSONLineTests compares every form
 /// with `JSONEncoder`'s output.
 struct JSONLineWriter {
     private var bytes: [UInt8] = [UInt8(ascii: "{")]

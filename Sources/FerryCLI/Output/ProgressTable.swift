@@ -54,8 +54,9 @@ final class ProgressTable: Sendable {
 
     func finish(_ transfer: Transfer, bytes: Int64) {
         state.withLock { s in
-            // A removal from the middle of an ordered list cost ~4K instructions a
-            // file with a few hundred started; the order is sorted out when drawn.
+            // A removal from the middle of an ordered list is O(n) a file with a few
+            // hundred started (bench/RESULTS.md, issue 19, branch cli); the order is
+            // sorted out when drawn.
             s.rows.removeValue(forKey: transfer.id)
             s.doneFiles += 1
             s.doneBytes += bytes

@@ -291,7 +291,7 @@ extension CurlJob {
 /// A reply's text with ASCII letters lower-cased, searched for ASCII phrases byte by
 /// byte. Foundation's `String.contains(_:)` cost about 8K instructions a call, and a
 /// refused reply is checked against some 20 phrases: a `put` of 1,000 small files
-/// to pyftpdlib spent 26% of its instructions here (bench/RESULTS-19-cli.md).
+/// to pyftpdlib spent 26% of its instructions here (bench/RESULTS.md, issue 19, branch cli).
 struct LowercaseASCII {
     private let bytes: [UInt8]
 

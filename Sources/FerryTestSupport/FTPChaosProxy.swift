@@ -1,4 +1,3 @@
-import FerryTestSupport
 import Foundation
 import Synchronization
 
@@ -32,60 +31,77 @@ import Synchronization
 /// faults as long as the server repeats its replies; with parallel clients, which
 /// session gets which number depends on timing. `stop()` closes the listeners and ends every relay (threads poll every
 /// 100 ms); it returns once all threads have ended.
-final class FTPChaosProxy: Sendable {
-    enum Fault: String, CaseIterable, Sendable {
+public final class FTPChaosProxy: Sendable {
+    public enum Fault: String, CaseIterable, Sendable {
         case none, reset, truncate, stall, cutUpload
     }
 
-    struct Settings: Sendable {
-        var seed: UInt64
+    public struct Settings: Sendable {
+        public var seed: UInt64
         /// Faults strike within the first `maxOffset` bytes of a data connection.
-        var maxOffset: Int
+        public var maxOffset: Int
         /// How long a stalled data connection stays silent before it is reset.
-        var stall: Duration = .seconds(3)
+        public var stall: Duration = .seconds(3)
         /// Each server reply line resets the control connection with odds 1 in
         /// this (0: never).
-        var controlResetOdds = 0
+        public var controlResetOdds = 0
         /// Every this-many-th session refuses `EPSV`, forcing `PASV` (0: none).
-        var refuseEPSVEvery = 0
+        public var refuseEPSVEvery = 0
         /// Whether data connections get faults at all.
-        var dataFaults = true
+        public var dataFaults = true
         /// Replies that reset the control connection instead of reaching the client.
-        var scriptedResets: Set<ScriptedReset> = []
+        public var scriptedResets: Set<ScriptedReset> = []
         /// Faults for the first data connections that carry a byte, in the order
         /// their first bytes arrive; later ones get random faults (`dataFaults`).
-        var scriptedDataFaults: [ScriptedFault] = []
+        public var scriptedDataFaults: [ScriptedFault] = []
+
+        public init(seed: UInt64, maxOffset: Int) {
+            self.seed = seed
+            self.maxOffset = maxOffset
+        }
     }
 
     /// A fault at a chosen byte of a data connection.
-    struct ScriptedFault: Sendable {
-        var fault: Fault
-        var offset: Int
+    public struct ScriptedFault: Sendable {
+        public var fault: Fault
+        public var offset: Int
+
+        public init(fault: Fault, offset: Int) {
+            self.fault = fault
+            self.offset = offset
+        }
     }
 
     /// The `occurrence`th reply (from 1, counted over all sessions) to a command
     /// with this verb ("MLST", "RNTO") resets the control connection: the server
     /// did what was asked, the client never hears of it.
-    struct ScriptedReset: Hashable, Sendable {
-        var verb: String
-        var occurrence: Int
+    public struct ScriptedReset: Hashable, Sendable {
+        public var verb: String
+        public var occurrence: Int
+
+        public init(verb: String, occurrence: Int) {
+            self.verb = verb
+            self.occurrence = occurrence
+        }
     }
 
     /// What the proxy did so far. Data faults are counted when they struck: a
     /// data connection that ended before its fault's byte counts as `none`.
-    struct Counts: Sendable, CustomStringConvertible {
-        var sessions = 0
-        var epsvRefusedSessions = 0
-        var controlResets = 0
-        var rewritten227 = 0
-        var rewritten229 = 0
-        var downloads: [Fault: Int] = [:]
-        var uploads: [Fault: Int] = [:]
+    public struct Counts: Sendable, CustomStringConvertible {
+        public var sessions = 0
+        public var epsvRefusedSessions = 0
+        public var controlResets = 0
+        public var rewritten227 = 0
+        public var rewritten229 = 0
+        public var downloads: [Fault: Int] = [:]
+        public var uploads: [Fault: Int] = [:]
         /// Data connections that carried no byte (an empty file), or passive
         /// replies the client never connected to.
-        var idle = 0
+        public var idle = 0
 
-        var description: String {
+        public init() {}
+
+        public var description: String {
             func faults(_ c: [Fault: Int], _ kinds: [Fault]) -> String {
                 kinds.map { "\($0.rawValue) \(c[$0, default: 0])" }.joined(separator: ", ")
             }
@@ -102,7 +118,7 @@ final class FTPChaosProxy: Sendable {
         }
 
         /// The change since `earlier`.
-        func since(_ earlier: Counts) -> Counts {
+        public func since(_ earlier: Counts) -> Counts {
             var c = self
             c.sessions -= earlier.sessions
             c.epsvRefusedSessions -= earlier.epsvRefusedSessions
@@ -116,28 +132,31 @@ final class FTPChaosProxy: Sendable {
         }
     }
 
-    let port: Int
+    public var port: Int { listener.port }
     private let core: Core
+    private let listener: ProxyListener
 
-    init(upstreamPort: Int, settings: Settings) throws {
-        let (listener, port) = try Loopback.listen(backlog: 128, what: "FTP chaos proxy")
-        self.port = port
-        core = Core(upstreamPort: upstreamPort, settings: settings)
-        core.spawn { [core] in core.acceptLoop(listener) }
+    public init(upstreamPort: Int, settings: Settings) throws {
+        let core = Core(upstreamPort: upstreamPort, settings: settings)
+        self.core = core
+        listener = try ProxyListener(what: "FTP chaos proxy") { client in core.accepted(client) }
     }
 
-    deinit { _ = core.stop() }
+    deinit { stop() }
 
     /// Switches every fault off (and the EPSV refusals): from now on the proxy
     /// only relays, so a rerun can resume from the same URL its `.part` names.
-    func calm() { core.calm.store(true, ordering: .releasing) }
+    public func calm() { core.calm.store(true, ordering: .releasing) }
 
     /// Closes the listeners and ends every relay; true when all threads ended
     /// within 5 s.
     @discardableResult
-    func stop() -> Bool { core.stop() }
+    public func stop() -> Bool {
+        listener.stop()
+        return core.stop()
+    }
 
-    var counts: Counts { core.state.withLock { $0.counts } }
+    public var counts: Counts { core.state.withLock { $0.counts } }
 }
 
 // MARK: - The relays
@@ -190,19 +209,18 @@ extension FTPChaosProxy {
 
         // MARK: Control
 
-        func acceptLoop(_ listener: Int32) {
-            defer { close(listener) }
-            while !isStopped {
-                guard Net.readable(listener, milliseconds: 100) else { continue }
-                let client = accept(listener, nil, nil)
-                if client < 0 { continue }
-                let number = state.withLock { s -> Int in
-                    s.sessionNumber += 1
-                    s.counts.sessions += 1
-                    return s.sessionNumber
-                }
-                spawn { [self] in session(client, number: number) }
+        /// A control connection from the accept loop: a session of its own.
+        func accepted(_ client: Int32) {
+            guard !isStopped else {
+                close(client)
+                return
             }
+            let number = state.withLock { s -> Int in
+                s.sessionNumber += 1
+                s.counts.sessions += 1
+                return s.sessionNumber
+            }
+            spawn { [self] in session(client, number: number) }
         }
 
         private func session(_ client: Int32, number: Int) {

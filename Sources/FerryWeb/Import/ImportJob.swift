@@ -211,7 +211,10 @@ final class ImportJob: Sendable {
             b.rate.record(0, at: .now)
             // Detached: the import is no request of the page (it must not inherit its priority).
             b.task = Task.detached {
-                await self.run(source: source, key: key, files: files, layout: layout, deleteAfter: deleteAfter)
+                // Behind the page's requests and the viewer's prefetch on a card (the engine's queue).
+                await TransferPriority.$current.withValue(.bulk) {
+                    await self.run(source: source, key: key, files: files, layout: layout, deleteAfter: deleteAfter)
+                }
             }
             return true
         }
@@ -356,7 +359,6 @@ final class ImportJob: Sendable {
                 b.running[transfer.id] = (path, 0, item.size ?? 0, 0)
                 b.status.current = path
             }
-            source.share.add(transfer, priority: .bulk)
             Task {
                 for await p in transfer.progress {
                     self.box.withLock { b in
@@ -369,7 +371,6 @@ final class ImportJob: Sendable {
                         self.refresh(&b)
                     }
                 }
-                source.share.remove(transfer)
             }
         case .imported(let item, let result):
             box.withLock { b in

@@ -86,7 +86,8 @@ struct ConnectionShareTests {
         #expect((try? WebAPI.Route.find("import", method: "POST").get()) == .startImport)
         func refusal(_ name: String, _ method: String) -> (Int, String)? {
             guard case .failure(let r) = WebAPI.Route.find(name, method: method) else { return nil }
-            return (r.response.status, String(describing: r.response.body))
+            guard case .data(let body) = r.response.body else { return (r.response.status, "") }
+            return (r.response.status, String(decoding: body, as: UTF8.self))
         }
         #expect(refusal("list", "POST")?.0 == 405 && refusal("list", "POST")?.1.contains("use GET") == true)
         #expect(refusal("delete", "GET")?.0 == 405 && refusal("delete", "GET")?.1.contains("use POST") == true)

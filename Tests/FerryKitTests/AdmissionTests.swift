@@ -272,6 +272,18 @@ import Testing
         #expect(a.tick(now: end + .milliseconds(401)) == [])
         // ... and then resumes.
         #expect(a.tick(now: after + .milliseconds(400)) == [.start(4)])
+        // A hold-off that runs out while the lane is full leaves no deadline behind (the engine
+        // would poll without waiting until the lane frees).
+        #expect(
+            a.submit(Self.arrivals([(6, .interactive, false), (7, .bulk, true)]), now: after + .seconds(1)) == [
+                .preempt(4)
+            ])
+        #expect(a.end(4, now: after + .seconds(1)) == [.start(6)])
+        #expect(a.end(6, now: after + .seconds(2)) == [])
+        #expect(a.submit(Self.arrivals([(8, .interactive, false)]), now: after + .seconds(2)) == [.start(8)])
+        #expect(a.nextDeadline == after + .seconds(2) + .milliseconds(400))
+        #expect(a.tick(now: after + .seconds(3)) == [])
+        #expect(a.nextDeadline == nil)
     }
 
     @Test func onlyLowerPreemptibleTicketsAreStoppedLowestFirst() {

@@ -281,6 +281,8 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
     mutating func tick(now: Instant) -> [Action] {
         var actions: [Action] = []
         for n in lanes.indices {
+            // A hold-off that ran out is over, even on a lane still full (no deadline left behind).
+            if let until = lanes[n].heldUntil, now >= until { lanes[n].heldUntil = nil }
             guard let since = lanes[n].idleSince, let after = lanes[n].policy.releaseIdleAfter, now >= since + after
             else { continue }
             lanes[n].idleSince = nil

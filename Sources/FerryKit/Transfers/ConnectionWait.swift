@@ -59,6 +59,7 @@ public enum TransferPriority: Int, Comparable, Sendable, CaseIterable {
     /// The priority of the current task's requests.
     @TaskLocal public static var current: TransferPriority = .interactive
 
+    /// Whether `a` goes after `b`.
     public static func < (a: TransferPriority, b: TransferPriority) -> Bool { a.rawValue < b.rawValue }
 }
 

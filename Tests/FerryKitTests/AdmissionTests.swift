@@ -249,7 +249,7 @@ import Testing
         let t0 = ContinuousClock.now
         #expect(a.setPolicies(Self.card, now: t0) == [])
         // An import's download has the card.
-        #expect(a.submit(Self.arrivals([(1, .bulk, true)]), now: t0) == [.start(1)])
+        #expect(a.submit(Self.arrivals([(1, .bulk, true)]), now: t0 - .seconds(1)) == [.start(1)])
         // A listing arrives: it waits (told), and the download is stopped for it.
         let listing = a.submit(
             [Admission<Int>.Arrival(ticket: 2, lane: "card", watched: true, priority: .interactive)], now: t0)
@@ -291,7 +291,10 @@ import Testing
         let t0 = ContinuousClock.now
         _ = a.setPolicies(Self.card, now: t0)
         // A prefetch download and a listing (not preemptible) have the card's two connections.
-        #expect(a.submit(Self.arrivals([(1, .prefetch, true), (2, .bulk, false)]), now: t0) == [.start(1), .start(2)])
+        #expect(
+            a.submit(Self.arrivals([(1, .prefetch, true), (2, .bulk, false)]), now: t0 - .seconds(1)) == [
+                .start(1), .start(2),
+            ])
         // A bulk ticket never stops anything.
         #expect(a.submit(Self.arrivals([(3, .bulk, true)]), now: t0) == [])
         // A thumbnail stops the prefetch (the bulk listing cannot be stopped).
@@ -299,12 +302,12 @@ import Testing
         // Equal priority never preempts.
         var b = Admission<Int>(total: 16, perHost: 6, hostLimits: ["card": 1])
         _ = b.setPolicies(Self.card, now: t0)
-        _ = b.submit(Self.arrivals([(1, .interactive, true)]), now: t0)
+        _ = b.submit(Self.arrivals([(1, .interactive, true)]), now: t0 - .seconds(1))
         #expect(b.submit(Self.arrivals([(2, .interactive, true)]), now: t0) == [])
         // Of several below, the lowest goes.
         var c = Admission<Int>(total: 16, perHost: 6, hostLimits: ["card": 2])
         _ = c.setPolicies(Self.card, now: t0)
-        _ = c.submit(Self.arrivals([(1, .prefetch, true), (2, .bulk, true)]), now: t0)
+        _ = c.submit(Self.arrivals([(1, .prefetch, true), (2, .bulk, true)]), now: t0 - .seconds(1))
         #expect(c.submit(Self.arrivals([(3, .interactive, false)]), now: t0) == [.preempt(2)])
         #expect(c.submit(Self.arrivals([(4, .interactive, false)]), now: t0) == [.preempt(1)])
         #expect(c.submit(Self.arrivals([(5, .interactive, false)]), now: t0) == [])
@@ -357,5 +360,17 @@ import Testing
         // A page request meanwhile takes the room the stop makes; nothing else is stopped.
         #expect(a.submit(Self.arrivals([(2, .interactive, false)]), now: t0) == [])
         #expect(a.end(1, now: t0) == [.start(2)])
+    }
+
+    @Test func aDownloadJustStartedRunsItsHoldOffBeforeItIsStopped() {
+        // A page that asks every 400 ms must not starve the import: each start gets 400 ms.
+        var a = Admission<Int>(total: 16, perHost: 6, hostLimits: ["card": 1])
+        let t0 = ContinuousClock.now
+        _ = a.setPolicies(Self.card, now: t0)
+        _ = a.submit(Self.arrivals([(1, .bulk, true)]), now: t0)
+        #expect(a.submit(Self.arrivals([(2, .browsing, false)]), now: t0 + .milliseconds(100)) == [])
+        #expect(a.nextDeadline == t0 + .milliseconds(400))
+        #expect(a.tick(now: t0 + .milliseconds(399)) == [])
+        #expect(a.tick(now: t0 + .milliseconds(400)) == [.preempt(1)])
     }
 }

@@ -79,6 +79,8 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
         var active = false
         /// Asked to stop (`.stop`, `.preempt`): its connection is as good as free.
         var stopping = false
+        /// When it got its connection.
+        var startedAt: Instant?
     }
 
     /// What is known of one lane.
@@ -147,6 +149,14 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
                 next = Self.earliest(next, since + after)
             }
         }
+        // A download too young to be stopped (its run of `holdOff`) becomes stoppable.
+        if lanes.contains(where: { $0.policy.preempts && $0.waiting > $0.stopping }) {
+            for e in entries.values where e.active && e.preemptible && !e.stopping {
+                let lane = lanes[e.lane]
+                guard lane.policy.preempts, lane.waiting > lane.stopping, let at = e.startedAt else { continue }
+                next = Self.earliest(next, at + lane.policy.holdOff)
+            }
+        }
         return next
     }
 
@@ -198,7 +208,7 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
             entries[ticket]?.told = true
             actions.append(.wait(ticket, true))
         }
-        return actions + preempt()
+        return actions + preempt(now: now)
     }
 
     /// The ticket is to stop: a waiting one ends unstarted, a running one is
@@ -257,7 +267,7 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
             }
         }
         lanes[e.lane] = lane
-        return actions + admit(now: now) + preempt()
+        return actions + admit(now: now) + preempt(now: now)
     }
 
     /// New limits: in total, per lane by default, and for some lanes.
@@ -266,14 +276,14 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
         self.perHost = max(1, perHost)
         self.hostLimits = hostLimits.mapValues { max(1, $0) }
         for n in lanes.indices { lanes[n].limit = limit(of: lanes[n].key) }
-        return admit(now: now) + preempt()
+        return admit(now: now) + preempt(now: now)
     }
 
     /// New policies for some lanes (the rest keep the default, ``LanePolicy/init()``).
     mutating func setPolicies(_ policies: [String: LanePolicy], now: Instant = .now) -> [Action] {
         self.policies = policies
         for n in lanes.indices { lanes[n].policy = policies[lanes[n].key] ?? LanePolicy() }
-        return admit(now: now) + preempt()
+        return admit(now: now) + preempt(now: now)
     }
 
     /// Time passed: tickets held back by a hold-off that ran out start; lanes
@@ -288,7 +298,7 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
             lanes[n].idleSince = nil
             actions.append(.closeIdle(lane: lanes[n].key))
         }
-        return actions + admit(now: now) + preempt()
+        return actions + admit(now: now) + preempt(now: now)
     }
 
     // MARK: Admission
@@ -350,6 +360,7 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
             lanes[e.lane].waiting -= 1
             lanes[e.lane].active += 1
             lanes[e.lane].idleSince = nil
+            entries[ticket]?.startedAt = now
             activeCount += 1
             actions.append(.start(ticket))
             if lanes[e.lane].waiting == 0 || lanes[e.lane].active >= lanes[e.lane].limit { open -= 1 }
@@ -359,8 +370,10 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
 
     /// On preempting lanes, stops a running ticket of lower priority for each
     /// waiting one that finds its lane full: the lowest priority first. Tickets
-    /// already asked to stop count as room made for the first waiting ones.
-    private mutating func preempt() -> [Action] {
+    /// already asked to stop count as room made for the first waiting ones. A
+    /// ticket runs for the lane's `holdOff` before it can be stopped, so a page
+    /// that asks every 400 ms does not starve an import (`tick` stops it then).
+    private mutating func preempt(now: Instant) -> [Action] {
         guard lanes.contains(where: { $0.policy.preempts && $0.waiting > $0.stopping }) else { return [] }
         var actions: [Action] = []
         for n in lanes.indices where lanes[n].policy.preempts && lanes[n].waiting > lanes[n].stopping {
@@ -374,7 +387,8 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
                 }
                 var victim: (ticket: Ticket, priority: Int)?
                 for (t, o) in entries where o.lane == n && o.active && !o.stopping && o.preemptible {
-                    guard o.priority < e.priority else { continue }
+                    let ran = o.startedAt.map { now - $0 } ?? .zero
+                    guard o.priority < e.priority, ran >= lanes[n].policy.holdOff else { continue }
                     if victim == nil || o.priority < victim!.priority { victim = (t, o.priority) }
                 }
                 // The queue is in priority order: nothing below can stop anything either.

@@ -121,7 +121,8 @@ struct ConnectionShareTests {
     @Test func anImportWaitsForThePrefetchAndResumesAfterIt() async throws {
         let share = makeShare()
         let bulk = download("BIG_A.BIN", .bulk)
-        try await until("the import's bytes") { bulk.currentProgress.bytesDone > 200_000 }
+        // Past the 400 ms a download runs before it can be stopped (`LanePolicy.holdOff`).
+        try await until("the import's bytes") { bulk.currentProgress.bytesDone > 1_200_000 }
         let (before, after) = await share.run(.prefetch, page: "p") { () -> (Int64, Int64) in
             let t = fs.download("/SMALL.BIN", to: out.path + "/SMALL.BIN", options: DownloadOptions())
             // Asked after the prefetch's submit: what the import had then, give or take a buffer.

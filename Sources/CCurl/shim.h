@@ -39,6 +39,17 @@ static inline CURLcode ferry_curl_setopt_debug_cb(CURL *h, ferry_curl_debug_cb c
     return curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, cb);
 }
 
+// Sockets of a connection to be let go when idle (IdleSockets.swift): told each
+// socket libcurl opens, and closing them ourselves, so the engine knows which are live.
+typedef int (*ferry_curl_sockopt_cb)(void *clientp, curl_socket_t fd, curlsocktype purpose);
+typedef int (*ferry_curl_closesocket_cb)(void *clientp, curl_socket_t fd);
+static inline CURLcode ferry_curl_setopt_sockopt_cb(CURL *h, ferry_curl_sockopt_cb cb) {
+    return curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, cb);
+}
+static inline CURLcode ferry_curl_setopt_closesocket_cb(CURL *h, ferry_curl_closesocket_cb cb) {
+    return curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, cb);
+}
+
 // SFTP host keys: libcurl calls this after matching the server's key against
 // CURLOPT_SSH_KNOWNHOSTS; the return value is a curl_khstat.
 typedef int (*ferry_curl_sshkey_cb)(CURL *h, const struct curl_khkey *known, const struct curl_khkey *found,
@@ -51,13 +62,11 @@ static inline CURLcode ferry_curl_setopt_sshkey_cb(CURL *h, ferry_curl_sshkey_cb
 // socket and hands it back to be closed.
 typedef curl_socket_t (*ferry_curl_opensocket_cb)(void *clientp, curlsocktype purpose,
                                                   struct curl_sockaddr *address);
-typedef int (*ferry_curl_closesocket_cb)(void *clientp, curl_socket_t item);
 static inline CURLcode ferry_curl_setopt_opensocket_cb(CURL *h, ferry_curl_opensocket_cb cb) {
     return curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, cb);
 }
-static inline CURLcode ferry_curl_setopt_closesocket_cb(CURL *h, ferry_curl_closesocket_cb cb) {
-    return curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, cb);
-}
+// ferry_curl_setopt_closesocket_cb (above) serves both the idle sockets of a
+// one-connection card and the SFTP jump hosts' relays: a handle has one of them.
 
 // --- curl_easy_getinfo ----------------------------------------------------
 static inline CURLcode ferry_curl_getinfo_long(CURL *h, CURLINFO i, long *v) {

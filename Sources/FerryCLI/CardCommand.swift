@@ -26,6 +26,9 @@ enum CardCommand: Command {
         static let cid = ValueOption("cid", help: "card CID to report (32 hex digits)", valueName: "HEX")
         static let noUpload = Flag("no-upload", help: "act as a card with upload.cgi disabled")
         static let noRange = Flag("no-range", help: "ignore Range: always send whole files")
+        static let keepIdle = Flag(
+            "keep-idle-connections",
+            help: "an idle connection keeps its slot, as on a real card (default: closed for a newcomer)")
     }
 
     static let spec = CommandSpec(
@@ -33,11 +36,12 @@ enum CardCommand: Command {
         summary: "serve a folder as a FlashAir or ez Share card",
         usage:
             "ferry card DIR [--kind flashair|ezshare] [--host 127.0.0.1] [--port N] [--max-connections N] [--latency MS] "
-            + "[--rate BYTES_PER_SECOND] [--firmware VERSION] [--cid HEX] [--no-upload] [--no-range]",
+            + "[--rate BYTES_PER_SECOND] [--firmware VERSION] [--cid HEX] [--no-upload] [--no-range] "
+            + "[--keep-idle-connections]",
         options: [
             Keys.kind, Keys.host, Keys.port, Keys.maxConnections, Keys.latency, Keys.rate, Keys.firmware, Keys.cid,
             Keys.noUpload,
-            Keys.noRange,
+            Keys.noRange, Keys.keepIdle,
         ],
         minPositionals: 1, maxPositionals: 1,
         details: """
@@ -129,6 +133,7 @@ enum CardCommand: Command {
         var limits = CardLimits(maxConnections: try args.value(Keys.maxConnections) ?? defaultConnections)
         limits.latency = .milliseconds(try args.value(Keys.latency) ?? 0)
         if let rate = try args.value(Keys.rate) { limits.bytesPerSecond = rate }
+        limits.keepsIdleConnections = args.has(Keys.keepIdle)
         return limits
     }
 

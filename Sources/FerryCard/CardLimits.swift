@@ -12,6 +12,11 @@ public struct CardLimits: Sendable, Hashable {
     public var latency: Duration = .zero
     /// Pace of response bodies, bytes per second; nil = full speed.
     public var bytesPerSecond: Int?
+    /// Whether an idle keep-alive connection keeps its slot however long it
+    /// idles, as a real card's does: another client is then refused while one
+    /// idles. False (the default) closes the idle one for a newcomer
+    /// (`HTTPServer.Options.shedsIdleConnections`).
+    public var keepsIdleConnections = false
 
     /// Limits with `maxConnections` connections, no latency, full speed.
     public init(maxConnections: Int, latency: Duration = .zero, bytesPerSecond: Int? = nil) {
@@ -26,6 +31,7 @@ public struct CardLimits: Sendable, Hashable {
         options.maxConnections = maxConnections
         options.latency = latency
         options.bytesPerSecond = bytesPerSecond
+        options.shedsIdleConnections = !keepsIdleConnections
         return options
     }
 }

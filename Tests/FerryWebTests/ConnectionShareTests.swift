@@ -7,8 +7,9 @@ import Testing
 
 @testable import FerryWeb
 
-/// The three priorities on a card's only connection (page > prefetch > import) and the
-/// truthful "waiting for the card", against `ferry card --max-connections 1 --latency 30
+/// The priorities on a card's only connection (page > prefetch > import), carried out by
+/// the engine's queue (`Admission`, `LanePolicy.oneConnectionCard`), and the truthful
+/// "waiting for the card", against `ferry card --max-connections 1 --latency 30
 /// --rate 2500000` (a 4 MB file takes 1.6 s on its link).
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct ConnectionShareTests {
@@ -33,12 +34,15 @@ struct ConnectionShareTests {
         FileManager.default.contentsEqual(atPath: folder.path + "/" + name, andPath: local)
     }
 
-    /// Starts a download registered with `share` at `priority`.
-    func download(_ name: String, _ share: ConnectionShare, _ priority: ConnectionShare.Priority) -> Transfer {
-        let t = fs.download("/" + name, to: out.path + "/" + name, options: DownloadOptions())
-        share.add(t, priority: priority)
-        return t
+    /// Starts a download at `priority`.
+    func download(_ name: String, _ priority: TransferPriority) -> Transfer {
+        TransferPriority.$current.withValue(priority) {
+            fs.download("/" + name, to: out.path + "/" + name, options: DownloadOptions())
+        }
     }
+
+    /// The share of this test's card.
+    func makeShare() -> ConnectionShare { ConnectionShare(isSingleConnection: true, url: fs.url) }
 
     /// Waits until `condition` holds (polling), or fails after `limit`.
     func until(_ what: String, within limit: Duration = .seconds(10), _ condition: () -> Bool) async throws {
@@ -56,22 +60,45 @@ struct ConnectionShareTests {
         func request(_ target: String, prefetch: Bool = false) -> HTTPRequest {
             APITests.request(target, headers: prefetch ? [("X-Ferry-Priority", "prefetch")] : [])
         }
-        #expect(WebAPI.priority(route: "thumb", request("/api/thumb?path=/a.jpg")) == .interactive)
-        #expect(WebAPI.priority(route: "preview", request("/api/preview?path=/a.jpg", prefetch: true)) == .prefetch)
-        #expect(WebAPI.priority(route: "file", request("/api/file?path=/a.jpg", prefetch: true)) == .prefetch)
-        // Only the viewer's reads can be prefetches; a background refresh takes its turn.
-        #expect(WebAPI.priority(route: "list", request("/api/list?path=/", prefetch: true)) == .interactive)
-        #expect(WebAPI.priority(route: "list", request("/api/list?path=/&background=1")) == nil)
-        #expect(WebAPI.priority(route: "import", request("/api/import")) == nil)
-        #expect(WebAPI.priority(route: "waiting", request("/api/waiting?page=x")) == nil)
+        func priority(_ name: String, _ r: HTTPRequest, method: String = "GET") -> TransferPriority? {
+            (try? WebAPI.Route.find(name, method: method).get())?.priority(for: r)
+        }
+        #expect(priority("thumb", request("/api/thumb?path=/a.jpg")) == .browsing)
+        #expect(priority("list", request("/api/list?path=/")) == .interactive)
+        #expect(priority("preview", request("/api/preview?path=/a.jpg", prefetch: true)) == .prefetch)
+        #expect(priority("file", request("/api/file?path=/a.jpg", prefetch: true)) == .prefetch)
+        // Only the viewer's reads can be prefetches; a background refresh takes its turn behind the import.
+        #expect(priority("list", request("/api/list?path=/", prefetch: true)) == .interactive)
+        #expect(priority("list", request("/api/list?path=/&background=1")) == .bulk)
+        #expect(priority("new", request("/api/new?background=1")) == .bulk)
+        #expect(priority("import", request("/api/import")) == nil)
+        #expect(priority("import", request("/api/import"), method: "POST") == nil)
+        #expect(priority("waiting", request("/api/waiting?page=x")) == nil)
+        #expect(priority("delete", request("/api/delete"), method: "POST") == .interactive)
+    }
+
+    @Test func everyRouteHasOneMethodAndAWrongMethodSaysWhichToUse() {
+        for route in WebAPI.Route.allCases {
+            let found = try? WebAPI.Route.find(route.name, method: route.reads ? "GET" : "POST").get()
+            #expect(found == route, "\(route.name)")
+        }
+        #expect((try? WebAPI.Route.find("import", method: "HEAD").get()) == .importStatus)
+        #expect((try? WebAPI.Route.find("import", method: "POST").get()) == .startImport)
+        func refusal(_ name: String, _ method: String) -> (Int, String)? {
+            guard case .failure(let r) = WebAPI.Route.find(name, method: method) else { return nil }
+            guard case .data(let body) = r.response.body else { return (r.response.status, "") }
+            return (r.response.status, String(decoding: body, as: UTF8.self))
+        }
+        #expect(refusal("list", "POST")?.0 == 405 && refusal("list", "POST")?.1.contains("use GET") == true)
+        #expect(refusal("delete", "GET")?.0 == 405 && refusal("delete", "GET")?.1.contains("use POST") == true)
+        #expect(refusal("nothing", "GET")?.0 == 404)
     }
 
     @Test func aPrefetchYieldsToThePageAndResumesWithRange() async throws {
-        let share = ConnectionShare(isSingleConnection: true, resumeDelay: .milliseconds(100))
+        let share = makeShare()
         let prefetch = Task {
             await share.run(.prefetch, page: "p") { () -> TransferResult? in
-                let t = download("BIG_A.BIN", share, .prefetch)
-                defer { share.remove(t) }
+                let t = fs.download("/BIG_A.BIN", to: out.path + "/BIG_A.BIN", options: DownloadOptions())
                 return try? await t.result
             }
         }
@@ -84,7 +111,7 @@ struct ConnectionShareTests {
         }
         let took = ContinuousClock.now - started
         #expect(listed == 3)
-        #expect(prefetchPaused == 1, "the prefetch's download was not paused for the listing")
+        #expect(prefetchPaused == 1, "the prefetch's download was not stopped for the listing")
         #expect(took < .milliseconds(1000), "the listing waited \(took) behind the prefetch")
         let result = try #require(await prefetch.value, "the prefetch failed")
         #expect(result.restarts == 0 && result.resumedFrom > 0, "resumed from \(result.resumedFrom)")
@@ -92,20 +119,22 @@ struct ConnectionShareTests {
     }
 
     @Test func anImportWaitsForThePrefetchAndResumesAfterIt() async throws {
-        let share = ConnectionShare(isSingleConnection: true, resumeDelay: .milliseconds(100))
-        let bulk = download("BIG_A.BIN", share, .bulk)
-        try await until("the import's bytes") { bulk.currentProgress.bytesDone > 200_000 }
-        let stateDuring = await share.run(.prefetch, page: "p") { () -> Transfer.State in
-            let t = download("SMALL.BIN", share, .prefetch)
-            defer { share.remove(t) }
+        let share = makeShare()
+        let bulk = download("BIG_A.BIN", .bulk)
+        // Past the 400 ms a download runs before it can be stopped (`LanePolicy.holdOff`).
+        try await until("the import's bytes") { bulk.currentProgress.bytesDone > 1_200_000 }
+        let (before, after) = await share.run(.prefetch, page: "p") { () -> (Int64, Int64) in
+            let t = fs.download("/SMALL.BIN", to: out.path + "/SMALL.BIN", options: DownloadOptions())
+            // Asked after the prefetch's submit: what the import had then, give or take a buffer.
+            try? await Task.sleep(for: .milliseconds(60))
+            let before = bulk.currentProgress.bytesDone
             _ = try? await t.result
-            return bulk.state
+            return (before, bulk.currentProgress.bytesDone)
         }
-        #expect(stateDuring == .paused, "the import ran beside the prefetch")
+        #expect(after - before < 64_000, "the import ran beside the prefetch: \(after - before) bytes")
         #expect(share.pauses == 1 && share.prefetchPauses == 0)
         #expect(same("SMALL.BIN", out.path + "/SMALL.BIN"))
         let result = try await bulk.result
-        share.remove(bulk)
         #expect(result.restarts == 0 && result.resumedFrom > 0, "resumed from \(result.resumedFrom)")
         #expect(same("BIG_A.BIN", out.path + "/BIG_A.BIN"))
     }
@@ -113,11 +142,11 @@ struct ConnectionShareTests {
     @Test func thePageTakesOverAPrefetchOfTheSameFile() async throws {
         // The page asks for the file a prefetch fetches, after a stat that waits behind it: the
         // stat pauses the prefetch, and the page's request must not then wait for that paused download.
-        let share = ConnectionShare(isSingleConnection: true, resumeDelay: .milliseconds(100))
+        let share = makeShare()
         let cache = RemoteFileCache(folder: out.path + "/cache")
         let prefetch = Task {
             await share.run(.prefetch, page: "p") {
-                try? await cache.localCopy(of: "/BIG_B.BIN", in: fs, version: "1", share: share)
+                try? await cache.localCopy(of: "/BIG_B.BIN", in: fs, version: "1")
             }
         }
         try await Task.sleep(for: .milliseconds(400))
@@ -125,7 +154,7 @@ struct ConnectionShareTests {
         let page = Task {
             await share.run(.interactive, page: "p") { () -> String? in
                 _ = try? await fs.stat("/BIG_B.BIN")
-                let local = try? await cache.localCopy(of: "/BIG_B.BIN", in: fs, version: "1", share: share)
+                let local = try? await cache.localCopy(of: "/BIG_B.BIN", in: fs, version: "1")
                 finished.withLock { $0 = true }
                 return local
             }
@@ -142,7 +171,7 @@ struct ConnectionShareTests {
     }
 
     @Test func waitingIsReportedToThePageWhoseRequestWaits() async throws {
-        let share = ConnectionShare(isSingleConnection: true, resumeDelay: .milliseconds(100))
+        let share = makeShare()
         // Page B downloads a file for its viewer (the connection is free: it never waits).
         let viewer = Task {
             await share.run(.interactive, page: "B") {
@@ -173,42 +202,41 @@ struct ConnectionShareTests {
     @Test func aStreamOfPageRequestsPausesThePrefetchOnce() async throws {
         // Thumbnails come one after another: the prefetch stays paused through the stream and
         // resumes after it, instead of resuming and pausing again between two of them.
-        let share = ConnectionShare(isSingleConnection: true, resumeDelay: .milliseconds(100))
-        let t = download("BIG_A.BIN", share, .prefetch)
+        let share = makeShare()
+        let t = download("BIG_A.BIN", .prefetch)
         try await until("the prefetch's bytes") { t.currentProgress.bytesDone > 200_000 }
-        // A grid's thumbnails: asked at once, let through the lane one at a time.
+        // A grid's thumbnails: asked at once, queued by the engine.
         var thumbnails: [Task<Void, Never>] = []
         for _ in 1...8 {
             thumbnails.append(
                 Task {
-                    await share.run(.interactive, page: "p", oneAtATime: true) { _ = try? await fs.stat("/SMALL.BIN") }
+                    await share.run(.browsing, page: "p") { _ = try? await fs.stat("/SMALL.BIN") }
                 }
             )
         }
         for thumbnail in thumbnails { await thumbnail.value }
-        #expect(share.prefetchPauses == 1, "paused \(share.prefetchPauses) times during one stream")
+        #expect(share.prefetchPauses == 1, "stopped \(share.prefetchPauses) times during one stream")
         let result = try await t.result
-        share.remove(t)
         #expect(result.restarts == 0)
         #expect(same("BIG_A.BIN", out.path + "/BIG_A.BIN"))
     }
 
     @Test func thePhotoJustOpenedPassesTheThumbnailsAskedBeforeIt() async throws {
-        // Thumbnails go through one at a time, so the engine holds one of them at most: a request
-        // of the page that comes after eight of them waits for one, not for all eight.
-        let share = ConnectionShare(isSingleConnection: true, resumeDelay: .milliseconds(100))
+        // Thumbnails are `browsing`, below a single request of the page: one that comes after
+        // eight of them waits for the one on the card, not for all eight.
+        let share = makeShare()
         let order = Order()
         var thumbnails: [Task<Void, Never>] = []
         for i in 1...8 {
             thumbnails.append(
                 Task {
-                    await share.run(.interactive, page: "p", oneAtATime: true) {
+                    await share.run(.browsing, page: "p") {
                         _ = try? await fs.stat("/SMALL.BIN")
                         order.add("thumb\(i)")
                     }
                 })
         }
-        try await until("a thumbnail queued in the lane") { share.isWaiting(page: "p") }
+        try await until("a thumbnail queued in the engine") { share.isWaiting(page: "p") }
         await share.run(.interactive, page: "p") {
             _ = try? await fs.stat("/BIG_A.BIN")
             order.add("photo")

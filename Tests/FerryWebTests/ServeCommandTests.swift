@@ -141,4 +141,45 @@ struct ServeCommandTests {
         #expect(thumb.stdout == "200 image/jpeg", "\(thumb.stdout) \(thumb.stderr)")
         #expect(FileManager.default.contents(atPath: dir.file("thumb.jpg")) == Data(SampleJPEG.thumbnail))
     }
+
+    /// Issue 28 item 6: `ferry sync` of a one-connection card beside an idle `ferry serve`
+    /// on it gets in. The card keeps an idle connection's slot, as a real card does
+    /// (`--keep-idle-connections`): the page's connection has to be let go by `ferry serve`
+    /// (the engine closes a card's idle connection after 1.5 s), or the sync is turned away.
+    @Test func aSyncBesideAnIdleServeOnAOneConnectionCardGetsIn() async throws {
+        let dir = try TempDir(prefix: "serve-neighbour")
+        let cardFolder = dir.file("card")
+        try FileManager.default.createDirectory(
+            atPath: cardFolder + "/DCIM/100FERRY", withIntermediateDirectories: true)
+        for i in 1...3 {
+            try Data(repeating: UInt8(i), count: 50_000).write(
+                to: URL(fileURLWithPath: cardFolder + "/DCIM/100FERRY/IMG_000\(i).JPG"))
+        }
+        let card = try FerryCardProcess(
+            folder: cardFolder, arguments: ["--max-connections", "1", "--keep-idle-connections"])
+        defer { card.stop() }
+        let (server, url) = try await Self.serve(
+            ["serve", card.url("/"), "--port", "0", "--cache", dir.file(".cache")], log: dir.file("serve.log"))
+        defer { server.stop() }
+        // The page lists a folder: `ferry serve` now has the card's connection.
+        let list = try await Self.curl(url + "api/list?path=/DCIM/100FERRY")
+        #expect(list.stdout.contains("IMG_0001.JPG"), "\(list.stdout)")
+        // The page has nothing more to ask; a moment later another client syncs the card.
+        try await Task.sleep(for: .seconds(2))
+        let started = ContinuousClock.now
+        let sync = try await onThread {
+            try TestProcess.run(
+                TestProcess.ferryExecutable(), ["sync", card.url("/DCIM"), dir.file("out"), "--quiet"])
+        }
+        let took = ContinuousClock.now - started
+        #expect(sync.status == 0, "ferry sync failed: \(sync.stderr)")
+        #expect(!sync.stderr.contains("not answering"), "\(sync.stderr)")
+        // Got in at once: no wait for a busy card (its 2 s slot wait) on the way.
+        #expect(took < .seconds(10), "took \(took)")
+        let copied = (try? FileManager.default.subpathsOfDirectory(atPath: dir.file("out"))) ?? []
+        #expect(copied.filter { $0.hasSuffix(".JPG") }.count == 3, "\(copied)")
+        // And the page still works afterwards (it opens a new connection).
+        let again = try await Self.curl(url + "api/list?path=/DCIM/100FERRY")
+        #expect(again.stdout.contains("IMG_0003.JPG"), "\(again.stdout)")
+    }
 }

@@ -31,3 +31,43 @@ public enum ConnectionWait {
     /// The observer of the current task's requests; nil: nobody asks.
     @TaskLocal public static var observer: (any ConnectionWaitObserver)?
 }
+
+/// Who goes first when a server's connections are all in use (a FlashAir card
+/// has one): the transfer engine starts waiting requests in this order, and on
+/// a one-connection card a request stops a running download of lower priority,
+/// which resumes with `Range` once the card is free again.
+///
+/// Requests take the priority of the task that makes them, as they take its
+/// ``ConnectionWait/observer``:
+///
+/// ```swift
+/// try await TransferPriority.$current.withValue(.bulk) {
+///     try await sync.run()
+/// }
+/// ```
+public enum TransferPriority: Int, Comparable, Sendable, CaseIterable {
+    /// Copies nobody watches file by file: an import, a sync.
+    case bulk
+    /// Fetched ahead of need (the viewer's next photo).
+    case prefetch
+    /// Many small requests a person waits for as a whole (a grid's thumbnails):
+    /// each goes after a single request a person waits for.
+    case browsing
+    /// A request a person waits for: a listing, the photo opened. The default.
+    case interactive
+
+    /// The priority of the current task's requests.
+    @TaskLocal public static var current: TransferPriority = .interactive
+
+    /// Whether `a` goes after `b`.
+    public static func < (a: TransferPriority, b: TransferPriority) -> Bool { a.rawValue < b.rawValue }
+}
+
+extension Ferry {
+    /// How many running downloads of `url`'s server at `priority` the engine
+    /// stopped so far for a request of higher priority (a one-connection card's
+    /// `LanePolicy`); each resumed with `Range` in its turn.
+    package static func preemptions(of url: RemoteURL, at priority: TransferPriority) -> Int {
+        CurlEngine.shared.preemptions(of: url.hostKey, at: priority)
+    }
+}

@@ -167,6 +167,8 @@ struct DownloadSource: Sendable {
         self.gaveUp = gaveUp
         attempt = { offset, part, transfer, options in
             let job = makeAttempt(offset, part, transfer, options)
+            // Stopped for a request of higher priority, the loop keeps the bytes and tries again.
+            job.yieldsToHigherPriority = true
             transfer.setInterrupter { engine.interrupt(job) }
             _ = await engine.perform(job)
             transfer.setInterrupter(nil)

@@ -22,7 +22,6 @@ actor RemoteFileCache {
     private let folder: String
     private let limit: Int64
     private var running: [String: Task<String, any Error>] = [:]
-    private var transfers: [String: Transfer] = [:]
     private var known: [String: (size: Int64, used: UInt64)] = [:]
     private var clock: UInt64 = 0
 
@@ -87,49 +86,40 @@ actor RemoteFileCache {
 
     /// A local file holding the remote file `path` of `fs`.
     ///
-    /// On a shared one-connection source the download is registered with `share` at the asking
-    /// request's priority (``ConnectionShare/current``): a prefetch's download yields to the page's
-    /// requests. A request of higher priority that asks for a file being fetched raises the download's.
+    /// The download runs at the asking request's priority (``TransferPriority/current``): on a
+    /// one-connection source the engine stops a prefetch's download for the page's requests, and
+    /// it resumes with `Range` after them. A request that asks for a file being fetched waits for
+    /// that download, at the download's priority.
     ///
     /// - Parameters:
     ///   - fs: The backend.
     ///   - path: The backend path.
     ///   - version: Text that changes when the file does (size, time).
-    ///   - share: The source's connection share.
     /// - Returns: The local path.
     /// - Throws: The download's `FerryError`.
     func localCopy(
-        of path: String, in fs: any RemoteFileSystem, version: String, share: ConnectionShare? = nil
+        of path: String, in fs: any RemoteFileSystem, version: String
     ) async throws -> String {
         let key = StableHash.hex(fs.url.hostKey + "\n" + path + "\n" + version)
         let local = folder + "/" + key + "." + MediaType.fileExtension(path)
-        let priority = ConnectionShare.current ?? .interactive
         clock += 1
         if let item = known[key] {
             known[key] = (item.size, clock)
             return local
         }
-        if let task = running[key] {
-            if let share, let transfer = transfers[key] { share.promote(transfer, to: priority) }
-            return try await task.value
-        }
+        if let task = running[key] { return try await task.value }
         var options = DownloadOptions()
         options.overwrite = .overwrite
         options.resume = true
-        // Started here, in the asking request's task: the engine reports its waits to that request.
+        // Started here, in the asking request's task: the engine reports its waits to that request,
+        // and the download has its priority.
         let transfer = fs.download(path, to: local, options: options)
-        share?.add(transfer, priority: priority)
         let task = Task<String, any Error> {
-            defer { share?.remove(transfer) }
             _ = try await transfer.result
             return local
         }
         running[key] = task
-        transfers[key] = transfer
-        defer {
-            running[key] = nil
-            transfers[key] = nil
-        }
+        defer { running[key] = nil }
         let result = try await task.value
         let size = (try? FileManager.default.attributesOfItem(atPath: local)[.size] as? Int64) ?? 0
         known[key] = (size, clock)

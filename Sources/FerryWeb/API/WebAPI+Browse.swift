@@ -226,7 +226,7 @@ extension WebAPI {
             let entry = try await source.fs.stat(backend)
             version = "\(entry.size ?? -1)-\(entry.modified?.iso8601 ?? "")"
         }
-        return try await remoteFiles.localCopy(of: backend, in: source.fs, version: version, share: source.share)
+        return try await remoteFiles.localCopy(of: backend, in: source.fs, version: version)
     }
 
     /// RFC 5987 encoding for `filename*=`.

@@ -89,27 +89,32 @@ final class WebAPI: Sendable {
             }
             return assets.response(for: request.path)
         }
-        let route = String(request.path.dropFirst("/api/".count))
+        let name = String(request.path.dropFirst("/api/".count))
         var response: HTTPResponse
         let started = ContinuousClock.now
         let waited = Mutex<Duration?>(nil)
-        let priority = source.flatMap { _ in Self.priority(route: route, request) }
-        if let source, let priority {
-            // On a card, the page's requests go before the viewer's prefetch, and both before an import.
-            let record: (Duration) -> Void = { d in waited.withLock { $0 = d } }
-            response = await source.share.run(
-                priority, page: request.query("page"), oneAtATime: route == "thumb", waited: record
-            ) {
-                await api(request)
+        let route = Route.find(name, method: request.method)
+        let priority = source.flatMap { _ in (try? route.get())?.priority(for: request) }
+        switch route {
+        case .failure(let refusal):
+            // Without a source only the routes that pick one are known.
+            response =
+                source == nil && name != "source" && name != "connect"
+                ? .failure(409, "no source connected") : refusal.response
+        case .success(let route):
+            if let source, let priority {
+                // On a card, the engine puts the page's requests before the viewer's prefetch, and both
+                // before an import; the share tells the page while one of them waits.
+                let record: (Duration) -> Void = { d in waited.withLock { $0 = d } }
+                response = await source.share.run(priority, page: request.query("page"), waited: record) {
+                    await api(route, request)
+                }
+            } else {
+                response = await api(route, request)
             }
-        } else {
-            if let source, Self.interactiveRoutes.contains(route), request.query("background") != nil {
-                await source.share.afterThePage()
-            }
-            response = await api(request)
         }
         response.headers.add(name: "X-Content-Type-Options", value: "nosniff")
-        if Self.logsTimings, route != "waiting" {
+        if Self.logsTimings, name != "waiting" {
             // FERRY_WEB_TIMINGS=1: one line per API request, for finding where a slow answer's time went.
             let took = ContinuousClock.now - started
             var line = "ferry serve: \(request.method) \(request.target) \(response.status) in \(Self.ms(took))"
@@ -130,58 +135,27 @@ final class WebAPI: Sendable {
         return "\(c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000) ms"
     }
 
-    /// Requests a person waits for: on a one-connection source the import's and the
-    /// prefetch's downloads make way for them (unless marked `background=1`, as the page's
-    /// refresh of imported badges and its count of new files are: those wait until the page's
-    /// requests are done, then take their turn behind the import).
-    static let interactiveRoutes: Set<String> = [
-        "list", "stat", "file", "thumb", "preview", "info", "new", "upload", "delete", "mkdir", "rename",
-        "import-preview",
-    ]
-
-    /// Requests the viewer's prefetch makes (with the header `X-Ferry-Priority: prefetch`,
-    /// so the URL and with it the browser's cache stay those of the viewer's own request).
-    static let prefetchRoutes: Set<String> = ["preview", "file", "info"]
-
-    /// Where a request goes on a shared connection; nil: it takes its turn.
-    static func priority(route: String, _ request: HTTPRequest) -> ConnectionShare.Priority? {
-        guard interactiveRoutes.contains(route), request.query("background") == nil else { return nil }
-        if prefetchRoutes.contains(route), request.headers["X-Ferry-Priority"]?.lowercased() == "prefetch" {
-            return .prefetch
-        }
-        return .interactive
-    }
-
-    private func api(_ request: HTTPRequest) async -> HTTPResponse {
-        let route = String(request.path.dropFirst("/api/".count))
-        let reading = request.method == "GET" || request.method == "HEAD"
-        switch (route, reading) {
-        case ("source", true): return sourceInfo()
-        case ("connect", false): return await connect(request)
-        case (_, _) where source == nil: return .failure(409, "no source connected")
-        case ("list", true): return await list(request)
-        case ("stat", true): return await stat(request)
-        case ("file", true): return await file(request)
-        case ("thumb", true): return await thumbnail(request)
-        case ("upload", false): return await upload(request)
-        case ("delete", false): return await delete(request)
-        case ("mkdir", false): return await makeDirectory(request)
-        case ("rename", false): return await rename(request)
-        case ("preview", true): return await preview(request)
-        case ("info", true): return await info(request)
-        case ("import", true): return importStatus()
-        case ("import", false): return await startImport(request)
-        case ("import-cancel", false): return cancelImport()
-        case ("import-preview", false): return await previewImport(request)
-        case ("new", true): return await newFiles(request)
-        case ("waiting", true): return await waiting(request)
-        case ("list", false), ("stat", false), ("file", false), ("thumb", false), ("source", false),
-            ("preview", false), ("info", false), ("new", false), ("waiting", false):
-            return .failure(405, "use GET")
-        case ("upload", true), ("delete", true), ("mkdir", true), ("rename", true), ("connect", true),
-            ("import-cancel", true), ("import-preview", true):
-            return .failure(405, "use POST")
-        default: return .failure(404, "no such API: /api/\(route)")
+    private func api(_ route: Route, _ request: HTTPRequest) async -> HTTPResponse {
+        if route.needsSource, source == nil { return .failure(409, "no source connected") }
+        switch route {
+        case .source: return sourceInfo()
+        case .connect: return await connect(request)
+        case .list: return await list(request)
+        case .stat: return await stat(request)
+        case .file: return await file(request)
+        case .thumb: return await thumbnail(request)
+        case .upload: return await upload(request)
+        case .delete: return await delete(request)
+        case .mkdir: return await makeDirectory(request)
+        case .rename: return await rename(request)
+        case .preview: return await preview(request)
+        case .info: return await info(request)
+        case .importStatus: return importStatus()
+        case .startImport: return await startImport(request)
+        case .cancelImport: return cancelImport()
+        case .newFiles: return await newFiles(request)
+        case .previewImport: return await previewImport(request)
+        case .waiting: return await waiting(request)
         }
     }
 

@@ -49,7 +49,7 @@ struct WebSource: Sendable {
         var root = fs.url.path
         while root.hasSuffix("/") { root.removeLast() }
         self.root = root
-        share = ConnectionShare(isSingleConnection: fs.capabilities.contains(.oneConnection))
+        share = ConnectionShare(isSingleConnection: fs.capabilities.contains(.oneConnection), url: fs.url)
         if fs.url.scheme == .file {
             realRoot = WebSource.realPath(root.isEmpty ? "/" : root) ?? root
         } else {

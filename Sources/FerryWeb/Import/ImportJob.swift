@@ -309,7 +309,12 @@ final class ImportJob: Sendable {
             b.rate.reset()
             b.rate.record(0, at: .now)
             // Detached: the import is no request of the page (it must not inherit its priority).
-            b.task = Task.detached { await self.run(source: source, key: key, request) }
+            b.task = Task.detached {
+                // Behind the page's requests and the viewer's prefetch on a card (the engine's queue).
+                await TransferPriority.$current.withValue(.bulk) {
+                    await self.run(source: source, key: key, request)
+                }
+            }
             return true
         }
     }
@@ -448,7 +453,6 @@ final class ImportJob: Sendable {
                 b.running[transfer.id] = (path, 0, item.size ?? 0, 0)
                 b.status.current = path
             }
-            source.share.add(transfer, priority: .bulk)
             Task {
                 for await p in transfer.progress {
                     self.box.withLock { b in
@@ -461,7 +465,6 @@ final class ImportJob: Sendable {
                         self.refresh(&b)
                     }
                 }
-                source.share.remove(transfer)
             }
         case .imported(let item, let result):
             box.withLock { b in

@@ -46,6 +46,7 @@ public struct EzShareFileSystem: RemoteFileSystem {
         self.policy = policy
         self.links = Links()
         engine.setHostLimit(url.hostKey, 1)
+        engine.setHostPolicy(url.hostKey, .oneConnectionCard)
     }
 
     var cgi: FlashAirCGI { FlashAirCGI(url: url, engine: engine, policy: policy) }

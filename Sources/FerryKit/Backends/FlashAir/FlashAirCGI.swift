@@ -42,8 +42,14 @@ struct FlashAirCGI: Sendable {
     ///   - operation: What Ferry is doing, for error messages ("list", "delete" ...).
     ///   - target: The remote path concerned, for error messages.
     ///   - maxBody: The largest body accepted.
-    /// - Throws: `FerryError.notAnswering` after `policy.tries` failed tries; other
-    ///   transport failures (a bad host name, cancellation) at once.
+    /// A card that takes the connection and closes it without a word (an empty
+    /// reply) is busy with another client: it is tried again, every
+    /// `policy.retryDelay`, for up to `policy.busyWait`, without counting as a
+    /// failed try.
+    ///
+    /// - Throws: `FerryError.notAnswering` after `policy.tries` failed tries, or
+    ///   saying the card is busy with another client after `policy.busyWait`;
+    ///   other transport failures (a bad host name, cancellation) at once.
     func get(
         _ cgi: String, query: String, operation: String, target: String, maxBody: Int = 4 << 20
     ) async throws(FerryError) -> FlashAirReplyBody {
@@ -63,6 +69,8 @@ struct FlashAirCGI: Sendable {
                     .protocolError, operation: operation, target: shown,
                     detail: "reply larger than \(maxBody) bytes")
             }
+            // One connection, held by another client: the card closes ours unanswered.
+            if c.code == .gotNothing { throw FlashAirCGI.busy(operation: operation, target: shown) }
             // Refused, reset, timed out (a card that sleeps or restarts), or
             // 502/503/504: transient, so tried again; any other failure is thrown.
             guard c.code == .ok else { throw FerryError.curl(c, operation: operation, target: shown) }
@@ -74,11 +82,43 @@ struct FlashAirCGI: Sendable {
             failure.isTransient = true
             throw failure
         }
+        let busyUntil = ContinuousClock.now + policy.busyWait
+        func whenFree() async throws(FerryError) -> FlashAirReplyBody {
+            while true {
+                do {
+                    return try await once()
+                } catch {
+                    guard FlashAirCGI.isBusy(error), ContinuousClock.now < busyUntil else { throw error }
+                    if Task.isCancelled { throw FerryError(.cancelled, operation: operation, target: shown) }
+                    try? await Task.sleep(for: policy.retryDelay)
+                }
+            }
+        }
         return try await retries.retrying(
+            retryable: { $0.isTransient && !FlashAirCGI.isBusy($0) },
             cancelled: FerryError(.cancelled, operation: operation, target: shown),
             gaveUp: { last, _ in
                 FlashAirCGI.notAnswering(after: policy.tries, last: last, operation: operation, target: shown)
-            }, once)
+            }, whenFree)
+    }
+
+    /// What a card says with an empty reply (`CURLE_GOT_NOTHING`): it took the
+    /// connection and closed it unanswered, as a card does while another client
+    /// (the camera maker's app, a second Ferry) holds its only connection.
+    static let busyText = "the card is busy with another client: it allows one connection"
+
+    /// The error for a card that turned the connection away for another client's.
+    static func busy(operation: String, target: String) -> FerryError {
+        FerryError(
+            .notAnswering, operation: operation, target: target, serverText: busyText,
+            detail: "close the other app or Ferry that uses the card, or try again later", isTransient: true)
+    }
+
+    /// Whether `error` is ``busy(operation:target:)``'s, or libcurl's empty reply
+    /// it stands for (a download's attempt reports that as it is).
+    static func isBusy(_ error: FerryError) -> Bool {
+        error.serverText == busyText || error.serverText == "Empty reply from server"
+            || error.serverText == CurlCode.gotNothing.description
     }
 
     /// The longest back-off between CGI tries: a card's calls are small, and a

@@ -25,8 +25,12 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
         public var connectTimeout: Duration = .seconds(10)
         /// Give up on a call that sends nothing for this long (a sleeping camera).
         public var stallTimeout: Duration = .seconds(20)
+        /// How long a call waits for a card that is busy with another client
+        /// (it closes the connection unanswered), trying every `retryDelay`.
+        public var busyWait: Duration = .seconds(30)
 
-        /// The defaults: three tries, 0.5 s first back-off, 10 s connect, 20 s stall.
+        /// The defaults: three tries, 0.5 s first back-off, 10 s connect, 20 s
+        /// stall, 30 s for a card busy with another client.
         public init() {}
     }
 
@@ -59,7 +63,10 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
         self.policy = policy
         self.cache = Cache()
         // One request at a time: a card may stop answering under parallel requests.
-        engine.setHostLimit(url.hostKey, options.maxConnections ?? 1)
+        let limit = options.maxConnections ?? 1
+        engine.setHostLimit(url.hostKey, limit)
+        // Its only connection goes to the page first, and is let go when idle (`LanePolicy`).
+        if limit == 1 { engine.setHostPolicy(url.hostKey, .oneConnectionCard) }
     }
 
     var cgi: FlashAirCGI { FlashAirCGI(url: url, engine: engine, policy: policy) }
@@ -182,6 +189,11 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// the card is `notAnswering`; the rest is the last failure, "gave up after N
     /// tries" added.
     static func cardError(_ last: FerryError, tries: Int) -> FerryError {
+        if FlashAirCGI.isBusy(last) {
+            var busy = FlashAirCGI.busy(operation: last.operation ?? "download", target: last.target ?? "")
+            busy.detail = [busy.detail, "gave up after \(tries) tries"].compactMap { $0 }.joined(separator: "; ")
+            return busy
+        }
         let silent = last.code == .timedOut || last.code == .connectionFailed
         let busy = last.serverCode.map(FlashAirCGI.isRetryable) ?? false
         guard last.isTransient, silent || busy else { return DownloadSource.gaveUpAfter(last, tries) }

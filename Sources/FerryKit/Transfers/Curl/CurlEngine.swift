@@ -4,9 +4,12 @@ import Synchronization
 
 /// The one transfer engine: a libcurl multi handle driven by one thread.
 ///
-/// Jobs wait in a FIFO until both the global limit and their host's limit allow
-/// them to run, so a FlashAir card (limit 1) never sees two requests at once while
-/// other servers run several. The multi handle keeps idle connections for reuse.
+/// Jobs wait in a queue ordered by their priority (``TransferPriority``, taken
+/// from the submitting task) until both the global limit and their host's limit
+/// allow them to run, so a FlashAir card (limit 1) never sees two requests at once
+/// while other servers run several; a host's `LanePolicy` adds preemption, a
+/// hold-off and the release of idle connections (`Admission`). The multi handle
+/// keeps idle connections for reuse.
 final class CurlEngine: Sendable {
     /// Connection limits.
     struct Limits: Sendable {
@@ -24,6 +27,9 @@ final class CurlEngine: Sendable {
         var interrupted: [CurlJob] = []
         var limits: Limits
         var hostLimits: [String: Int] = [:]
+        var policies: [String: LanePolicy] = [:]
+        /// Running jobs stopped for one of higher priority, by host and the stopped job's priority.
+        var preempted: [String: [TransferPriority: Int]] = [:]
         /// Counts changes of `limits` and `hostLimits`, so the engine thread
         /// takes them only when they changed.
         var limitsVersion = 0
@@ -96,6 +102,20 @@ final class CurlEngine: Sendable {
         }
     }
 
+    /// Sets how one server's connections are shared beyond its limit (`LanePolicy`).
+    func setHostPolicy(_ key: String, _ policy: LanePolicy) {
+        hand {
+            $0.policies[key] = policy
+            $0.limitsVersion += 1
+        }
+    }
+
+    /// How many running jobs of `key` at `priority` were stopped so far for one
+    /// of higher priority (`LanePolicy/preempts`); each resumed where it stopped.
+    func preemptions(of key: String, at priority: TransferPriority) -> Int {
+        inbox.withLock { $0.preempted[key]?[priority] ?? 0 }
+    }
+
     /// Changes the global limits.
     func setLimits(_ limits: Limits) {
         hand {
@@ -112,6 +132,7 @@ final class CurlEngine: Sendable {
             await withCheckedContinuation { (c: CheckedContinuation<CurlCompletion, Never>) in
                 job.continuation = c
                 job.waitObserver = ConnectionWait.observer
+                job.priority = TransferPriority.current
                 hand { $0.submitted.append(job) }
             }
         } onCancel: {
@@ -158,6 +179,7 @@ private final class EngineLoop: @unchecked Sendable {
     /// Running jobs by their easy handle (what `curl_multi_info_read` names).
     var active: [UnsafeMutableRawPointer: CurlJob] = [:]
     var limitsVersion = -1
+    var policies: [String: LanePolicy] = [:]
     /// The lanes of jobs whose handle asks for one (`TLSSessionCache.lane`),
     /// and the lane each running such job holds.
     var lanes = ConnectionLanes()
@@ -182,7 +204,8 @@ private final class EngineLoop: @unchecked Sendable {
                 }
                 return (
                     submitted: box.submitted, interrupted: box.interrupted, limits: box.limits,
-                    hostLimits: box.hostLimits, limitsVersion: box.limitsVersion, closed: box.closed
+                    hostLimits: box.hostLimits, limitsVersion: box.limitsVersion, closed: box.closed,
+                    policies: box.policies
                 )
             }
             if inbox.closed && inbox.submitted.isEmpty && admission.isEmpty {
@@ -191,25 +214,30 @@ private final class EngineLoop: @unchecked Sendable {
                 return
             }
             started = false
+            let now = ContinuousClock.now
             if inbox.limitsVersion != limitsVersion {
                 limitsVersion = inbox.limitsVersion
+                policies = inbox.policies
+                perform(admission.setPolicies(inbox.policies, now: now))
                 perform(
                     admission.setLimits(
-                        total: inbox.limits.total, perHost: inbox.limits.perHost, hostLimits: inbox.hostLimits))
+                        total: inbox.limits.total, perHost: inbox.limits.perHost, hostLimits: inbox.hostLimits,
+                        now: now))
             }
+            if let due = admission.nextDeadline, due <= now { perform(admission.tick(now: now)) }
             // Interrupts first: one for a job that arrives in this same turn finds
             // nothing, and the job's own flag ends it unstarted when it arrives.
-            for job in inbox.interrupted { perform(admission.interrupt(ObjectIdentifier(job))) }
+            for job in inbox.interrupted { perform(admission.interrupt(ObjectIdentifier(job), now: now)) }
             if !inbox.submitted.isEmpty {
                 for job in inbox.submitted { jobs[ObjectIdentifier(job)] = job }
                 perform(
                     admission.submit(
                         inbox.submitted.map { job in
-                            (
-                                ObjectIdentifier(job), job.hostKey, job.waitObserver != nil,
-                                job.interruptRequested.load(ordering: .relaxed)
-                            )
-                        }))
+                            Admission.Arrival(
+                                ticket: ObjectIdentifier(job), lane: job.hostKey, watched: job.waitObserver != nil,
+                                interrupted: job.interruptRequested.load(ordering: .relaxed), priority: job.priority,
+                                preemptible: job.yieldsToHigherPriority)
+                        }, now: now))
             }
             curl_multi_perform(multi, &running)
             started = false
@@ -232,7 +260,13 @@ private final class EngineLoop: @unchecked Sendable {
                 return box.idle
             }
             guard sleep else { continue }
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            // At most a second, and not past admission's next deadline (a hold-off, an idle release).
+            var timeout: Int32 = 1000
+            if let due = admission.nextDeadline {
+                let left = (due - ContinuousClock.now) / .milliseconds(1)
+                timeout = Int32(max(0, min(1000, left.rounded(.up))))
+            }
+            curl_multi_poll(multi, nil, 0, timeout, nil)
         }
     }
 
@@ -246,6 +280,8 @@ private final class EngineLoop: @unchecked Sendable {
                 if case .lane(let key) = job.easy.tlsSessionCache {
                     laneOf[ticket] = lanes.assign(key, fresh: job.freshLane, to: job.easy)
                 }
+                // Its connection is to be let go when idle: know its sockets.
+                if policies[job.hostKey]?.releaseIdleAfter != nil { IdleSockets.track(job) }
                 active[job.easy.raw] = job
                 curl_multi_add_handle(multi, job.easy.raw)
                 started = true
@@ -255,6 +291,12 @@ private final class EngineLoop: @unchecked Sendable {
             case .stop(let ticket):
                 guard let job = jobs[ticket], active[job.easy.raw] === job else { continue }
                 end(job, code: .abortedByCallback, interrupted: true)
+            case .preempt(let ticket):
+                guard let job = jobs[ticket], active[job.easy.raw] === job else { continue }
+                shared.withLock { $0.preempted[job.hostKey, default: [:]][job.priority, default: 0] += 1 }
+                end(job, code: .abortedByCallback, interrupted: true)
+            case .closeIdle(let lane):
+                IdleSockets.shutDown(lane)
             case .wait(let ticket, let waits):
                 jobs[ticket]?.waitObserver?.connectionWait(waits)
             case .lowered(let lane, let limit):
@@ -274,7 +316,7 @@ private final class EngineLoop: @unchecked Sendable {
         }
         jobs[ticket] = nil
         let refused = finish(job, code: code, interrupted: interrupted)
-        perform(admission.end(ticket, refusedMore: refused))
+        perform(admission.end(ticket, refusedMore: refused, now: .now))
     }
 
     /// Whether a job asked to be driven again before the engine waits

@@ -49,6 +49,14 @@ class CurlJob: @unchecked Sendable {
     /// Who learns that this job waits for a connection (``ConnectionWait/observer``
     /// of the submitting task). Set before `CurlEngine.perform`.
     var waitObserver: (any ConnectionWaitObserver)?
+    /// Where the job goes in the engine's queue (``TransferPriority/current`` of
+    /// the submitting task). Set by `CurlEngine.perform`.
+    var priority: TransferPriority = .interactive
+    /// Whether the engine may stop the job while it runs for one of higher
+    /// priority on a preempting lane (`LanePolicy.preempts`): its owner then
+    /// tries again, as a download attempt does (it resumes with `Range`). Set
+    /// before `CurlEngine.perform`.
+    var yieldsToHigherPriority = false
 
     /// - Parameter tlsSessionCache: `.lane` for FTPS (`FTPEndpoint.tlsSessionCache`).
     init(hostKey: String, tlsSessionCache: TLSSessionCache = .own) {

@@ -20,7 +20,8 @@ struct PartStart: Sendable, Hashable {
     /// The offset the bytes continue from; 0 starts the file over.
     var at: Int64
     var etag: String?
-    var lastModified: String?
+    /// The source's time (`DownloadJournal.modified`).
+    var modified: SourceTime?
     var totalSize: Int64?
     /// False when no validator describes the bytes (`DownloadJournal.unverifiable`).
     var verifiable = true
@@ -124,7 +125,7 @@ extension PartFile {
     /// continue from.
     func begin(_ start: PartStart, showingOn transfer: Transfer) throws(FerryError) {
         try begin(
-            at: start.at, etag: start.etag, lastModified: start.lastModified, totalSize: start.totalSize,
+            at: start.at, etag: start.etag, modified: start.modified, totalSize: start.totalSize,
             verifiable: start.verifiable, finalSource: start.finalSource)
         transfer.report(bytesDone: start.at, totalBytes: start.totalSize, resumedFrom: start.at, force: true)
     }
@@ -202,27 +203,6 @@ protocol DownloadSourceFactory {
 /// retries with exponential back-off, pause and cancel, verify and rename. What
 /// to do after each attempt is `DownloadLoop`'s decision; this carries it out.
 enum DownloadDriver {
-    /// A journal's time validator as a date: an FTP `MDTM` answer (an RFC 3659
-    /// `time-val`, `RemoteTimestamp(timeVal:)`) or an HTTP date (`Last-Modified`,
-    /// `HTTPDate`); nil for anything else.
-    static func parseValidatorTime(_ text: String) -> Date? {
-        if let local = localStamp(text) { return local }
-        return RemoteTimestamp(timeVal: text)?.date() ?? HTTPDate.parse(text)
-    }
-
-    /// A local copy's validator: `@SECONDS.NANOSECONDS` of the source file's
-    /// modification time (``localStamp(seconds:nanoseconds:)``).
-    static func localStamp(_ text: String) -> Date? {
-        guard text.hasPrefix("@") else { return nil }
-        let parts = text.dropFirst().split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let s = Int64(parts[0]), let ns = Int64(parts[1]), (0..<1_000_000_000).contains(ns)
-        else { return nil }
-        return Date(timeIntervalSince1970: TimeInterval(s) + TimeInterval(ns) / 1e9)
-    }
-
-    /// The validator a local copy records for its source's time, to the nanosecond.
-    static func localStamp(seconds: Int64, nanoseconds: Int64) -> String { "@\(seconds).\(nanoseconds)" }
-
     /// Starts a download as a `Transfer`.
     static func start(_ source: DownloadSource, to destination: String, options: DownloadOptions) -> Transfer {
         Transfer.start(source: source.displayName, destination: destination) { transfer async throws(FerryError) in
@@ -296,7 +276,7 @@ enum DownloadDriver {
                     action = decision.finishFailed(error)
                 }
             case .startOver:
-                try part.begin(at: 0, etag: nil, lastModified: nil, totalSize: nil)
+                try part.begin(at: 0, etag: nil, modified: nil, totalSize: nil)
                 transfer.report(bytesDone: 0, totalBytes: nil, resumedFrom: 0, force: true)
                 action = .attempt
             case .keepAndWait:

@@ -15,8 +15,8 @@ struct SizeAndTimeDownloadDecision: AttemptDecision {
     /// what the listing said when the attempt went without asking.
     struct Facts: Sendable, Hashable {
         var size: Int64?
-        /// As `MDTM` writes it (`20240501120000`).
-        var modified: String?
+        /// `MDTM`'s answer, or the file's stamp (SFTP's `stat`, SMB).
+        var modified: SourceTime?
     }
 
     /// How libcurl ended the transfer.
@@ -118,8 +118,8 @@ struct SizeAndTimeDownloadDecision: AttemptDecision {
             if let old = journal.totalSize, let size, old != size {
                 return stop(.restart(reason: "size changed from \(old) to \(size)"))
             }
-            if let old = journal.lastModified, let modified, !FTPListedFacts.sameTime(old, modified) {
-                return stop(.restart(reason: "modification time changed from \(old) to \(modified)"))
+            if let old = journal.modified, let modified, !old.sameVersion(as: modified) {
+                return stop(.restart(reason: "modification time changed from \(old.text) to \(modified.text)"))
             }
         }
         // Bytes are verifiable by a time, or by a size when MDTM was asked (a
@@ -128,7 +128,7 @@ struct SizeAndTimeDownloadDecision: AttemptDecision {
         state = .streaming
         return .begin(
             PartStart(
-                at: offset, etag: nil, lastModified: modified ?? journal.lastModified,
+                at: offset, etag: nil, modified: modified ?? journal.modified,
                 totalSize: size ?? journal.totalSize, verifiable: verifiable))
     }
 

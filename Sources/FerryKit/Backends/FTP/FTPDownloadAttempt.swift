@@ -21,7 +21,7 @@ import Synchronization
 final class FTPListedFacts: Sendable {
     let size: Int64
     /// The time in `MDTM` form (`YYYYMMDDHHMMSS`), when exact.
-    let modified: String?
+    let modified: SourceTime?
     /// Whether the attempt goes without `MDTM`.
     let skipsMDTM: Bool
     private let spent = Atomic<Bool>(false)
@@ -33,7 +33,7 @@ final class FTPListedFacts: Sendable {
         guard entry.kind == .file, let size = entry.size, size >= 0 else { return nil }
         self.size = size
         if let t = entry.modified, t.zone == .utc {
-            modified = t.timeVal
+            modified = .mdtm(t.timeVal)
         } else {
             modified = nil
         }
@@ -42,12 +42,6 @@ final class FTPListedFacts: Sendable {
 
     /// True for the first caller only.
     func take() -> Bool { !spent.exchange(true, ordering: .relaxed) }
-
-    /// Whether two `MDTM`-style times name the same second (servers differ in
-    /// writing fractions: `20240501120000` and `20240501120000.250`).
-    static func sameTime(_ a: String, _ b: String) -> Bool {
-        a.prefix(14) == b.prefix(14)
-    }
 }
 
 /// One attempt of an FTP download: `MDTM`, `SIZE`, `REST offset`, `RETR`.
@@ -112,9 +106,9 @@ final class FTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable 
 
     /// The `MDTM` answer of this attempt, as the server wrote it ("20240501120000"),
     /// or the listed time.
-    private var remoteModified: String? {
+    private var remoteModified: SourceTime? {
         guard let r = log.lastReply(verb: "MDTM"), r.code == 213, !r.text.isEmpty else { return listed?.modified }
-        return r.text
+        return .mdtm(r.text)
     }
 
     override func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer) {

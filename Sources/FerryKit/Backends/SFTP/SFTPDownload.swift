@@ -60,13 +60,12 @@ final class SFTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable
     }
 
     /// What this attempt knows about the file: the whole file's size (libcurl
-    /// reports what is left after the offset) and its time as the journal keeps
-    /// it (Unix seconds, as text).
+    /// reports what is left after the offset) and its time (Unix seconds).
     override func facts() -> SizeAndTimeDownloadDecision.Facts {
         let left = easy.info(large: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
         let t = easy.info(CURLINFO_FILETIME)
         return SizeAndTimeDownloadDecision.Facts(
-            size: left >= 0 ? left + offset : nil, modified: t >= 0 ? String(t) : nil)
+            size: left >= 0 ? left + offset : nil, modified: t >= 0 ? .stamp(seconds: Int64(t), nanoseconds: 0) : nil)
     }
 
     override func ending(failed completion: CurlCompletion) -> SizeAndTimeDownloadDecision.Ending {

@@ -83,7 +83,7 @@ struct FTPDownloadDecisionTests {
     @Test func aListedSizeWithoutAnExactTimeIsNoValidator() {
         // A small file listed by LIST (local time to the minute) goes without MDTM.
         var m = Self.machine(listed: Self.listed(size: 10, utc: false))
-        #expect(m.skipsMDTM)
+        #expect(m.skipsTimeCheck)
         #expect(m.handle(.head(.init(size: 10))) == .begin(PartStart(at: 0, totalSize: 10, verifiable: false)))
         // An MLSD time is exact: it is the validator.
         var exact = Self.machine(listed: Self.listed(size: 10, utc: true))

@@ -397,7 +397,7 @@ final class PartFile: @unchecked Sendable {
     }
 
     /// Starts making the file durable at the end of the attempt that completed it
-    /// (engine thread, `DownloadAttemptJob.handOver`), when nothing is left for
+    /// (engine thread, `DownloadAttempt.handOver`), when nothing is left for
     /// `finish` to check before the flush: the buffer went out and the size is
     /// what the server announced. The source's time is set first (on the flusher
     /// thread), as `finish` does. `then` runs on the flusher thread once the flush ended, and the

@@ -44,20 +44,22 @@ final class FTPListedFacts: Sendable {
     func take() -> Bool { !spent.exchange(true, ordering: .relaxed) }
 }
 
-/// One attempt of an FTP download: `MDTM`, `SIZE`, `REST offset`, `RETR`.
+/// What FTP adds to a download attempt (`DownloadAttempt`): `MDTM`, `SIZE`,
+/// `REST offset`, `RETR`.
 ///
-/// The file's size and MDTM time are its validators (FTP has no ETag): an
+/// The file's size and MDTM time are its validators (FTP has no ETag): a
 /// `SizeAndTimeDownloadDecision` compares them with the journal before the first byte
 /// and starts the file over when either changed, instead of appending foreign
 /// bytes. A first attempt with `FTPListedFacts` takes them from the listing
-/// instead. This adapter feeds the decision from libcurl's callbacks and carries
-/// its actions out.
-///
-/// Engine-thread confined while running, like every `CurlJob`; the driver reads
-/// `outcome` only after `perform` returned.
-final class FTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable {
+/// instead. This adapter reads them from the replies libcurl logs.
+struct FTPDownloadAttempt: DownloadAttemptAdapter {
+    var decision: SizeAndTimeDownloadDecision
     private var log = FTPReplyLog()
     private let listed: FTPListedFacts?
+    private let endpoint: FTPEndpoint
+    private let path: String
+    private let offset: Int64
+    private let options: DownloadOptions
 
     /// The source the driver asks for attempts: one per file. `listed` stands in
     /// for `SIZE` (and `MDTM`) in the first attempt from offset 0 only.
@@ -66,22 +68,30 @@ final class FTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable 
             displayName: endpoint.display(path), engine: endpoint.engine,
             makeAttempt: { offset, part, transfer, options in
                 let facts = offset == 0 && listed?.take() == true ? listed : nil
-                return FTPDownloadAttempt(
-                    endpoint: endpoint, path: path, offset: offset, part: part, transfer: transfer, options: options,
-                    listed: facts)
+                return DownloadAttempt(
+                    FTPDownloadAttempt(
+                        endpoint: endpoint, path: path, offset: offset, journal: part.journal, options: options,
+                        listed: facts),
+                    hostKey: endpoint.hostKey, tlsSessionCache: endpoint.tlsSessionCache, part: part,
+                    transfer: transfer, offset: offset)
             })
     }
 
     init(
-        endpoint: FTPEndpoint, path: String, offset: Int64, part: PartFile, transfer: Transfer,
-        options: DownloadOptions, listed: FTPListedFacts? = nil
+        endpoint: FTPEndpoint, path: String, offset: Int64, journal: DownloadJournal, options: DownloadOptions,
+        listed: FTPListedFacts? = nil
     ) {
+        decision = SizeAndTimeDownloadDecision(
+            offset: offset, journal: journal, listed: listed, display: endpoint.display(path))
         self.listed = listed
-        super.init(
-            decision: SizeAndTimeDownloadDecision(
-                offset: offset, journal: part.journal, listed: listed, display: endpoint.display(path)),
-            hostKey: endpoint.hostKey, tlsSessionCache: endpoint.tlsSessionCache, part: part, transfer: transfer,
-            offset: offset)
+        self.endpoint = endpoint
+        self.path = path
+        self.offset = offset
+        self.options = options
+    }
+
+    func configure(_ job: CurlJob) {
+        let easy = job.easy
         endpoint.configure(easy, path: path, stallTimeout: options.stallTimeout)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
         // MDTM before RETR, unless the listing stands in for it.
@@ -95,7 +105,13 @@ final class FTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable 
         // the seven round trips per file.
         easy.set(CURLOPT_FTP_FILEMETHOD, Int(CURLFTPMETHOD_NOCWD.rawValue))
         if offset > 0 { easy.set(CURLOPT_RESUME_FROM_LARGE, large: offset) }
-        enableDebug()
+        job.enableDebug()
+    }
+
+    func header(_ line: UnsafeRawBufferPointer) {}
+
+    mutating func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer, job: CurlJob) {
+        job.followFTP(&log, type, text)
     }
 
     /// The `SIZE` answer of this attempt, or the listed size.
@@ -111,30 +127,36 @@ final class FTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable 
         return .mdtm(r.text)
     }
 
-    override func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer) {
-        followFTP(&log, type, text)
-    }
-
-    override var progressTotal: Int64? { remoteSize ?? part.journal.totalSize }
-
-    override func ending(failed completion: CurlCompletion) -> SizeAndTimeDownloadDecision.Ending {
-        if completion.code == .ftpCouldntUseREST {
-            return .restRefused(
-                reply: log.lastReply(verb: "REST").map { "\($0.code) \($0.text)" },
-                error: .ftp(completion, log: log, operation: "download", target: decision.display))
-        }
-        return .failed(.ftp(completion, log: log, operation: "download", target: decision.display))
-    }
-
     /// What this attempt knows about the file now.
-    override func facts() -> SizeAndTimeDownloadDecision.Facts {
+    func head(_ easy: EasyHandle) -> SizeAndTimeDownloadDecision.Facts {
         SizeAndTimeDownloadDecision.Facts(size: remoteSize, modified: remoteModified)
+    }
+
+    func ending(_ completion: CurlCompletion, length: Int64) -> SizeAndTimeDownloadDecision.Ending {
+        SizeAndTimeDownloadDecision.Ending(completion, length: length) { completion in
+            if completion.code == .ftpCouldntUseREST {
+                return .restRefused(
+                    reply: log.lastReply(verb: "REST").map { "\($0.code) \($0.text)" },
+                    error: .ftp(completion, log: log, operation: "download", target: decision.display))
+            }
+            return .failed(.ftp(completion, log: log, operation: "download", target: decision.display))
+        }
+    }
+
+    func progressTotal(_ part: PartFile) -> Int64? { remoteSize ?? part.journal.totalSize }
+}
+
+extension SizeAndTimeDownloadDecision {
+    /// The decision of an FTP attempt that goes by `listed` instead of asking
+    /// `SIZE` (and `MDTM`), when given.
+    init(offset: Int64, journal: DownloadJournal, listed: FTPListedFacts?, display: String) {
+        self.init(
+            offset: offset, journal: journal, listedSize: listed?.size, skipsTimeCheck: listed?.skipsMDTM == true,
+            display: display)
     }
 }
 
 extension CurlCode {
-    /// `REST` past the end of the file (libcurl checks it against `SIZE`).
-    static let badDownloadResume = CurlCode(CURLE_BAD_DOWNLOAD_RESUME)
     /// The server refused `REST` before a resumed `RETR`.
     static let ftpCouldntUseREST = CurlCode(CURLE_FTP_COULDNT_USE_REST)
 }

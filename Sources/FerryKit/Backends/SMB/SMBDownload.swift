@@ -67,7 +67,7 @@ enum SMBDownloadAttempt {
             self.part = part
             self.transfer = transfer
             self.stop = stop
-            decision = SizeAndTimeDownloadDecision(offset: offset, journal: part.journal, listed: nil, display: display)
+            decision = SizeAndTimeDownloadDecision(offset: offset, journal: part.journal, display: display)
         }
 
         deinit { buffer.deallocate() }

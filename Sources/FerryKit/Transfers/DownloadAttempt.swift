@@ -46,6 +46,11 @@ final class DownloadAttempt<Adapter: DownloadAttemptAdapter>: CurlJob, @unchecke
     /// wrote any: `offset` when it continued the part, 0 when it started over.
     private(set) var begunAt: Int64?
     private var adapter: Adapter
+    /// Whether the decision was shown the head (which always moves it on from
+    /// `awaitingHead`): asked on every chunk, and here rather than through the
+    /// adapter's `decision`, whose generic getter copies the whole decision
+    /// (it showed in bench/cpu_bench.py's instructions per small file).
+    private var headSeen = false
 
     init(
         _ adapter: Adapter, hostKey: String, tlsSessionCache: TLSSessionCache = .own, part: PartFile,
@@ -73,7 +78,8 @@ final class DownloadAttempt<Adapter: DownloadAttemptAdapter>: CurlJob, @unchecke
     }
 
     override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if adapter.decision.needsHead {
+        if !headSeen {
+            headSeen = true
             let head = adapter.head(easy)
             guard carryOut(adapter.decision.handle(.head(head))) else { return false }
         }
@@ -88,7 +94,8 @@ final class DownloadAttempt<Adapter: DownloadAttemptAdapter>: CurlJob, @unchecke
     }
 
     override func didComplete(_ completion: CurlCompletion) {
-        if !completion.interrupted, completion.code == .ok, adapter.decision.needsHead {
+        if !completion.interrupted, completion.code == .ok, !headSeen {
+            headSeen = true
             // No body at all (an empty file, or a part that already held every
             // byte: libcurl skips the read at the file's end): the head decides.
             let head = adapter.head(easy)

@@ -68,6 +68,12 @@ final class DownloadAttempt<Adapter: DownloadAttemptAdapter>: CurlJob, @unchecke
     /// returned: the decision traps when asked before the end.
     var outcome: AttemptOutcome { adapter.decision.outcome }
 
+    // Specialized for each adapter: a generic class's overrides are otherwise
+    // run unspecialized, every chunk through the adapter's witness table
+    // (bench/cpu_bench.py's instructions per small file).
+    @_specialize(where Adapter == HTTPDownloadAttempt)
+    @_specialize(where Adapter == FTPDownloadAttempt)
+    @_specialize(where Adapter == SFTPDownloadAttempt)
     override func didReceiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
         adapter.header(line)
         return true
@@ -77,6 +83,9 @@ final class DownloadAttempt<Adapter: DownloadAttemptAdapter>: CurlJob, @unchecke
         adapter.debug(type, text, job: self)
     }
 
+    @_specialize(where Adapter == HTTPDownloadAttempt)
+    @_specialize(where Adapter == FTPDownloadAttempt)
+    @_specialize(where Adapter == SFTPDownloadAttempt)
     override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if !headSeen {
             headSeen = true
@@ -93,6 +102,9 @@ final class DownloadAttempt<Adapter: DownloadAttemptAdapter>: CurlJob, @unchecke
         return true
     }
 
+    @_specialize(where Adapter == HTTPDownloadAttempt)
+    @_specialize(where Adapter == FTPDownloadAttempt)
+    @_specialize(where Adapter == SFTPDownloadAttempt)
     override func didComplete(_ completion: CurlCompletion) {
         if !completion.interrupted, completion.code == .ok, !headSeen {
             headSeen = true

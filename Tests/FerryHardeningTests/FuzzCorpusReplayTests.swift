@@ -54,6 +54,7 @@ struct FuzzCorpusReplayTests {
         "ContentDisposition", "EXIFThumbnail", "CaptureDate", "CR3Boxes", "ServerQuery", "ServerRange",
         "ServerHeaderParameters",
         "ServerMultipart", "CardRequest", "WebPath", "WebAccess", "WebRequest", "JPEGDecode", "WebDAVMultistatus",
+        "HEIFMeta",
     ]
 
     @Test func everyFuzzTargetHasACorpus() {
@@ -195,6 +196,37 @@ struct FuzzCorpusReplayTests {
         let impossible = seeds["seed-05"].flatMap(CaptureDate.read(from:))
         #expect(impossible == nil)
         #expect(seeds["seed-00"].flatMap(ExifOrientation.read(from:)) == 6)
+    }
+
+    /// `HEIF.scan` on every input, as `Fuzz/Targets/HEIFMeta` checks it: whole, and as the first
+    /// bytes of a larger file; whatever it finds lies inside the file and inside its limits.
+    @Test func heifMeta() {
+        var found = 0
+        for input in Self.inputs {
+            let b = input.bytes
+            for fileSize in [b.count, b.count + 1_000_000] {
+                switch HEIF.scan(b, fileSize: fileSize) {
+                case .found(let layout):
+                    found += 1
+                    #expect(layout.metaEnd <= b.count && layout.metaEnd <= HEIF.maxMetaLength, "\(input)")
+                    #expect(layout.thumbnails.count <= HEIF.maxThumbnails, "\(input)")
+                    for t in layout.thumbnails {
+                        #expect(t.width > 0 && t.height > 0 && t.item != layout.primary, "\(input): \(t)")
+                        #expect(t.extents.count <= HEIF.maxExtents, "\(input)")
+                        var end = 0
+                        for e in t.extents {
+                            #expect(e.lowerBound >= end && e.lowerBound < e.upperBound && e.upperBound <= fileSize)
+                            end = e.upperBound
+                        }
+                    }
+                case .needs(let n):
+                    #expect(n > b.count && n <= min(fileSize, HEIF.maxMetaLength), "\(input): needs \(n)")
+                case .elsewhere, .invalid: break
+                }
+            }
+        }
+        // The corpus holds HEIF files the scan reads (the real heif-enc one among them).
+        #expect(found > 0)
     }
 
     /// The CR3 box walker and `CR3.scan` on every input, as `Fuzz/Targets/CR3Boxes` checks them,

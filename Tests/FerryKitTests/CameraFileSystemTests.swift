@@ -235,18 +235,11 @@ struct CameraFileSystemTests {
         #expect(u.defaultPort == 15740)
     }
 
-    /// Nothing listening on a free loopback port: a clear "no camera answers" (only 127.0.0.1 is ever asked).
-    @Test func ptpipWithNoCameraSaysSo() async throws {
-        let port = Loopback.freePort()
-        let fs = try Ferry.fileSystem(for: try RemoteURL(parsing: "ptpip://127.0.0.1:\(port)/"))
-        do {
-            _ = try await fs.list("/")
-            Issue.record("listed a camera that is not there")
-        } catch {
-            #expect(error.code == .connectionFailed, "\(error)")
-            #expect(error.detail?.contains("PTP/IP at 127.0.0.1:\(port)") == true, "\(error)")
-        }
-    }
+    // `ptpip://` with nothing listening is tested through the binary
+    // (CameraCommandTests.ptpipWithNoCameraFailsClearly): libgphoto2's PTP/IP
+    // driver waits with select(), whose fd_set aborts the process (glibc's
+    // fortify check) for a descriptor above 1023, and this test process holds
+    // that many by the time the whole suite has run.
 
     /// What autodetection finds (none on a machine without a camera); never the Directory Browse driver.
     @Test func detectsConnectedCameras() async throws {

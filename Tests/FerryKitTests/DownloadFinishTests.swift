@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// The end of a download: the engine hands a complete file straight to its
-/// flush (`DownloadAttemptJob.handOver`, `PartFile.syncEarly`), the source's
+/// flush (`DownloadAttempt.handOver`, `PartFile.syncEarly`), the source's
 /// time is set on the open file before it, and the driver links it.
 @Suite(.serialized)
 struct DownloadFinishTests {

@@ -11,7 +11,7 @@ struct FTPDownloadDecisionTests {
         lastModified: String? = nil, totalSize: Int64? = nil, unverifiable: Bool? = nil
     ) -> DownloadJournal {
         var j = DownloadJournal(source: display, bootID: "boot")
-        j.lastModified = lastModified
+        j.modified = lastModified.map(SourceTime.mdtm)
         j.totalSize = totalSize
         j.unverifiable = unverifiable
         return j
@@ -32,8 +32,8 @@ struct FTPDownloadDecisionTests {
 
     @Test func aFreshDownloadRecordsSizeAndTime() {
         var m = Self.machine()
-        let action = m.handle(.head(.init(size: 1000, modified: "20240501120000")))
-        #expect(action == .begin(PartStart(at: 0, lastModified: "20240501120000", totalSize: 1000)))
+        let action = m.handle(.head(.init(size: 1000, modified: .mdtm("20240501120000"))))
+        #expect(action == .begin(PartStart(at: 0, modified: .mdtm("20240501120000"), totalSize: 1000)))
         #expect(m.handle(.body(1000)) == .write)
         #expect(m.handle(.end(.ok(length: 1000))) == .finish)
         #expect(m.outcome == .complete(expectedSize: 1000))
@@ -42,17 +42,20 @@ struct FTPDownloadDecisionTests {
     @Test func aResumeWithTheSameSizeAndTimeContinues() {
         var m = Self.machine(offset: 400, journal: Self.journal(lastModified: "20240501120000", totalSize: 1000))
         // Servers differ in writing fractions of a second.
-        let action = m.handle(.head(.init(size: 1000, modified: "20240501120000.250")))
-        #expect(action == .begin(PartStart(at: 400, lastModified: "20240501120000.250", totalSize: 1000)))
+        let action = m.handle(.head(.init(size: 1000, modified: .mdtm("20240501120000.250"))))
+        #expect(action == .begin(PartStart(at: 400, modified: .mdtm("20240501120000.250"), totalSize: 1000)))
         _ = m.handle(.body(600))
         _ = m.handle(.end(.ok(length: 1000)))
         #expect(m.outcome == .complete(expectedSize: 1000))
     }
 
     @Test(arguments: [
-        (SizeAndTimeDownloadDecision.Facts(size: 2000, modified: "20240501120000"), "size changed from 1000 to 2000"),
         (
-            SizeAndTimeDownloadDecision.Facts(size: 1000, modified: "20240601120000"),
+            SizeAndTimeDownloadDecision.Facts(size: 2000, modified: .mdtm("20240501120000")),
+            "size changed from 1000 to 2000"
+        ),
+        (
+            SizeAndTimeDownloadDecision.Facts(size: 1000, modified: .mdtm("20240601120000")),
             "modification time changed from 20240501120000 to 20240601120000"
         ),
     ])
@@ -80,18 +83,18 @@ struct FTPDownloadDecisionTests {
     @Test func aListedSizeWithoutAnExactTimeIsNoValidator() {
         // A small file listed by LIST (local time to the minute) goes without MDTM.
         var m = Self.machine(listed: Self.listed(size: 10, utc: false))
-        #expect(m.skipsMDTM)
+        #expect(m.skipsTimeCheck)
         #expect(m.handle(.head(.init(size: 10))) == .begin(PartStart(at: 0, totalSize: 10, verifiable: false)))
         // An MLSD time is exact: it is the validator.
         var exact = Self.machine(listed: Self.listed(size: 10, utc: true))
         #expect(
-            exact.handle(.head(.init(size: 10, modified: "20240501120000")))
-                == .begin(PartStart(at: 0, lastModified: "20240501120000", totalSize: 10)))
+            exact.handle(.head(.init(size: 10, modified: .mdtm("20240501120000"))))
+                == .begin(PartStart(at: 0, modified: .mdtm("20240501120000"), totalSize: 10)))
     }
 
     @Test func aTransferShorterThanItsListingIsRecordedAndRetried() {
         var m = Self.machine(listed: Self.listed(size: 1000, utc: true))
-        _ = m.handle(.head(.init(size: 1000, modified: "20240501120000")))
+        _ = m.handle(.head(.init(size: 1000, modified: .mdtm("20240501120000"))))
         _ = m.handle(.body(600))
         #expect(m.handle(.end(.ok(length: 600))) == .recordWholeFileAndFinish)
         guard case .failed(let e) = m.outcome else {
@@ -106,8 +109,8 @@ struct FTPDownloadDecisionTests {
         // The part already held every byte: libcurl skips RETR.
         var m = Self.machine(offset: 1000, journal: Self.journal(lastModified: "20240501120000", totalSize: 1000))
         #expect(
-            m.handle(.head(.init(size: 1000, modified: "20240501120000")))
-                == .begin(PartStart(at: 1000, lastModified: "20240501120000", totalSize: 1000)))
+            m.handle(.head(.init(size: 1000, modified: .mdtm("20240501120000"))))
+                == .begin(PartStart(at: 1000, modified: .mdtm("20240501120000"), totalSize: 1000)))
         #expect(m.handle(.end(.ok(length: 1000))) == .finish)
         #expect(m.outcome == .complete(expectedSize: 1000))
     }

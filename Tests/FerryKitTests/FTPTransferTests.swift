@@ -100,7 +100,7 @@ extension FTPServerTests {
         ) throws {
             try data.prefix(length).write(to: URL(fileURLWithPath: dest + ".part"))
             var journal = DownloadJournal(source: fs.endpoint.display(remote), bootID: DownloadJournal.currentBootID)
-            journal.lastModified = lastModified
+            journal.modified = lastModified.map(SourceTime.mdtm)
             journal.totalSize = totalSize
             journal.unverifiable = unverifiable
             journal.durableLength = Int64(length)

@@ -51,13 +51,13 @@ struct HTTPDateTests {
 
 struct ValidatorTimeTests {
     @Test func httpDatesAndMDTMAnswersAreRead() {
-        let http = DownloadDriver.parseValidatorTime("Tue, 01 Dec 2026 05:14:44 GMT")
+        let http = SourceTime.httpDate("Tue, 01 Dec 2026 05:14:44 GMT").date
         #expect(http == Date(timeIntervalSince1970: 1_796_102_084))
-        #expect(DownloadDriver.parseValidatorTime("20261201051444") == http)
-        #expect(DownloadDriver.parseValidatorTime("20261201051444.123") == http)
-        #expect(DownloadDriver.parseValidatorTime("20261301051444") == nil)
-        #expect(DownloadDriver.parseValidatorTime("20260231051444") == nil)
-        #expect(DownloadDriver.parseValidatorTime("W/\"etag\"") == nil)
-        #expect(DownloadDriver.parseValidatorTime("") == nil)
+        #expect(SourceTime.mdtm("20261201051444").date == http)
+        #expect(SourceTime.mdtm("20261201051444.123").date == http)
+        #expect(SourceTime.mdtm("20261301051444").date == nil)
+        #expect(SourceTime.mdtm("20260231051444").date == nil)
+        #expect(SourceTime.httpDate("W/\"etag\"").date == nil)
+        #expect(SourceTime.httpDate("").date == nil)
     }
 }

@@ -12,7 +12,7 @@ struct HTTPDownloadDecisionTests {
     ) -> DownloadJournal {
         var j = DownloadJournal(source: display, bootID: "boot")
         j.etag = etag
-        j.lastModified = lastModified
+        j.modified = lastModified.map(SourceTime.httpDate)
         j.totalSize = totalSize
         j.finalSource = finalSource
         return j
@@ -51,7 +51,7 @@ struct HTTPDownloadDecisionTests {
             action
                 == .begin(
                     PartStart(
-                        at: 0, etag: "\"v1\"", lastModified: "Mon, 01 Jan 2024 00:00:00 GMT", totalSize: 1000)))
+                        at: 0, etag: "\"v1\"", modified: .httpDate("Mon, 01 Jan 2024 00:00:00 GMT"), totalSize: 1000)))
         #expect(m.totalSize == 1000)
         #expect(m.handle(.body(500)) == .write)
         #expect(m.handle(.body(500)) == .write)
@@ -83,7 +83,8 @@ struct HTTPDownloadDecisionTests {
         #expect(
             action
                 == .begin(
-                    PartStart(at: 10, etag: "\"v1\"", lastModified: "Mon, 01 Jan 2024 00:00:00 GMT", totalSize: 1000)))
+                    PartStart(
+                        at: 10, etag: "\"v1\"", modified: .httpDate("Mon, 01 Jan 2024 00:00:00 GMT"), totalSize: 1000)))
     }
 
     @Test(arguments: [
@@ -115,7 +116,9 @@ struct HTTPDownloadDecisionTests {
             offset: 5, journal: Self.journal(etag: "\"a\"", lastModified: old), Self.head(206, fields))
         #expect(
             action
-                == .begin(PartStart(at: 5, etag: "\"a\"", lastModified: "Tue, 02 Jan 2024 00:00:00 GMT", totalSize: 10))
+                == .begin(
+                    PartStart(at: 5, etag: "\"a\"", modified: .httpDate("Tue, 02 Jan 2024 00:00:00 GMT"), totalSize: 10)
+                )
         )
     }
 

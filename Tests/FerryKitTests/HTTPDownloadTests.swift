@@ -205,7 +205,7 @@ struct HTTPDownloadTests {
     @Test func fullDiskAtTheLastBufferFailsClearly() async throws {
         // A file smaller than one write buffer reaches the disk only when its
         // transfer ends: the engine thread writes the buffer out then and hands it
-        // back (DownloadAttemptJob.didEnd); the error reaches the result from there.
+        // back (DownloadAttempt.didEnd); the error reaches the result from there.
         try TestData.file(files.file("small-full.bin"), size: 200_000)
         let mount = try TempDir(prefix: "tmpfs")
         let m = try TestProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=100k", "tmpfs", mount.path])

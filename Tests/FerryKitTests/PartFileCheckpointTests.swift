@@ -12,7 +12,7 @@ struct PartFileCheckpointTests {
         #expect(try part.open(resume: true) == 0)
         // `get -r` opens its files long before the per-host limit lets them run.
         try await Task.sleep(for: .milliseconds(2_200))
-        try part.begin(at: 0, etag: nil, lastModified: "1700000000", totalSize: 10)
+        try part.begin(at: 0, etag: nil, modified: .stamp(seconds: 1_700_000_000, nanoseconds: 0), totalSize: 10)
         let bytes: [UInt8] = Array(repeating: 7, count: 10)
         #expect(bytes.withUnsafeBytes { part.append($0) })
         // A checkpoint would have named the file, synced it and written its journal.

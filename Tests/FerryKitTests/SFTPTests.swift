@@ -134,6 +134,21 @@ struct SFTPOpenSSHTests {
     }
 
     /// Issue 29, item 12: ranges, whole small files and thumbnails come into memory over SFTP.
+    /// The downloaded file carries the server's time, as every download's does
+    /// (its journal's time was SFTP's seconds as text, which nothing read as a
+    /// time: issue 27 item 3).
+    @Test func aDownloadCarriesTheSourcesTime() async throws {
+        let fs = try fs()
+        try TestData.file(server.local("timed.bin"), size: 300_000, seed: 3)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSince1970: 1_614_834_367)], ofItemAtPath: server.local("timed.bin"))
+        let dest = work.file("timed.bin")
+        let r = try await fs.download(path("timed.bin"), to: dest, options: .init()).result
+        #expect(r.sourceModified == Date(timeIntervalSince1970: 1_614_834_367))
+        let attributes = try FileManager.default.attributesOfItem(atPath: dest)
+        #expect((attributes[.modificationDate] as? Date) == Date(timeIntervalSince1970: 1_614_834_367))
+    }
+
     @Test func rangedReadsIntoMemory() async throws {
         let fs = try fs()
         #expect(fs.capabilities.contains(.rangeReads))

@@ -5,7 +5,7 @@ import Testing
 
 /// RFC 3659 `time-val` (`YYYYMMDDHHMMSS[.sss]`, UTC) has one reader,
 /// `RemoteTimestamp(timeVal:)`: the `MLSD` `modify` fact and the journal's `MDTM`
-/// validator (`DownloadDriver.parseValidatorTime`) must take and refuse the same
+/// validator (`SourceTime.mdtm`) must take and refuse the same
 /// texts, and read the same time from them.
 struct TimeValTests {
     static func utc(_ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi: Int, _ s: Int) -> RemoteTimestamp? {
@@ -47,7 +47,7 @@ struct TimeValTests {
     @Test(arguments: cases)
     func theListingAndTheValidatorReadTheSameTime(text: String, expected: RemoteTimestamp?) {
         #expect(RemoteTimestamp(timeVal: text) == expected)
-        #expect(DownloadDriver.parseValidatorTime(text) == expected?.date())
+        #expect(SourceTime.mdtm(text).date == expected?.date())
         let listing = FTPListingParser.parseMLSD("type=file;size=1;modify=\(text); f", folder: "/pub")
         #expect(listing.entries.first?.modified == expected)
         #expect(listing.skippedLines == (expected == nil ? 1 : 0))
@@ -62,7 +62,7 @@ struct TimeValTests {
         #expect(time.timeVal.count == 14)
         #expect(RemoteTimestamp(timeVal: time.timeVal) == time)
         let entry = RemoteEntry(name: "f", path: "/f", kind: .file, size: 5 << 20, modified: time)
-        #expect(try #require(FTPListedFacts(entry)).modified == time.timeVal)
+        #expect(try #require(FTPListedFacts(entry)).modified == .mdtm(time.timeVal))
     }
 
     /// The HTTP date and the `time-val` of one instant are the same validator time
@@ -81,9 +81,9 @@ struct TimeValTests {
         for seconds in instants {
             let date = Date(timeIntervalSince1970: TimeInterval(seconds))
             let time = RemoteTimestamp(utc: date)
-            let http = DownloadDriver.parseValidatorTime(imf.string(from: date))
+            let http = SourceTime.httpDate(imf.string(from: date)).date
             #expect(http == date, "\(imf.string(from: date))")
-            #expect(DownloadDriver.parseValidatorTime(time.timeVal) == http, "\(time.timeVal)")
+            #expect(SourceTime.mdtm(time.timeVal).date == http, "\(time.timeVal)")
         }
     }
 }

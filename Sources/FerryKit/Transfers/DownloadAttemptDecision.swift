@@ -16,7 +16,13 @@ enum AttemptEvent<Head: Sendable & Hashable, Ending: Sendable & Hashable>: Senda
 /// A protocol's decision of one attempt: a pure value whose `state` moves
 /// through `AttemptPhase`.
 protocol AttemptDecision: Sendable {
+    /// What the server says before the first byte.
+    associatedtype Head: Sendable & Hashable
+    /// How the transfer ended.
+    associatedtype Ending: Sendable & Hashable
     var state: AttemptPhase { get }
+    /// Takes one event; the action its adapter carries out.
+    mutating func handle(_ event: AttemptEvent<Head, Ending>) -> AttemptAction
 }
 
 extension AttemptDecision {

@@ -20,102 +20,13 @@ struct PartStart: Sendable, Hashable {
     /// The offset the bytes continue from; 0 starts the file over.
     var at: Int64
     var etag: String?
-    var lastModified: String?
+    /// The source's time (`DownloadJournal.modified`).
+    var modified: SourceTime?
     var totalSize: Int64?
     /// False when no validator describes the bytes (`DownloadJournal.unverifiable`).
     var verifiable = true
     /// Where redirects led, when not the source itself (HTTP).
     var finalSource: String?
-}
-
-/// The libcurl side of one download attempt: a thin adapter that feeds a
-/// protocol's decision machine (`HTTPDownloadDecision`, `SizeAndTimeDownloadDecision`)
-/// with what libcurl reports and carries out its actions on the `PartFile`.
-///
-/// Engine-thread confined while running, like every `CurlJob`; the driver reads
-/// `outcome`, `bytesReceived` and `begunAt` only after `perform` returned.
-class DownloadAttemptJob: CurlJob, @unchecked Sendable {
-    let part: PartFile
-    let transfer: Transfer
-    /// The offset this attempt asked to start from.
-    let offset: Int64
-    /// Bytes that arrived in this attempt.
-    var bytesReceived: Int64 = 0
-    /// Where this attempt's bytes began in the file (its `PartStart.at`), once it
-    /// wrote any: `offset` when it continued the part, 0 when it started over.
-    private(set) var begunAt: Int64?
-
-    init(
-        hostKey: String, tlsSessionCache: TLSSessionCache = .own, part: PartFile, transfer: Transfer, offset: Int64
-    ) {
-        self.part = part
-        self.transfer = transfer
-        self.offset = offset
-        super.init(hostKey: hostKey, tlsSessionCache: tlsSessionCache)
-    }
-
-    /// How the attempt ended, as its decision machine decided. Read only once
-    /// `perform` returned: the machine traps when asked before the end.
-    var outcome: AttemptOutcome { preconditionFailure("subclasses return their decision's outcome") }
-
-    /// Carries out a decision's action before the bytes are written: `.begin`
-    /// cuts the part, records what the bytes are and shows where they continue
-    /// from; a failure there goes to `failed` (which tells the decision). False
-    /// when the transfer is to stop.
-    func carryOut(_ action: AttemptAction, failed: (FerryError) -> Void) -> Bool {
-        CurlEngine.assertOnEngineThread()
-        switch action {
-        case .begin(let start):
-            do {
-                try part.begin(start, showingOn: transfer)
-            } catch {
-                failed(error)
-                return false
-            }
-            begunAt = start.at
-            return true
-        case .write, .finish, .recordWholeFileAndFinish:
-            return true
-        case .stop:
-            return false
-        }
-    }
-
-    /// The transfer left the engine: the part's last bytes go to the file and its
-    /// write buffer back to the pool now, on the engine thread, not when the
-    /// driver's task next runs. A thousand small files queued behind each other
-    /// held a hundred 256 KiB buffers between their last byte and `finish`
-    /// (valgrind massif: 27 MB of the peak; 6,000 page faults of 7,100).
-    override func didEnd() {
-        part.releaseBuffer()
-    }
-
-    /// An attempt that brought the whole file goes from here to its flush
-    /// (`Durability`), and the driver's task runs again only once the bytes are
-    /// durable: before, the engine woke the driver, whose first step was to
-    /// hand the file to the flusher thread and sleep again (two hand-overs per
-    /// file instead of one). Only the bytes' state is read here; the driver
-    /// verifies the outcome, links and renames as before (`PartFile.finish`).
-    override func handOver(
-        _ completion: CurlCompletion, to continuation: CheckedContinuation<CurlCompletion, Never>
-    ) {
-        guard !completion.interrupted, case .complete(let expected) = outcome,
-            part.syncEarly(expectedSize: expected, then: { continuation.resume(returning: completion) })
-        else {
-            continuation.resume(returning: completion)
-            return
-        }
-    }
-
-    /// Carries out a decision's `.write`; the disk's error when it refused.
-    func write(_ bytes: UnsafeRawBufferPointer, totalForProgress: Int64?) -> FerryError? {
-        guard part.append(bytes) else {
-            return part.writeError ?? FerryError(.localIO, operation: "write", target: part.partPath)
-        }
-        bytesReceived += Int64(bytes.count)
-        transfer.report(bytesDone: part.length, totalBytes: totalForProgress)
-        return nil
-    }
 }
 
 extension PartFile {
@@ -124,7 +35,7 @@ extension PartFile {
     /// continue from.
     func begin(_ start: PartStart, showingOn transfer: Transfer) throws(FerryError) {
         try begin(
-            at: start.at, etag: start.etag, lastModified: start.lastModified, totalSize: start.totalSize,
+            at: start.at, etag: start.etag, modified: start.modified, totalSize: start.totalSize,
             verifiable: start.verifiable, finalSource: start.finalSource)
         transfer.report(bytesDone: start.at, totalBytes: start.totalSize, resumedFrom: start.at, force: true)
     }
@@ -141,8 +52,8 @@ struct AttemptReport: Sendable, Hashable {
 
 /// Something a file can be downloaded from with resume: HTTP, FTP, a FlashAir
 /// card, an SMB share. A backend makes one per file; the driver asks it for one
-/// attempt at a time (`HTTPDownloadAttempt.source`, `FTPDownloadAttempt.source`,
-/// `SMBDownloadAttempt.source`).
+/// attempt at a time (a `DownloadAttempt` with the backend's adapter, or the
+/// SMB backend's attempt on its own thread).
 struct DownloadSource: Sendable {
     /// The source as shown to people (redacted), and as the journal names it.
     let displayName: String
@@ -156,11 +67,11 @@ struct DownloadSource: Sendable {
     var gaveUp: @Sendable (_ last: FerryError, _ tries: Int) -> FerryError = DownloadSource.gaveUpAfter
 
     /// A source whose attempts are libcurl jobs on `engine`, made by `makeAttempt`.
-    init(
+    init<Adapter>(
         displayName: String, engine: CurlEngine,
         makeAttempt:
             @escaping @Sendable (_ offset: Int64, _ part: PartFile, _ transfer: Transfer, _ options: DownloadOptions)
-            -> DownloadAttemptJob,
+            -> DownloadAttempt<Adapter>,
         gaveUp: @escaping @Sendable (_ last: FerryError, _ tries: Int) -> FerryError = DownloadSource.gaveUpAfter
     ) {
         self.displayName = displayName
@@ -204,27 +115,6 @@ protocol DownloadSourceFactory {
 /// retries with exponential back-off, pause and cancel, verify and rename. What
 /// to do after each attempt is `DownloadLoop`'s decision; this carries it out.
 enum DownloadDriver {
-    /// A journal's time validator as a date: an FTP `MDTM` answer (an RFC 3659
-    /// `time-val`, `RemoteTimestamp(timeVal:)`) or an HTTP date (`Last-Modified`,
-    /// `HTTPDate`); nil for anything else.
-    static func parseValidatorTime(_ text: String) -> Date? {
-        if let local = localStamp(text) { return local }
-        return RemoteTimestamp(timeVal: text)?.date() ?? HTTPDate.parse(text)
-    }
-
-    /// A local copy's validator: `@SECONDS.NANOSECONDS` of the source file's
-    /// modification time (``localStamp(seconds:nanoseconds:)``).
-    static func localStamp(_ text: String) -> Date? {
-        guard text.hasPrefix("@") else { return nil }
-        let parts = text.dropFirst().split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let s = Int64(parts[0]), let ns = Int64(parts[1]), (0..<1_000_000_000).contains(ns)
-        else { return nil }
-        return Date(timeIntervalSince1970: TimeInterval(s) + TimeInterval(ns) / 1e9)
-    }
-
-    /// The validator a local copy records for its source's time, to the nanosecond.
-    static func localStamp(seconds: Int64, nanoseconds: Int64) -> String { "@\(seconds).\(nanoseconds)" }
-
     /// Starts a download as a `Transfer`.
     static func start(_ source: DownloadSource, to destination: String, options: DownloadOptions) -> Transfer {
         Transfer.start(source: source.displayName, destination: destination) { transfer async throws(FerryError) in
@@ -298,7 +188,7 @@ enum DownloadDriver {
                     action = decision.finishFailed(error)
                 }
             case .startOver:
-                try part.begin(at: 0, etag: nil, lastModified: nil, totalSize: nil)
+                try part.begin(at: 0, etag: nil, modified: nil, totalSize: nil)
                 transfer.report(bytesDone: 0, totalBytes: nil, resumedFrom: 0, force: true)
                 action = .attempt
             case .keepAndWait:

@@ -19,8 +19,10 @@ struct DownloadJournal: Codable, Sendable, Hashable {
     var identity: String?
     /// Strong ETag of the file the bytes came from.
     var etag: String?
-    /// Last-Modified of the file the bytes came from.
-    var lastModified: String?
+    /// The modification time of the file the bytes came from (HTTP's
+    /// `Last-Modified`, FTP's `MDTM`, a file's stamp); in the JSON the
+    /// `lastModified` text and its `modifiedKind`.
+    var modified: SourceTime?
     /// Full size of the file, when known.
     var totalSize: Int64?
     /// Where redirects led, redacted, when that was not `source` itself: with no
@@ -39,7 +41,8 @@ struct DownloadJournal: Codable, Sendable, Hashable {
     /// The validator for `If-Range`: a strong ETag, else Last-Modified.
     var ifRangeValidator: String? {
         if let etag, !etag.isEmpty, !etag.hasPrefix("W/") { return etag }
-        return lastModified?.isEmpty == false ? lastModified : nil
+        guard let text = modified?.text, !text.isEmpty else { return nil }
+        return text
     }
 
     static func path(forPart part: String) -> String { part + ".journal" }
@@ -48,6 +51,12 @@ struct DownloadJournal: Codable, Sendable, Hashable {
     /// same source as spelt, or the same identity when both have one.
     func describes(source: String, identity: String?) -> Bool {
         source == self.source || (identity != nil && identity == self.identity)
+    }
+
+    init(source: String, identity: String? = nil, bootID: String) {
+        self.source = source
+        self.identity = identity
+        self.bootID = bootID
     }
 
     static func load(from path: String) -> DownloadJournal? {
@@ -68,4 +77,56 @@ struct DownloadJournal: Codable, Sendable, Hashable {
 
     /// The current boot's identity; a different value means the machine restarted.
     static var currentBootID: String { OS.bootID }
+}
+
+extension DownloadJournal {
+    /// The JSON's names: those of version 1, plus `modifiedKind`, which says how
+    /// to read `lastModified` (`SourceTime.kind`). A journal without it (written
+    /// before it existed: `.part` files on users' disks) reads its text as it
+    /// was meant (`SourceTime(journalText:source:)`); an older Ferry reading a
+    /// new journal ignores the key and reads the same text as before.
+    private enum CodingKeys: String, CodingKey {
+        case version, source, identity, etag, lastModified, modifiedKind, totalSize, finalSource, unverifiable
+        case durableLength, bootID
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        version = try c.decodeIfPresent(Int.self, forKey: .version) ?? 1
+        source = try c.decode(String.self, forKey: .source)
+        identity = try c.decodeIfPresent(String.self, forKey: .identity)
+        etag = try c.decodeIfPresent(String.self, forKey: .etag)
+        if let text = try c.decodeIfPresent(String.self, forKey: .lastModified) {
+            if let kind = try c.decodeIfPresent(String.self, forKey: .modifiedKind) {
+                // A kind this version does not know: the bytes cannot be checked.
+                guard let time = SourceTime(kind: kind, text: text) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .modifiedKind, in: c, debugDescription: "unknown kind \(kind)")
+                }
+                modified = time
+            } else {
+                modified = SourceTime(journalText: text, source: source)
+            }
+        }
+        totalSize = try c.decodeIfPresent(Int64.self, forKey: .totalSize)
+        finalSource = try c.decodeIfPresent(String.self, forKey: .finalSource)
+        unverifiable = try c.decodeIfPresent(Bool.self, forKey: .unverifiable)
+        durableLength = try c.decodeIfPresent(Int64.self, forKey: .durableLength) ?? 0
+        bootID = try c.decode(String.self, forKey: .bootID)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(version, forKey: .version)
+        try c.encode(source, forKey: .source)
+        try c.encodeIfPresent(identity, forKey: .identity)
+        try c.encodeIfPresent(etag, forKey: .etag)
+        try c.encodeIfPresent(modified?.text, forKey: .lastModified)
+        try c.encodeIfPresent(modified?.kind, forKey: .modifiedKind)
+        try c.encodeIfPresent(totalSize, forKey: .totalSize)
+        try c.encodeIfPresent(finalSource, forKey: .finalSource)
+        try c.encodeIfPresent(unverifiable, forKey: .unverifiable)
+        try c.encode(durableLength, forKey: .durableLength)
+        try c.encode(bootID, forKey: .bootID)
+    }
 }

@@ -23,9 +23,16 @@ import Synchronization
 /// leaves nothing behind. File systems without `O_TMPFILE` get a named `.part`
 /// from the start.
 ///
+/// Which file operations each step needs, and in what order, is `PartPlan`'s
+/// decision (its phase says where the bytes are: unnamed, `.part`, `.part` and
+/// journal, final name); this class carries them out and keeps the bytes'
+/// buffer, length, digest and journal.
+///
 /// Used by the download driver between attempts and by the engine thread during
 /// one attempt, never by both at once (the driver awaits the attempt), which is
-/// what makes `@unchecked Sendable` safe.
+/// what makes `@unchecked Sendable` safe. The flusher thread (`syncEarly`) gets
+/// only the descriptor and the time to set, and hands its result back through
+/// `earlySync`.
 final class PartFile: @unchecked Sendable {
     let destination: String
     let partPath: String
@@ -36,8 +43,10 @@ final class PartFile: @unchecked Sendable {
     private(set) var journal: DownloadJournal
     /// The first write error of the current attempt (disk full ...).
     var writeError: FerryError?
+    /// Where the bytes are on disk, and what each step does to them.
+    private(set) var plan: PartPlan
     /// Whether the bytes are under `partPath` on disk (else in an unnamed file).
-    private(set) var isNamed = false
+    var isNamed: Bool { plan.isNamed }
     /// The bytes go to a descriptor the caller owns (standard output, a pipe):
     /// no file, no journal, no sync, no rename, never closed
     /// (``DownloadOptions/outputDescriptor``).
@@ -51,10 +60,9 @@ final class PartFile: @unchecked Sendable {
     /// source's time it set, until `finish` takes them. Written on the flusher
     /// thread, read by the driver.
     private let earlySync = Mutex<(error: Int32, modified: Date?)?>(nil)
-    /// The source's time (its journal's `Last-Modified` or `MDTM`), which
-    /// `finish` gave the file; nil when the source gave none.
+    /// The source's time (its journal's `modified`), which `finish` gave the
+    /// file; nil when the source gave none.
     private(set) var sourceModified: Date?
-    private var journalOnDisk = false
     /// When the durable length last caught up, or the current attempt began:
     /// the interval counts from the first byte, not from when the file was
     /// opened (a download queued behind the per-host limit would otherwise
@@ -92,6 +100,7 @@ final class PartFile: @unchecked Sendable {
         journalPath = DownloadJournal.path(forPart: destination + ".part")
         journal = DownloadJournal(source: source, identity: identity, bootID: DownloadJournal.currentBootID)
         isStream = false
+        plan = PartPlan(stream: false)
     }
 
     /// Bytes written to `descriptor` as they come, `label` naming it in errors.
@@ -103,7 +112,7 @@ final class PartFile: @unchecked Sendable {
         journal = DownloadJournal(source: source, bootID: DownloadJournal.currentBootID)
         isStream = true
         fd = descriptor
-        isNamed = true
+        plan = PartPlan(stream: true)
     }
 
     /// The part a download with `options` writes to `destination`.
@@ -127,26 +136,35 @@ final class PartFile: @unchecked Sendable {
     /// an unnamed file until they need a name.
     func open(resume: Bool) throws(FerryError) -> Int64 {
         if isStream { return 0 }
+        let found: PartPlan.Found
+        var saved: DownloadJournal?
         fd = OS.open(partPath, O_WRONLY | O_CLOEXEC)
         if fd < 0 {
             let e = errno
             guard e == ENOENT else { throw FerryError.posix(e, operation: "open", path: partPath) }
-            if let unnamed = try LocalFile.openUnnamed(inFolderOf: destination) {
-                fd = unnamed
-                length = 0
-                return 0
-            }
-            // No unnamed files here: an empty named `.part`, handled below like any.
-            fd = try LocalFile.openForWriting(partPath)
         }
-        isNamed = true
-        let size = LocalFile.size(fd)
-        if resume, size > 0, let saved = DownloadJournal.load(from: journalPath),
-            saved.describes(source: journal.source, identity: journal.identity)
-        {
-            // Same boot: the page cache survived, every written byte is there.
-            // After a reboot only what was fdatasync'd is trusted.
-            let trusted = saved.bootID == DownloadJournal.currentBootID ? size : min(size, saved.durableLength)
+        if fd < 0, let unnamed = try LocalFile.openUnnamed(inFolderOf: destination) {
+            fd = unnamed
+            found = .nothing
+        } else {
+            // No unnamed files here: an empty named `.part`, handled like any.
+            if fd < 0 { fd = try LocalFile.openForWriting(partPath) }
+            let size = LocalFile.size(fd)
+            var trusted: Int64?
+            if resume, size > 0, let j = DownloadJournal.load(from: journalPath),
+                j.describes(source: journal.source, identity: journal.identity)
+            {
+                // Same boot: the page cache survived, every written byte is there.
+                // After a reboot only what was fdatasync'd is trusted.
+                trusted = j.bootID == DownloadJournal.currentBootID ? size : min(size, j.durableLength)
+                saved = j
+            }
+            found = .part(size: size, resumable: trusted, staleJournal: trusted == nil && LocalFile.exists(journalPath))
+            length = size
+        }
+        let ops = plan.ops(for: .opened(found))
+        plan.opened(found)
+        if let saved {
             // The same file through another address keeps its bytes and validators
             // and takes the address it is fetched from now.
             let (source, identity) = (journal.source, journal.identity)
@@ -154,31 +172,78 @@ final class PartFile: @unchecked Sendable {
             journal.source = source
             journal.identity = identity ?? saved.identity
             journal.bootID = DownloadJournal.currentBootID
-            journalOnDisk = true
-            try LocalFile.truncate(fd, to: trusted, path: partPath)
-            length = trusted
-            return trusted
         }
-        // Nothing to resume: a stale journal must not describe the new bytes.
-        if LocalFile.exists(journalPath) { LocalFile.remove(journalPath) }
-        if size > 0 { try LocalFile.truncate(fd, to: 0, path: partPath) }
-        length = 0
-        return 0
+        try perform(ops)
+        return length
     }
 
-    /// Gives the unnamed file its `.part` name, once.
-    private func ensureNamed() throws(FerryError) {
-        guard !isNamed, fd >= 0, !isStream else { return }
-        // A journal left by an earlier download must not describe these bytes.
-        if !journalOnDisk { LocalFile.remove(journalPath) }
-        do {
-            try LocalFile.link(fd, to: partPath)
-        } catch  where error.code == .destinationExists {
-            // A `.part` appeared since `open` (another process): ours replaces it.
-            LocalFile.remove(partPath)
-            try LocalFile.link(fd, to: partPath)
+    /// Carries out `ops` in order, each one reported to the plan once it
+    /// succeeded; the first failure stops them.
+    private func perform(_ ops: [PartPlan.Op], expectedSize: Int64? = nil) throws(FerryError) {
+        for op in ops {
+            try perform(op, expectedSize: expectedSize)
+            plan.did(op)
         }
-        isNamed = true
+    }
+
+    /// One of the plan's operations. `.sync` and `.syncOnFlusher` wait for or
+    /// hand over to the flusher thread: `finish` and `syncEarly` carry them out.
+    private func perform(_ op: PartPlan.Op, expectedSize: Int64?) throws(FerryError) {
+        switch op {
+        case .truncate(let to):
+            try LocalFile.truncate(fd, to: to, path: partPath)
+            length = to
+        case .removeJournal:
+            LocalFile.remove(journalPath)
+        case .linkPart:
+            do {
+                try LocalFile.link(fd, to: partPath)
+            } catch  where error.code == .destinationExists {
+                // A `.part` appeared since `open` (another process): ours replaces it.
+                LocalFile.remove(partPath)
+                try LocalFile.link(fd, to: partPath)
+            }
+        case .writeBuffer:
+            try flush(naming: false)
+        case .syncData:
+            try LocalFile.syncData(fd, path: partPath)
+            journal.durableLength = length
+        case .saveJournal:
+            try journal.save(to: journalPath)
+        case .verifySize:
+            if let expectedSize, expectedSize != length {
+                throw FerryError(
+                    .verificationFailed, operation: "download", target: destination,
+                    detail: "got \(length) bytes, expected \(expectedSize)", isTransient: true)
+            }
+        case .stampTime:
+            sourceModified = PartFile.stampSourceTime(journal.modified, on: fd)
+        case .checksum:
+            if let digest {
+                sha256 =
+                    digested == length ? Digest.hex(digest.finish()) : Digest.sha256(ofDescriptor: fd, length: length)
+            }
+        case .linkFinal:
+            do {
+                try LocalFile.link(fd, to: destination)
+            } catch  where error.code == .destinationExists {
+                throw FerryError(
+                    .destinationExists, operation: "rename", target: destination,
+                    detail: "appeared while downloading", recovery: .replaceOrKeep)
+            }
+        case .rename(let replacing):
+            if replacing {
+                try LocalFile.rename(partPath, to: destination)
+            } else {
+                try LocalFile.renameNoReplace(partPath, to: destination)
+            }
+        case .removePart:
+            LocalFile.remove(partPath)
+        case .close:
+            close()
+        case .sync, .syncOnFlusher:
+            preconditionFailure("\(op) is carried out by finish and syncEarly")
+        }
     }
 
     /// Fixes what the bytes are before the first byte of an attempt is written:
@@ -187,14 +252,14 @@ final class PartFile: @unchecked Sendable {
     /// validators can never describe new bytes. `verifiable: false` marks bytes
     /// whose version no validator describes (`DownloadJournal.unverifiable`).
     func begin(
-        at offset: Int64, etag: String?, lastModified: String?, totalSize: Int64?, verifiable: Bool = true,
+        at offset: Int64, etag: String?, modified: SourceTime?, totalSize: Int64?, verifiable: Bool = true,
         finalSource: String? = nil
     ) throws(FerryError) {
         // An earlier attempt's failed release left `length` at what is on disk.
         releaseError = nil
-        try flush(naming: false)
         lastCheckpoint = .now
         if isStream {
+            try flush(naming: false)
             // Bytes written to a pipe cannot be taken back: only continuing is possible.
             guard offset == length else {
                 throw FerryError(
@@ -203,31 +268,24 @@ final class PartFile: @unchecked Sendable {
                         + "were written already and cannot be taken back")
             }
         }
-        if offset == 0 && journalOnDisk {
-            LocalFile.remove(journalPath)
-            journalOnDisk = false
-        }
-        if offset != length {
-            try LocalFile.truncate(fd, to: offset, path: partPath)
-            length = offset
-        }
+        let unverifiable: Bool? = verifiable ? nil : true
+        let changed =
+            journal.etag != etag || journal.modified != modified || journal.totalSize != totalSize
+            || journal.unverifiable != unverifiable || journal.finalSource != finalSource
+        let ops = plan.ops(for: .begin(offset: offset, length: length, validatorsChanged: changed))
+        journal.etag = etag
+        journal.finalSource = finalSource
+        journal.modified = modified
+        journal.totalSize = totalSize
+        journal.unverifiable = unverifiable
+        journal.durableLength = min(journal.durableLength, offset)
+        try perform(ops)
         if offset == 0 {
             digest?.reset()
             digested = 0
         } else if offset < digested {
             digested = -1
         }
-        let unverifiable: Bool? = verifiable ? nil : true
-        let changed =
-            journal.etag != etag || journal.lastModified != lastModified || journal.totalSize != totalSize
-            || journal.unverifiable != unverifiable || journal.finalSource != finalSource
-        journal.etag = etag
-        journal.finalSource = finalSource
-        journal.lastModified = lastModified
-        journal.totalSize = totalSize
-        journal.unverifiable = unverifiable
-        journal.durableLength = min(journal.durableLength, offset)
-        if journalOnDisk && changed { try journal.save(to: journalPath) }
     }
 
     /// Takes bytes; false (with `writeError` set) when the disk refused them.
@@ -264,12 +322,8 @@ final class PartFile: @unchecked Sendable {
                 }
             }
         }
-        if !journalOnDisk && !isStream && written >= PartFile.journalThreshold {
-            do throws(FerryError) {
-                try ensureNamed()
-                try journal.save(to: journalPath)
-                journalOnDisk = true
-            } catch {
+        if written >= PartFile.journalThreshold, plan.phase == .unnamed || plan.phase == .named {
+            do throws(FerryError) { try perform(plan.ops(for: .journalDue)) } catch {
                 writeError = error
                 return false
             }
@@ -304,7 +358,7 @@ final class PartFile: @unchecked Sendable {
     /// file. On a failure `length` becomes what did reach the file, with the buffer
     /// dropped; the rest is fetched again on resume.
     private func writeOut(_ bytes: UnsafeRawBufferPointer, naming: Bool) throws(FerryError) {
-        if naming { try ensureNamed() }
+        if naming && plan.phase == .unnamed { try perform(plan.ops(for: .growing)) }
         do {
             try LocalFile.writeAll(fd, bytes, path: partPath)
         } catch {
@@ -336,44 +390,30 @@ final class PartFile: @unchecked Sendable {
     /// Writes the buffer, makes the bytes durable and records that in the journal.
     /// Called periodically and whenever an attempt ends without finishing.
     func checkpoint() {
-        guard fd >= 0 else { return }
-        do {
-            try flush()
-            if isStream { return }
-            guard length > 0 else { return }
-            try ensureNamed()
-            if length > journal.durableLength {
-                try LocalFile.syncData(fd, path: partPath)
-                journal.durableLength = length
-            }
-            try journal.save(to: journalPath)
-            journalOnDisk = true
-        } catch {
-            // A checkpoint failing (disk full) loses nothing: the previous journal
-            // stays valid, and the write path reports the disk error itself.
-        }
+        guard plan.isOpen else { return }
+        // A checkpoint failing (disk full) loses nothing: the previous journal
+        // stays valid, and the write path reports the disk error itself.
+        try? perform(plan.ops(for: .checkpoint(length: length, durable: journal.durableLength)))
     }
 
     /// Starts making the file durable at the end of the attempt that completed it
-    /// (engine thread, `DownloadAttemptJob.handOver`), when nothing is left for
+    /// (engine thread, `DownloadAttempt.handOver`), when nothing is left for
     /// `finish` to check before the flush: the buffer went out and the size is
     /// what the server announced. The source's time is set first (on the flusher
     /// thread), as `finish` does. `then` runs on the flusher thread once the flush ended, and the
     /// driver's `finish` continues from its result. False, and `then` dropped,
     /// when `finish` is to do it all itself.
     func syncEarly(expectedSize: Int64?, then: @escaping @Sendable () -> Void) -> Bool {
-        guard fd >= 0, !isStream, buffered == 0, releaseError == nil, expectedSize == nil || expectedSize == length
-        else {
-            return false
-        }
+        let ready = buffered == 0 && releaseError == nil && (expectedSize == nil || expectedSize == length)
+        guard plan.ops(for: .handOver(ready: ready)) == [.syncOnFlusher] else { return false }
         // The time is parsed and set on the flusher thread: a metadata change can
         // wait for the file system's journal, which the engine thread must not
         // (the next file's request waits behind it; bench/RESULTS-19-hops.md).
         let fd = fd
-        let validator = journal.lastModified
+        let modified = journal.modified
         Durability.shared.enqueue(
             fd: fd, size: length,
-            prepare: { PartFile.stampSourceTime(validator, on: fd) },
+            prepare: { PartFile.stampSourceTime(modified, on: fd) },
             then: { error, modified in
                 self.earlySync.withLock { $0 = (error, modified) }
                 then()
@@ -381,14 +421,13 @@ final class PartFile: @unchecked Sendable {
         return true
     }
 
-    /// Sets the source's time (the journal's `Last-Modified` or `MDTM` text) on the
-    /// open file; the time set, nil when the source gave none. The one place a
-    /// download's file gets its time, early (`syncEarly`, on the flusher thread)
-    /// or in `finish`.
-    private static func stampSourceTime(_ validator: String?, on fd: Int32) -> Date? {
-        let modified = validator.flatMap(DownloadDriver.parseValidatorTime)
-        if let modified { LocalFile.setModificationTime(fd, modified) }
-        return modified
+    /// Sets the source's time (the journal's `modified`) on the open file; the
+    /// time set, nil when the source gave none. The one place a download's file
+    /// gets its time, early (`syncEarly`, on the flusher thread) or in `finish`.
+    private static func stampSourceTime(_ modified: SourceTime?, on fd: Int32) -> Date? {
+        let date = modified?.date
+        if let date { LocalFile.setModificationTime(fd, date) }
+        return date
     }
 
     /// Verifies the size, makes the data durable, and gives the file its final
@@ -398,77 +437,46 @@ final class PartFile: @unchecked Sendable {
     /// download's own time, the time is as durable as the bytes, and no path is
     /// looked up again for it.
     func finish(expectedSize: Int64?, overwrite: OverwritePolicy) async throws(FerryError) -> Int64 {
-        if let early = earlySync.withLock({ e -> (error: Int32, modified: Date?)? in
+        let early = earlySync.withLock { e -> (error: Int32, modified: Date?)? in
             defer { e = nil }
             return e
-        }) {
+        }
+        if let early {
             // Verified, stamped and flushed already (`syncEarly`).
             sourceModified = early.modified
             if early.error != 0 {
                 throw FerryError.posix(early.error, operation: "sync", path: isNamed ? partPath : destination)
             }
-        } else {
-            if let error = releaseError {
-                releaseError = nil
-                throw error
-            }
-            try flush(naming: false)
-            // Files waiting for their group commit hold no buffer.
-            if let buffer { writeBufferPool.give(buffer) }
-            buffer = nil
-            if let expectedSize, expectedSize != length {
-                throw FerryError(
-                    .verificationFailed, operation: "download", target: destination,
-                    detail: "got \(length) bytes, expected \(expectedSize)", isTransient: true)
-            }
-            if isStream {
-                close()
-                return length
-            }
-            sourceModified = PartFile.stampSourceTime(journal.lastModified, on: fd)
-            try await Durability.shared.sync(fd: fd, size: length, path: isNamed ? partPath : destination)
+        } else if let error = releaseError {
+            releaseError = nil
+            throw error
         }
-        if let digest {
-            sha256 = digested == length ? Digest.hex(digest.finish()) : Digest.sha256(ofDescriptor: fd, length: length)
-        }
-        if !isNamed && overwrite != .overwrite {
-            // One link, which fails rather than replace what appeared meanwhile.
-            do {
-                try LocalFile.link(fd, to: destination)
-            } catch  where error.code == .destinationExists {
-                throw FerryError(
-                    .destinationExists, operation: "rename", target: destination,
-                    detail: "appeared while downloading", recovery: .replaceOrKeep)
+        let ops = plan.ops(for: .finish(replacing: overwrite == .overwrite, flushedEarly: early != nil))
+        for op in ops {
+            if op == .sync {
+                try await Durability.shared.sync(fd: fd, size: length, path: isNamed ? partPath : destination)
+            } else {
+                try perform(op, expectedSize: expectedSize)
             }
-            close()
-            return length
+            plan.did(op)
+            if op == .writeBuffer {
+                // Files waiting for their group commit hold no buffer.
+                if let buffer { writeBufferPool.give(buffer) }
+                buffer = nil
+            }
         }
-        try ensureNamed()
-        close()
-        if overwrite == .overwrite {
-            try LocalFile.rename(partPath, to: destination)
-        } else {
-            try LocalFile.renameNoReplace(partPath, to: destination)
-        }
-        if journalOnDisk { LocalFile.remove(journalPath) }
         return length
     }
 
     /// After a failure: bytes worth resuming stay under `NAME.part` with their
     /// journal; an empty file is just clutter.
     func settle() {
-        guard fd >= 0 else { return }
-        if isStream {
-            try? flush(naming: false)
-            close()
-            return
-        }
-        if length > 0 { checkpoint() }
-        close()
-        // An unnamed file vanishes with its descriptor.
-        if isNamed && written == 0 {
-            LocalFile.remove(partPath)
-            if journalOnDisk { LocalFile.remove(journalPath) }
+        guard plan.isOpen else { return }
+        if !isStream && length > 0 { checkpoint() }
+        // Each operation on its own: the file is closed whatever failed before.
+        for op in plan.ops(for: .settle(written: written)) {
+            try? perform(op, expectedSize: nil)
+            plan.did(op)
         }
     }
 

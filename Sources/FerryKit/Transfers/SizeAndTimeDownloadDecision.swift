@@ -5,8 +5,8 @@ import Foundation
 /// and time, FTP's `MDTM` or SFTP's `stat`, against the journal), and how the
 /// attempt ended.
 ///
-/// Events in, actions out; `FTPDownloadAttempt` feeds it from libcurl's
-/// callbacks and carries the actions out. The states are `AttemptPhase`'s; the
+/// Events in, actions out; a `DownloadAttempt` (FTP's and SFTP's adapters) or
+/// the SMB backend's attempt feeds it and carries the actions out. The states are `AttemptPhase`'s; the
 /// head is the `SIZE`/`MDTM` answers (or the listing's facts), fed with the
 /// first byte or at the end of an empty transfer. An event in a state it cannot
 /// arrive in traps.
@@ -15,8 +15,8 @@ struct SizeAndTimeDownloadDecision: AttemptDecision {
     /// what the listing said when the attempt went without asking.
     struct Facts: Sendable, Hashable {
         var size: Int64?
-        /// As `MDTM` writes it (`20240501120000`).
-        var modified: String?
+        /// `MDTM`'s answer, or the file's stamp (SFTP's `stat`, SMB).
+        var modified: SourceTime?
     }
 
     /// How libcurl ended the transfer.
@@ -35,6 +35,7 @@ struct SizeAndTimeDownloadDecision: AttemptDecision {
     }
 
     /// `head` carries the `Facts`.
+    typealias Head = Facts
     typealias Event = AttemptEvent<Facts, Ending>
     typealias Action = AttemptAction
 
@@ -44,18 +45,23 @@ struct SizeAndTimeDownloadDecision: AttemptDecision {
     let journal: DownloadJournal
     /// What the listing said, when this attempt uses it instead of asking.
     let listedSize: Int64?
-    /// Whether the attempt went without `MDTM` because of the listing.
-    let skipsMDTM: Bool
+    /// Whether the attempt went without asking the time (FTP's `MDTM`) because
+    /// the listing gave it or the file is small.
+    let skipsTimeCheck: Bool
     let display: String
     private(set) var state = AttemptPhase.awaitingHead
     /// The facts the attempt went by.
     private(set) var facts = Facts()
 
-    init(offset: Int64, journal: DownloadJournal, listed: FTPListedFacts?, display: String) {
+    /// `listedSize` when the attempt goes by a listing's size instead of asking.
+    init(
+        offset: Int64, journal: DownloadJournal, listedSize: Int64? = nil, skipsTimeCheck: Bool = false,
+        display: String
+    ) {
         self.offset = offset
         self.journal = journal
-        listedSize = listed?.size
-        skipsMDTM = listed?.skipsMDTM == true
+        self.listedSize = listedSize
+        self.skipsTimeCheck = skipsTimeCheck
         self.display = display
     }
 
@@ -86,7 +92,7 @@ struct SizeAndTimeDownloadDecision: AttemptDecision {
             state = .done(failure(ending))
             return .finish
         default:
-            preconditionFailure("FTP download: \(event) cannot arrive while \(state)")
+            preconditionFailure("size-and-time download: \(event) cannot arrive while \(state)")
         }
     }
 
@@ -118,17 +124,17 @@ struct SizeAndTimeDownloadDecision: AttemptDecision {
             if let old = journal.totalSize, let size, old != size {
                 return stop(.restart(reason: "size changed from \(old) to \(size)"))
             }
-            if let old = journal.lastModified, let modified, !FTPListedFacts.sameTime(old, modified) {
-                return stop(.restart(reason: "modification time changed from \(old) to \(modified)"))
+            if let old = journal.modified, let modified, !old.sameVersion(as: modified) {
+                return stop(.restart(reason: "modification time changed from \(old.text) to \(modified.text)"))
             }
         }
         // Bytes are verifiable by a time, or by a size when MDTM was asked (a
         // server without SIZE and MDTM leaves nothing to check a part against).
-        let verifiable = modified != nil || (size != nil && !skipsMDTM)
+        let verifiable = modified != nil || (size != nil && !skipsTimeCheck)
         state = .streaming
         return .begin(
             PartStart(
-                at: offset, etag: nil, lastModified: modified ?? journal.lastModified,
+                at: offset, etag: nil, modified: modified ?? journal.modified,
                 totalSize: size ?? journal.totalSize, verifiable: verifiable))
     }
 

@@ -21,7 +21,7 @@ import Synchronization
 final class FTPListedFacts: Sendable {
     let size: Int64
     /// The time in `MDTM` form (`YYYYMMDDHHMMSS`), when exact.
-    let modified: String?
+    let modified: SourceTime?
     /// Whether the attempt goes without `MDTM`.
     let skipsMDTM: Bool
     private let spent = Atomic<Bool>(false)
@@ -33,7 +33,7 @@ final class FTPListedFacts: Sendable {
         guard entry.kind == .file, let size = entry.size, size >= 0 else { return nil }
         self.size = size
         if let t = entry.modified, t.zone == .utc {
-            modified = t.timeVal
+            modified = .mdtm(t.timeVal)
         } else {
             modified = nil
         }
@@ -42,28 +42,24 @@ final class FTPListedFacts: Sendable {
 
     /// True for the first caller only.
     func take() -> Bool { !spent.exchange(true, ordering: .relaxed) }
-
-    /// Whether two `MDTM`-style times name the same second (servers differ in
-    /// writing fractions: `20240501120000` and `20240501120000.250`).
-    static func sameTime(_ a: String, _ b: String) -> Bool {
-        a.prefix(14) == b.prefix(14)
-    }
 }
 
-/// One attempt of an FTP download: `MDTM`, `SIZE`, `REST offset`, `RETR`.
+/// What FTP adds to a download attempt (`DownloadAttempt`): `MDTM`, `SIZE`,
+/// `REST offset`, `RETR`.
 ///
-/// The file's size and MDTM time are its validators (FTP has no ETag): an
+/// The file's size and MDTM time are its validators (FTP has no ETag): a
 /// `SizeAndTimeDownloadDecision` compares them with the journal before the first byte
 /// and starts the file over when either changed, instead of appending foreign
 /// bytes. A first attempt with `FTPListedFacts` takes them from the listing
-/// instead. This adapter feeds the decision from libcurl's callbacks and carries
-/// its actions out.
-///
-/// Engine-thread confined while running, like every `CurlJob`; the driver reads
-/// `outcome` only after `perform` returned.
-final class FTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable {
+/// instead. This adapter reads them from the replies libcurl logs.
+struct FTPDownloadAttempt: DownloadAttemptAdapter {
+    var decision: SizeAndTimeDownloadDecision
     private var log = FTPReplyLog()
     private let listed: FTPListedFacts?
+    private let endpoint: FTPEndpoint
+    private let path: String
+    private let offset: Int64
+    private let options: DownloadOptions
 
     /// The source the driver asks for attempts: one per file. `listed` stands in
     /// for `SIZE` (and `MDTM`) in the first attempt from offset 0 only.
@@ -72,22 +68,30 @@ final class FTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable 
             displayName: endpoint.display(path), engine: endpoint.engine,
             makeAttempt: { offset, part, transfer, options in
                 let facts = offset == 0 && listed?.take() == true ? listed : nil
-                return FTPDownloadAttempt(
-                    endpoint: endpoint, path: path, offset: offset, part: part, transfer: transfer, options: options,
-                    listed: facts)
+                return DownloadAttempt(
+                    FTPDownloadAttempt(
+                        endpoint: endpoint, path: path, offset: offset, journal: part.journal, options: options,
+                        listed: facts),
+                    hostKey: endpoint.hostKey, tlsSessionCache: endpoint.tlsSessionCache, part: part,
+                    transfer: transfer, offset: offset)
             })
     }
 
     init(
-        endpoint: FTPEndpoint, path: String, offset: Int64, part: PartFile, transfer: Transfer,
-        options: DownloadOptions, listed: FTPListedFacts? = nil
+        endpoint: FTPEndpoint, path: String, offset: Int64, journal: DownloadJournal, options: DownloadOptions,
+        listed: FTPListedFacts? = nil
     ) {
+        decision = SizeAndTimeDownloadDecision(
+            offset: offset, journal: journal, listed: listed, display: endpoint.display(path))
         self.listed = listed
-        super.init(
-            decision: SizeAndTimeDownloadDecision(
-                offset: offset, journal: part.journal, listed: listed, display: endpoint.display(path)),
-            hostKey: endpoint.hostKey, tlsSessionCache: endpoint.tlsSessionCache, part: part, transfer: transfer,
-            offset: offset)
+        self.endpoint = endpoint
+        self.path = path
+        self.offset = offset
+        self.options = options
+    }
+
+    func configure(_ job: CurlJob) {
+        let easy = job.easy
         endpoint.configure(easy, path: path, stallTimeout: options.stallTimeout)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
         // MDTM before RETR, unless the listing stands in for it.
@@ -101,7 +105,13 @@ final class FTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable 
         // the seven round trips per file.
         easy.set(CURLOPT_FTP_FILEMETHOD, Int(CURLFTPMETHOD_NOCWD.rawValue))
         if offset > 0 { easy.set(CURLOPT_RESUME_FROM_LARGE, large: offset) }
-        enableDebug()
+        job.enableDebug()
+    }
+
+    func header(_ line: UnsafeRawBufferPointer) {}
+
+    mutating func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer, job: CurlJob) {
+        job.followFTP(&log, type, text)
     }
 
     /// The `SIZE` answer of this attempt, or the listed size.
@@ -112,35 +122,41 @@ final class FTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable 
 
     /// The `MDTM` answer of this attempt, as the server wrote it ("20240501120000"),
     /// or the listed time.
-    private var remoteModified: String? {
+    private var remoteModified: SourceTime? {
         guard let r = log.lastReply(verb: "MDTM"), r.code == 213, !r.text.isEmpty else { return listed?.modified }
-        return r.text
-    }
-
-    override func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer) {
-        followFTP(&log, type, text)
-    }
-
-    override var progressTotal: Int64? { remoteSize ?? part.journal.totalSize }
-
-    override func ending(failed completion: CurlCompletion) -> SizeAndTimeDownloadDecision.Ending {
-        if completion.code == .ftpCouldntUseREST {
-            return .restRefused(
-                reply: log.lastReply(verb: "REST").map { "\($0.code) \($0.text)" },
-                error: .ftp(completion, log: log, operation: "download", target: decision.display))
-        }
-        return .failed(.ftp(completion, log: log, operation: "download", target: decision.display))
+        return .mdtm(r.text)
     }
 
     /// What this attempt knows about the file now.
-    override func facts() -> SizeAndTimeDownloadDecision.Facts {
+    func head(_ easy: EasyHandle) -> SizeAndTimeDownloadDecision.Facts {
         SizeAndTimeDownloadDecision.Facts(size: remoteSize, modified: remoteModified)
+    }
+
+    func ending(_ completion: CurlCompletion, length: Int64) -> SizeAndTimeDownloadDecision.Ending {
+        SizeAndTimeDownloadDecision.Ending(completion, length: length) { completion in
+            if completion.code == .ftpCouldntUseREST {
+                return .restRefused(
+                    reply: log.lastReply(verb: "REST").map { "\($0.code) \($0.text)" },
+                    error: .ftp(completion, log: log, operation: "download", target: decision.display))
+            }
+            return .failed(.ftp(completion, log: log, operation: "download", target: decision.display))
+        }
+    }
+
+    func progressTotal(_ part: PartFile) -> Int64? { remoteSize ?? part.journal.totalSize }
+}
+
+extension SizeAndTimeDownloadDecision {
+    /// The decision of an FTP attempt that goes by `listed` instead of asking
+    /// `SIZE` (and `MDTM`), when given.
+    init(offset: Int64, journal: DownloadJournal, listed: FTPListedFacts?, display: String) {
+        self.init(
+            offset: offset, journal: journal, listedSize: listed?.size, skipsTimeCheck: listed?.skipsMDTM == true,
+            display: display)
     }
 }
 
 extension CurlCode {
-    /// `REST` past the end of the file (libcurl checks it against `SIZE`).
-    static let badDownloadResume = CurlCode(CURLE_BAD_DOWNLOAD_RESUME)
     /// The server refused `REST` before a resumed `RETR`.
     static let ftpCouldntUseREST = CurlCode(CURLE_FTP_COULDNT_USE_REST)
 }

@@ -1,12 +1,17 @@
 import CCurl
 import Foundation
 
-/// One attempt of an HTTP(S) download: asks for the bytes from `offset` (with
-/// `If-Range`) and feeds libcurl's callbacks to an `HTTPDownloadDecision`, which
-/// decides whether they continue the `.part`; this carries its actions out.
-final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
+/// What HTTP(S) adds to a download attempt (`DownloadAttempt`): asks for the
+/// bytes from `offset` (with `If-Range`), reads the response's status and
+/// headers into an `HTTPDownloadDecision`, which decides whether they continue
+/// the `.part`, and words a failure as `HTTPFileSystem.failure` does.
+struct HTTPDownloadAttempt: DownloadAttemptAdapter {
+    var decision: HTTPDownloadDecision
     private var headers = HTTPHeaders()
-    private var decision: HTTPDownloadDecision
+    private let request: Request
+    private let offset: Int64
+    private let ifRange: String?
+    private let options: DownloadOptions
 
     /// The source the driver asks for attempts: one per file. `wireScheme` is the
     /// scheme on the wire (`http` for a `flashair://` URL); `settings` what every
@@ -29,7 +34,9 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         return DownloadSource(
             displayName: request.display, engine: engine,
             makeAttempt: { offset, part, transfer, options in
-                HTTPDownloadAttempt(request, offset: offset, part: part, transfer: transfer, options: options)
+                DownloadAttempt(
+                    HTTPDownloadAttempt(request, offset: offset, journal: part.journal, options: options),
+                    hostKey: request.hostKey, part: part, transfer: transfer, offset: offset)
             }, gaveUp: gaveUp)
     }
 
@@ -53,62 +60,36 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         }
     }
 
-    init(_ request: Request, offset: Int64, part: PartFile, transfer: Transfer, options: DownloadOptions) {
-        decision = HTTPDownloadDecision(offset: offset, journal: part.journal, display: request.display)
-        super.init(hostKey: request.hostKey, part: part, transfer: transfer, offset: offset)
+    init(_ request: Request, offset: Int64, journal: DownloadJournal, options: DownloadOptions) {
+        decision = HTTPDownloadDecision(offset: offset, journal: journal, display: request.display)
+        self.request = request
+        self.offset = offset
+        ifRange = journal.ifRangeValidator
+        self.options = options
+    }
+
+    func configure(_ job: CurlJob) {
         var settings = request.settings
         settings.verifyTLS = settings.verifyTLS && options.verifyTLS
-        HTTPFileSystem.configure(easy, wireURL: request.wireURL, settings: settings, headerLines: request.headerLines)
-        easy.setTimeouts(connect: options.connectTimeout, stall: options.stallTimeout)
+        HTTPFileSystem.configure(
+            job.easy, wireURL: request.wireURL, settings: settings, headerLines: request.headerLines)
+        job.easy.setTimeouts(connect: options.connectTimeout, stall: options.stallTimeout)
         if offset > 0 {
-            easy.set(CURLOPT_RANGE, "\(offset)-")
-            if let validator = part.journal.ifRangeValidator {
-                easy.set(CURLOPT_HTTPHEADER, list: request.headerLines + ["If-Range: \(validator)"])
+            job.easy.set(CURLOPT_RANGE, "\(offset)-")
+            if let ifRange {
+                job.easy.set(CURLOPT_HTTPHEADER, list: request.headerLines + ["If-Range: \(ifRange)"])
             }
         }
     }
 
-    override var outcome: AttemptOutcome { decision.outcome }
-
-    override func didReceiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
+    mutating func header(_ line: UnsafeRawBufferPointer) {
         headers.consume(line: line)
-        return true
     }
 
-    override func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if decision.needsHead {
-            guard carryOut(decision.handle(.head(head())), failed: fail) else { return false }
-        }
-        guard carryOut(decision.handle(.body(bytes.count)), failed: fail) else { return false }
-        if let error = write(bytes, totalForProgress: decision.totalSize) {
-            fail(error)
-            return false
-        }
-        return true
-    }
-
-    override func didComplete(_ completion: CurlCompletion) {
-        let ending: HTTPDownloadDecision.Ending
-        if completion.interrupted {
-            ending = .interrupted
-        } else if completion.code == .ok {
-            // An empty body: the status still decides.
-            if decision.needsHead && !carryOut(decision.handle(.head(head())), failed: fail) {
-                _ = decision.handle(.end(.ok))
-                return
-            }
-            ending = .ok
-        } else {
-            ending = .failed(
-                HTTPFileSystem.failure(
-                    completion, headers: headers, bodyStarted: !decision.needsHead, operation: "download",
-                    target: decision.display))
-        }
-        _ = decision.handle(.end(ending))
-    }
+    func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer, job: CurlJob) {}
 
     /// The final response as the decision sees it.
-    private func head() -> HTTPDownloadDecision.Head {
+    func head(_ easy: EasyHandle) -> HTTPDownloadDecision.Head {
         let status = headers.status != 0 ? headers.status : easy.info(CURLINFO_RESPONSE_CODE)
         let finalSource =
             easy.info(CURLINFO_REDIRECT_COUNT) > 0
@@ -116,8 +97,15 @@ final class HTTPDownloadAttempt: DownloadAttemptJob, @unchecked Sendable {
         return HTTPDownloadDecision.Head(status: status, headers: headers, finalSource: finalSource)
     }
 
-    /// Tells the decision that writing failed.
-    private func fail(_ error: FerryError) {
-        _ = decision.handle(.localFailure(error))
+    /// An empty body ends `.ok` too: the status still decides.
+    func ending(_ completion: CurlCompletion, length: Int64) -> HTTPDownloadDecision.Ending {
+        if completion.interrupted { return .interrupted }
+        if completion.code == .ok { return .ok }
+        return .failed(
+            HTTPFileSystem.failure(
+                completion, headers: headers, bodyStarted: !decision.needsHead, operation: "download",
+                target: decision.display))
     }
+
+    func progressTotal(_ part: PartFile) -> Int64? { decision.totalSize }
 }

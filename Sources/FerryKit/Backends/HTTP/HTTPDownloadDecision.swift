@@ -74,7 +74,7 @@ struct HTTPDownloadDecision: AttemptDecision {
         // An empty `ETag:` is no validator; as `If-Range:` it would be dropped, and
         // the Range sent unguarded.
         let etag = headers["ETag"].flatMap { $0.isEmpty ? nil : $0 }
-        let lastModified = headers["Last-Modified"].flatMap { $0.isEmpty ? nil : $0 }
+        let lastModified = headers["Last-Modified"].flatMap { $0.isEmpty ? nil : SourceTime.httpDate($0) }
         switch HTTPRangeReply(status: head.status, headers: headers, offset: offset) {
         case .pastEnd(let total) where offset > 0:
             // Asked past the end: either the file was already complete, or it shrank.
@@ -95,7 +95,7 @@ struct HTTPDownloadDecision: AttemptDecision {
             state = .streaming
             return .begin(
                 PartStart(
-                    at: offset, etag: etag ?? journal.etag, lastModified: lastModified ?? journal.lastModified,
+                    at: offset, etag: etag ?? journal.etag, modified: lastModified ?? journal.modified,
                     totalSize: totalSize, finalSource: head.finalSource))
         case .wholeFile(let total):
             // The whole file follows: Range was ignored, or If-Range said it changed.
@@ -103,7 +103,7 @@ struct HTTPDownloadDecision: AttemptDecision {
             state = .streaming
             return .begin(
                 PartStart(
-                    at: 0, etag: etag, lastModified: lastModified, totalSize: total, finalSource: head.finalSource))
+                    at: 0, etag: etag, modified: lastModified, totalSize: total, finalSource: head.finalSource))
         case .unexpected:
             return stop(
                 .failed(
@@ -114,9 +114,9 @@ struct HTTPDownloadDecision: AttemptDecision {
 
     /// Why a `206` of the asked bytes still cannot continue the part (the file
     /// changed, or the bytes came from elsewhere), or nil when it can.
-    private func refusal206(_ head: Head, total: Int64?, etag: String?, lastModified: String?) -> String? {
+    private func refusal206(_ head: Head, total: Int64?, etag: String?, lastModified: SourceTime?) -> String? {
         if let old = journal.etag, let etag, old != etag { return "ETag changed" }
-        if let old = journal.lastModified, let lastModified, old != lastModified, journal.etag == nil {
+        if let old = journal.modified, let lastModified, old != lastModified, journal.etag == nil {
             return "Last-Modified changed"
         }
         if journal.ifRangeValidator == nil, journal.finalSource != head.finalSource {

@@ -222,11 +222,11 @@ enum LocalCopy {
         let mtime = OS.modificationTime(st)
         // The source's time, which the part's finish parses and sets on the copy
         // (as a download's Last-Modified).
-        let stamp = DownloadDriver.localStamp(seconds: Int64(mtime.seconds), nanoseconds: Int64(mtime.nanoseconds))
+        let stamp = SourceTime.stamp(seconds: Int64(mtime.seconds), nanoseconds: Int64(mtime.nanoseconds))
         let part = PartFile.make(destination: destination, source: source, options: options)
         var offset = try part.open(resume: resume)
-        if offset > 0 && (part.journal.lastModified != stamp || part.journal.totalSize != total) { offset = 0 }
-        try part.begin(at: offset, etag: nil, lastModified: stamp, totalSize: total)
+        if offset > 0 && (part.journal.modified != stamp || part.journal.totalSize != total) { offset = 0 }
+        try part.begin(at: offset, etag: nil, modified: stamp, totalSize: total)
         let resumedFrom = offset
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var position = offset

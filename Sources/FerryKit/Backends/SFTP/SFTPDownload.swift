@@ -15,18 +15,21 @@ extension SFTPFileSystem {
     }
 }
 
-/// One attempt of an SFTP download: `stat` for the time, `open` + `fstat` for the
-/// size, then reads from `offset` (`CURLOPT_RESUME_FROM_LARGE`).
+/// What SFTP adds to a download attempt (`DownloadAttempt`): `stat` for the
+/// time, `open` + `fstat` for the size, then reads from `offset`
+/// (`CURLOPT_RESUME_FROM_LARGE`).
 ///
 /// The file's size and modification time (Unix seconds) are its validators, as
 /// FTP's size and `MDTM` are: the same `SizeAndTimeDownloadDecision` compares them with
 /// the journal before the first byte and starts the file over when either
-/// changed, instead of appending foreign bytes. This adapter feeds it from
-/// libcurl's callbacks and carries its actions out.
-///
-/// Engine-thread confined while running, like every `CurlJob`.
-final class SFTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable {
-    private let login: SSHLogin
+/// changed, instead of appending foreign bytes.
+struct SFTPDownloadAttempt: DownloadAttemptAdapter {
+    var decision: SizeAndTimeDownloadDecision
+    private let endpoint: SFTPEndpoint
+    private let path: String
+    private let method: SSHLogin.Method
+    private let offset: Int64
+    private let options: DownloadOptions
     private var hostKeys: SSHConnectionChecks?
 
     /// The source the driver asks for attempts: one per file. `method` is the
@@ -37,39 +40,56 @@ final class SFTPDownloadAttempt: SizeAndTimeDownloadAttempt, @unchecked Sendable
             makeAttempt: { offset, part, transfer, options in
                 let method =
                     method ?? SSHMethodCache.shared.known(fs.endpoint.methodKey) ?? fs.endpoint.login.methods.first
-                return SFTPDownloadAttempt(
-                    endpoint: fs.endpoint, path: path, method: method ?? .password, offset: offset, part: part,
-                    transfer: transfer, options: options)
+                return DownloadAttempt(
+                    SFTPDownloadAttempt(
+                        endpoint: fs.endpoint, path: path, method: method ?? .password, offset: offset,
+                        journal: part.journal, options: options),
+                    hostKey: fs.endpoint.hostKey, tlsSessionCache: fs.endpoint.connectionCache, part: part,
+                    transfer: transfer, offset: offset)
             })
     }
 
     init(
-        endpoint: SFTPEndpoint, path: String, method: SSHLogin.Method, offset: Int64, part: PartFile,
-        transfer: Transfer, options: DownloadOptions
+        endpoint: SFTPEndpoint, path: String, method: SSHLogin.Method, offset: Int64, journal: DownloadJournal,
+        options: DownloadOptions
     ) {
-        login = endpoint.login
-        super.init(
-            decision: SizeAndTimeDownloadDecision(
-                offset: offset, journal: part.journal, listed: nil, display: endpoint.display(path)),
-            hostKey: endpoint.hostKey, tlsSessionCache: endpoint.connectionCache, part: part, transfer: transfer,
-            offset: offset)
+        decision = SizeAndTimeDownloadDecision(offset: offset, journal: journal, display: endpoint.display(path))
+        self.endpoint = endpoint
+        self.path = path
+        self.method = method
+        self.offset = offset
+        self.options = options
+    }
+
+    mutating func configure(_ job: CurlJob) {
+        let easy = job.easy
         hostKeys = endpoint.configure(easy, path: path, method: method, stallTimeout: options.stallTimeout)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout / .milliseconds(1)))
         easy.set(CURLOPT_FILETIME, 1)
         if offset > 0 { easy.set(CURLOPT_RESUME_FROM_LARGE, large: offset) }
     }
 
+    func header(_ line: UnsafeRawBufferPointer) {}
+
+    func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer, job: CurlJob) {}
+
     /// What this attempt knows about the file: the whole file's size (libcurl
-    /// reports what is left after the offset) and its time as the journal keeps
-    /// it (Unix seconds, as text).
-    override func facts() -> SizeAndTimeDownloadDecision.Facts {
+    /// reports what is left after the offset) and its time (Unix seconds).
+    func head(_ easy: EasyHandle) -> SizeAndTimeDownloadDecision.Facts {
         let left = easy.info(large: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
         let t = easy.info(CURLINFO_FILETIME)
         return SizeAndTimeDownloadDecision.Facts(
-            size: left >= 0 ? left + offset : nil, modified: t >= 0 ? String(t) : nil)
+            size: left >= 0 ? left + offset : nil, modified: t >= 0 ? .stamp(seconds: Int64(t), nanoseconds: 0) : nil)
     }
 
-    override func ending(failed completion: CurlCompletion) -> SizeAndTimeDownloadDecision.Ending {
-        .failed(.sftp(completion, hostKeys: hostKeys, operation: "download", target: decision.display, login: login))
+    func ending(_ completion: CurlCompletion, length: Int64) -> SizeAndTimeDownloadDecision.Ending {
+        SizeAndTimeDownloadDecision.Ending(completion, length: length) { completion in
+            .failed(
+                .sftp(
+                    completion, hostKeys: hostKeys, operation: "download", target: decision.display,
+                    login: endpoint.login))
+        }
     }
+
+    func progressTotal(_ part: PartFile) -> Int64? { part.journal.totalSize }
 }

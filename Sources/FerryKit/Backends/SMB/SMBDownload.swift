@@ -67,7 +67,7 @@ enum SMBDownloadAttempt {
             self.part = part
             self.transfer = transfer
             self.stop = stop
-            decision = SizeAndTimeDownloadDecision(offset: offset, journal: part.journal, listed: nil, display: display)
+            decision = SizeAndTimeDownloadDecision(offset: offset, journal: part.journal, display: display)
         }
 
         deinit { buffer.deallocate() }
@@ -124,7 +124,7 @@ enum SMBDownloadAttempt {
             let facts = SizeAndTimeDownloadDecision.Facts(
                 size: Int64(st.st_size),
                 modified: time.seconds > 0
-                    ? DownloadDriver.localStamp(seconds: time.seconds, nanoseconds: time.nanoseconds) : nil)
+                    ? .stamp(seconds: Int64(time.seconds), nanoseconds: Int64(time.nanoseconds)) : nil)
             switch decision.handle(.head(facts)) {
             case .begin(let start):
                 do {

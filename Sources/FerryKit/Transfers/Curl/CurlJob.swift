@@ -166,7 +166,7 @@ class CurlJob: @unchecked Sendable {
 
     /// Called once on the engine thread right after `didComplete`, for work that
     /// every job of a kind does at its end whatever its subclass decided
-    /// (`DownloadAttemptJob` hands its write buffer back).
+    /// (`DownloadAttempt` hands its write buffer back).
     func didEnd() {}
 
     /// Hands the completion to the task awaiting `CurlEngine.perform`: called
@@ -175,7 +175,7 @@ class CurlJob: @unchecked Sendable {
     /// A job whose awaiting task would only pass the work on to another thread
     /// may take the continuation along and resume it from there, once, from any
     /// thread: a finished download goes straight to its flush
-    /// (`DownloadAttemptJob`), one thread hand-over fewer per file.
+    /// (`DownloadAttempt`), one thread hand-over fewer per file.
     func handOver(_ completion: CurlCompletion, to continuation: CheckedContinuation<CurlCompletion, Never>) {
         continuation.resume(returning: completion)
     }

@@ -125,7 +125,9 @@ final class ConnectionShare: Sendable {
         }
         let ticket = box.withLock { b -> Ticket in
             b.nextID += 1
-            b.requests[b.nextID] = Request(page: page)
+            // A page's background requests (`bulk`: its count of new files, badge refreshes) take
+            // their turn behind the import without the page saying "waiting for the card".
+            b.requests[b.nextID] = Request(page: priority == .bulk ? nil : page)
             return Ticket(id: b.nextID, share: self)
         }
         let result = await ConnectionWait.$observer.withValue(ticket) {

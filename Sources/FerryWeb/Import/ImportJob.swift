@@ -256,9 +256,8 @@ final class ImportJob: Sendable {
         -> [(path: String, destination: String)]
     {
         let known = imported(key: key)
-        let under = request.files == nil ? request.scope.folder : nil
-        let new = try await sourceFiles(source, under: under)
-            .filter { request.takes($0.path) && !known.contains($0) }
+        let new = try await requested(source, request)
+            .filter { !known.contains($0) }
             .sorted { $0.path < $1.path }
             .prefix(limit)
         guard !new.isEmpty else { return [] }
@@ -278,6 +277,13 @@ final class ImportJob: Sendable {
             }
             return (item.remotePath, shown)
         }.sorted { $0.path < $1.path }
+    }
+
+    /// The files of `source` that `request` takes, imported or not: the picked
+    /// ones, or every file of its scope (only its folder is walked).
+    private func requested(_ source: WebSource, _ request: Request) async throws -> [RemoteEntry] {
+        let under = request.files == nil ? request.scope.folder : nil
+        return try await sourceFiles(source, under: under).filter { request.takes($0.path) }
     }
 
     /// Every file of `source` (below the backend path `folder`, when given),
@@ -383,8 +389,7 @@ final class ImportJob: Sendable {
         // their copies still match what the history recorded (the engine checks).
         var earlier: [RemoteEntry] = []
         do {
-            let under = request.files == nil ? request.scope.folder : nil
-            let requested = try await sourceFiles(source, under: under).filter { request.takes($0.path) }
+            let requested = try await requested(source, request)
             candidates = requested.filter { !known.contains($0) }
             if request.deleteAfter { earlier = requested.filter { known.contains($0) } }
         } catch {

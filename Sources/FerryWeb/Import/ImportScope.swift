@@ -28,15 +28,14 @@ struct ImportScope: Sendable, Codable, Equatable {
     static let everything = ImportScope(folder: nil, kinds: .all)
 
     /// The extensions that count as photos and videos (``Kinds/media``).
-    static let mediaExtensions: Set<String> = [
-        // Photos as browsers show them, and as cameras and phones write them.
-        "jpg", "jpeg", "jpe", "png", "gif", "webp", "bmp", "tif", "tiff", "heic", "heif", "hif", "avif", "mpo",
-        // Raw files.
-        "cr2", "cr3", "crw", "nef", "nrw", "arw", "srf", "sr2", "dng", "raf", "orf", "rw2", "pef", "srw", "x3f",
-        "3fr", "iiq", "erf", "rwl",
-        // Videos.
-        "mp4", "mov", "m4v", "avi", "mts", "m2ts", "mpg", "mpeg", "3gp", "mkv", "insv", "lrv",
-    ]
+    /// What the page shows or previews (``MediaType``), and what else cameras
+    /// and phones write that it does not.
+    static let mediaExtensions: Set<String> =
+        MediaType.viewable.union(MediaType.video).union(MediaType.raw).union(MediaType.rawWithPreview).union([
+            "tif", "tiff", "avif", "mpo",
+            "crw", "nrw", "srf", "sr2", "srw", "x3f", "3fr", "iiq", "erf", "rwl",
+            "avi", "mts", "m2ts", "mpg", "mpeg", "3gp", "mkv", "insv", "lrv",
+        ])
 
     /// Whether the file at backend path `path` is taken.
     func includes(_ path: String) -> Bool {
@@ -45,18 +44,12 @@ struct ImportScope: Sendable, Codable, Equatable {
             guard path.hasPrefix(prefix) else { return false }
         }
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        let ext = Self.fileExtension(name)
+        let ext = MediaType.fileExtension(name)
         switch kinds {
         case .all: return true
         case .media: return Self.mediaExtensions.contains(ext) || PhotoGroups.sidecarExtensions.contains(ext)
         case .extensions(let set): return set.contains(ext)
         }
-    }
-
-    /// The lowercased extension of a name, or "".
-    static func fileExtension(_ name: String) -> String {
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
-        return name[name.index(after: dot)...].lowercased()
     }
 
     /// The kinds as the page and the API spell them: `media`, `all`, or

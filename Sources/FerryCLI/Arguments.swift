@@ -224,6 +224,12 @@ struct ParsedArguments: Sendable, Equatable {
         return values[key.option.long]?.last
     }
 
+    /// Every text given for a repeatable option, in order (empty when absent).
+    func values(_ key: ValueOption<String?>) -> [String] {
+        check(key)
+        return values[key.option.long] ?? []
+    }
+
     /// The option's value as its type reads it (the last one given), its
     /// default when absent; a usage error when the text is not a value.
     func value<Value>(_ key: ValueOption<Value>) throws -> Value {

@@ -30,7 +30,9 @@ enum ServeCommand: Command {
             "token", help: "require this access token (default: a random one when ADDR is not loopback)",
             valueName: "TEXT")
         static let importTo = ValueOption(
-            "import-to", help: "folder the page's imports go to (default ~/Pictures/Ferry; same history as ferry sync)",
+            "import-to",
+            help:
+                "folder the page's imports go to (default ~/Pictures/Ferry; same history as ferry sync); given again, more folders the page may choose among (the first is the default)",
             valueName: "DIR")
         static let insecure = Flag("insecure", short: "k", help: "do not verify TLS certificates")
     }
@@ -66,7 +68,9 @@ enum ServeCommand: Command {
             configuration.imageCacheLimit = size
             configuration.fileCacheLimit = size
         }
-        configuration.importDirectory = args.value(Keys.importTo).map { LocalPath.absolute($0) }
+        let importFolders = args.values(Keys.importTo).map { LocalPath.absolute($0) }
+        configuration.importDirectory = importFolders.first
+        configuration.otherImportDirectories = Array(importFolders.dropFirst())
         configuration.connectionOptions.verifyTLS = !args.has(Keys.insecure)
         configuration.connectionOptions.resolveCredentials = true
         configuration.connectionOptions.caCertificateFile = ConnectionOptions.caCertificateFile(

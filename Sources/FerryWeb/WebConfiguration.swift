@@ -20,6 +20,10 @@ public struct WebConfiguration: Sendable {
     /// `~/Pictures/Ferry`. The folder keeps the history `ferry sync` keeps, so
     /// `ferry sync SOURCE DIR` and the page agree on what is imported.
     public var importDirectory: String?
+    /// More folders the page may send its imports to instead (each keeps its own
+    /// history, as `ferry sync` does); ``resolvedImportDirectory`` stays the default.
+    /// The page can choose only among these: it never names a folder of its own.
+    public var otherImportDirectories: [String] = []
     /// The most bytes of thumbnails and previews kept on disk (a quarter for
     /// thumbnails, the rest for previews); `nil` reads `FERRY_CACHE_SIZE`, else 512 MiB.
     public var imageCacheLimit: Int64?
@@ -96,6 +100,12 @@ public struct WebConfiguration: Sendable {
         if let importDirectory { return importDirectory }
         let home = ProcessInfo.processInfo.environment["HOME"] ?? NSTemporaryDirectory()
         return home + "/Pictures/Ferry"
+    }
+
+    /// The folders the page may import to: the default first, then the others, each once.
+    public var importChoices: [String] {
+        var seen = Set<String>()
+        return ([resolvedImportDirectory] + otherImportDirectories).filter { seen.insert($0).inserted }
     }
 
     /// The cache folder in use.

@@ -126,4 +126,80 @@ struct ImportScopeTests {
             from: try Data(contentsOf: URL(fileURLWithPath: destination + "/" + ImportJob.requestFileName)))
         #expect(kept.templates.name?.text == "{seq}_{name}" && kept.templates.tag == "trip")
     }
+
+    /// The choice's rule: one of the server's folders (by its full path), and not while an import runs.
+    @Test func aChoiceIsOneOfTheServersFoldersAndNotWhileAnImportRuns() throws {
+        let folders = ["/home/me/Pictures/Ferry", "/mnt/nas/photos"]
+        #expect(try WebAPI.importFolder("/mnt/nas/photos", among: folders, running: false).get() == 1)
+        #expect(try WebAPI.importFolder("/home/me/Pictures/Ferry", among: folders, running: false).get() == 0)
+        for asked in ["/mnt/nas/photos/", "/mnt/nas", "/etc", "", "mnt/nas/photos"] {
+            let refused = WebAPI.importFolder(asked, among: folders, running: false)
+            #expect(throws: APIRefusal.self, "\(asked)") { try refused.get() }
+            if case .failure(let r) = refused { #expect(r.response.status == 400) }
+        }
+        let running = WebAPI.importFolder("/mnt/nas/photos", among: folders, running: true)
+        if case .failure(let r) = running { #expect(r.response.status == 409) } else { Issue.record("\(running)") }
+    }
+
+    /// `ferry serve --import-to A --import-to B`: the page chooses among the
+    /// server's folders only (never one of its own), not while an import runs,
+    /// and each folder counts and keeps its own history.
+    @Test func thePageChoosesAmongTheAllowedImportFolders() async throws {
+        let folder = try TempDir(prefix: "ferry-import-choice")
+        let cache = try TempDir(prefix: "ferry-import-choice-cache")
+        let root = folder.path + "/root"
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: root + "/DCIM", withIntermediateDirectories: true)
+        let jpeg = try await onThread { Data(try SamplePhotos.jpeg(index: 1, width: 64, height: 48)) }
+        for name in ["/DCIM/IMG_0001.JPG", "/DCIM/IMG_0002.JPG"] {
+            try jpeg.write(to: URL(fileURLWithPath: root + name))
+        }
+        var configuration = WebConfiguration(source: try RemoteURL(parsing: root), host: "127.0.0.1", port: 0)
+        configuration.cacheDirectory = cache.path
+        let first = folder.path + "/photos"
+        let second = folder.path + "/archive"
+        configuration.importDirectory = first
+        configuration.otherImportDirectories = [second, first]
+        #expect(configuration.importChoices == [first, second], "the default first, each folder once")
+        let api = try WebAPI(configuration: configuration)
+
+        func source() async -> [String: Any] { APITests.object(await api.handle(APITests.request("/api/source"))) }
+        func newCount() async -> Int? {
+            APITests.object(await api.handle(APITests.request("/api/new")))["count"] as? Int
+        }
+        #expect(await source()["importChoices"] as? [String] == [first, second])
+        #expect(await source()["importPath"] as? String == first)
+
+        // Into the default folder first.
+        let one = await api.handle(ImportAPITests.post("/api/import", ["paths": ["/DCIM/IMG_0001.JPG"]]))
+        #expect(one.status == 202)
+        #expect(try await ImportAPITests.finished(api)["done"] as? Int == 1)
+        #expect(fm.fileExists(atPath: first + "/DCIM/IMG_0001.JPG"))
+        #expect(await newCount() == 1)
+
+        // A folder the server was not given is refused, and so is a body without one.
+        let elsewhere = await api.handle(ImportAPITests.post("/api/import-to", ["path": folder.path + "/other"]))
+        #expect(elsewhere.status == 400)
+        #expect((APITests.object(elsewhere)["error"] as? String ?? "").contains(second))
+        #expect(await api.handle(ImportAPITests.post("/api/import-to", ["folder": second])).status == 400)
+        #expect(await api.handle(APITests.request("/api/import-to")).status == 405, "a change is a POST")
+        #expect(await source()["importPath"] as? String == first)
+
+        // The other folder has its own history: both photos are new there.
+        let chosen = await api.handle(ImportAPITests.post("/api/import-to", ["path": second]))
+        #expect(chosen.status == 200)
+        #expect(APITests.object(chosen)["importPath"] as? String == second)
+        #expect(await newCount() == 2)
+        #expect(await api.handle(ImportAPITests.post("/api/import", ["layout": "tree"])).status == 202)
+        let status = try await ImportAPITests.finished(api)
+        #expect(status["done"] as? Int == 2 && status["destinationPath"] as? String == second, "\(status)")
+        #expect(fm.fileExists(atPath: second + "/DCIM/IMG_0001.JPG"))
+        #expect(fm.fileExists(atPath: second + "/DCIM/IMG_0002.JPG"))
+        #expect(!fm.fileExists(atPath: first + "/DCIM/IMG_0002.JPG"), "the first folder got nothing more")
+        #expect(await newCount() == 0)
+
+        // Back to the first: its history is as it was.
+        #expect(await api.handle(ImportAPITests.post("/api/import-to", ["path": first])).status == 200)
+        #expect(await newCount() == 1)
+    }
 }

@@ -200,7 +200,8 @@ extension ServeFixture {
                 "card", root,
                 ["--max-connections", "1", "--latency", "30", "--rate", "2500000", "--cid", importCID])
             try launch.card("card-2", root, ["--cid", importCID])
-            try launch.serve("serve", card, ["--import-to", launch.folder + "/imported"])
+            try launch.serve(
+                "serve", card, ["--import-to", launch.folder + "/imported", "--import-to", launch.folder + "/archive"])
         }
     }
 

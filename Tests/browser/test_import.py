@@ -191,6 +191,21 @@ def main():
                f"destination shown: {ui.testid('import-destination').get_attribute('value')!r}")
         scope = ui.testid("import-scope")
         expect("whole card" in scope.text, f"a card's scope is named so: {scope.text!r}")
+        # The server was given two --import-to folders: the page chooses among them (and only them).
+        choice = ui.testid("import-destination-choice")
+        archive = os.path.join(os.path.dirname(os.path.abspath(args.imported)), "archive")
+        offered = [o.get_attribute("value") for o in Select(choice).options]
+        expect(choice.is_displayed() and offered == [os.path.abspath(args.imported), archive],
+               f"the folders offered: {offered}")
+        Select(choice).select_by_value(archive)
+        ui.wait(lambda: ui.testid("import-destination").get_attribute("value") == archive
+                and button.get_attribute("data-count") not in ("", str(here)),
+                f"another folder, its own history: {button.text!r}", 20)
+        expect(int(button.get_attribute("data-count")) > here, f"nothing is imported there yet: {button.text!r}")
+        Select(choice).select_by_value(os.path.abspath(args.imported))
+        ui.wait(lambda: ui.testid("import-destination").get_attribute("value") == os.path.abspath(args.imported)
+                and button.get_attribute("data-count") == str(here), f"back to the first: {button.text!r}", 20)
+        expect(not os.path.exists(archive), "choosing a folder creates nothing")
         size(*PHONE)
         try:
             # On a phone the options sit behind "…" with the toolbar's less used actions.

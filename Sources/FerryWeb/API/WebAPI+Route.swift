@@ -7,7 +7,7 @@ extension WebAPI {
     enum Route: CaseIterable, Sendable {
         case source, connect
         case list, stat, file, thumb, preview, info, newFiles
-        case importStatus, startImport, cancelImport, previewImport, waiting
+        case importStatus, startImport, cancelImport, previewImport, importTo, waiting
         case upload, delete, mkdir, rename
 
         /// The name after `/api/`.
@@ -25,6 +25,7 @@ extension WebAPI {
             case .importStatus, .startImport: "import"
             case .cancelImport: "import-cancel"
             case .previewImport: "import-preview"
+            case .importTo: "import-to"
             case .waiting: "waiting"
             case .upload: "upload"
             case .delete: "delete"
@@ -36,7 +37,8 @@ extension WebAPI {
         /// Whether it reads (`GET`, `HEAD`) or changes something (`POST`).
         var reads: Bool {
             switch self {
-            case .connect, .startImport, .cancelImport, .previewImport, .upload, .delete, .mkdir, .rename: false
+            case .connect, .startImport, .cancelImport, .previewImport, .importTo, .upload, .delete, .mkdir, .rename:
+                false
             default: true
             }
         }
@@ -55,7 +57,7 @@ extension WebAPI {
             case .list, .stat, .file, .preview, .info, .newFiles, .previewImport, .upload, .delete, .mkdir, .rename:
                 .interactive
             case .thumb: .browsing
-            case .source, .connect, .importStatus, .startImport, .cancelImport, .waiting: nil
+            case .source, .connect, .importStatus, .startImport, .cancelImport, .importTo, .waiting: nil
             }
         }
 

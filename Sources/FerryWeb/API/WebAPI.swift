@@ -19,6 +19,8 @@ import Synchronization
 /// | `GET /api/import` | the running or last import |
 /// | `POST /api/import` `{"paths"?, "layout"?, "deleteAfter"?, "restart"?}` | starts an import |
 /// | `POST /api/import-cancel` | cancels it (partial files stay as `.part`) |
+/// | `POST /api/import-preview` | the body of `/api/import`: where the first new files would go |
+/// | `POST /api/import-to` `{"path"}` | imports go to another of the server's `--import-to` folders |
 /// | `GET /api/waiting?page=&shown=` | `{waiting}`: whether a request of that page waits for the card, once it differs from `shown` |
 /// | `POST /api/upload?path=FOLDER[&overwrite=1]` | multipart files into a folder |
 /// | `POST /api/delete` `{"path", "recursive"?}` | deletes a file or a folder (with its contents if asked) |
@@ -39,8 +41,13 @@ final class WebAPI: Sendable {
     private let current: Mutex<WebSource?>
     /// Whether the page may pick the source (the server was started without one).
     let canConnect: Bool
-    /// The import the page started, if any.
-    let importJob: ImportJob
+    /// One import per folder the page may import to (``WebConfiguration/importChoices``),
+    /// each with that folder's history; the first is the default.
+    let importJobs: [ImportJob]
+    /// Which of ``importJobs`` the page imports to now (`POST /api/import-to`).
+    private let chosenImport = Mutex(0)
+    /// The import the page starts, counts and shows: the one of the chosen folder.
+    var importJob: ImportJob { importJobs[chosenImport.withLock { $0 }] }
     /// Previews fitted to the screen, cached like thumbnails.
     let previews: ThumbnailCache
     /// Backend paths that uploads from the page are writing now (their `.part` is not listed).
@@ -60,7 +67,7 @@ final class WebAPI: Sendable {
         remoteFiles = RemoteFileCache(folder: files, limit: configuration.resolvedFileCacheLimit)
         filesLock = RemoteFileCache.holdLock(on: files) ?? -1
         previews = ThumbnailCache(folder: cache + "/previews", memoryLimit: 64 << 20, diskLimit: images - images / 4)
-        importJob = ImportJob(directory: configuration.resolvedImportDirectory)
+        importJobs = configuration.importChoices.map { ImportJob(directory: $0) }
         if let url = configuration.source {
             current = Mutex(WebSource(fs: try Ferry.fileSystem(for: url, options: configuration.connectionOptions)))
             canConnect = false
@@ -155,6 +162,7 @@ final class WebAPI: Sendable {
         case .cancelImport: return cancelImport()
         case .newFiles: return await newFiles(request)
         case .previewImport: return await previewImport(request)
+        case .importTo: return chooseImportFolder(request)
         case .waiting: return await waiting(request)
         }
     }
@@ -174,6 +182,9 @@ final class WebAPI: Sendable {
         var importTo: String?
         /// The import folder's full local path.
         var importPath: String?
+        /// The folders the page may choose among (full paths; the chosen one is ``importPath``),
+        /// absent when there is only one.
+        var importChoices: [String]?
     }
 
     private func sourceInfo() -> HTTPResponse {
@@ -186,7 +197,38 @@ final class WebAPI: Sendable {
                 connected: true, url: source.url.redacted, scheme: source.url.scheme.rawValue, name: name,
                 canConnect: canConnect, capabilities: source.capabilities,
                 singleConnection: source.share.isSingleConnection, importTo: importJob.status.destination,
-                importPath: importJob.directory))
+                importPath: importJob.directory,
+                importChoices: importJobs.count > 1 ? importJobs.map(\.directory) : nil))
+    }
+
+    private struct ImportToBody: Decodable { var path: String }
+
+    /// `POST /api/import-to {"path"}`: where the page's next imports go, one of
+    /// the folders the server was started with (400 for any other, 409 while an
+    /// import runs); answers as `/api/source` does.
+    func chooseImportFolder(_ request: HTTPRequest) -> HTTPResponse {
+        guard let body: ImportToBody = decode(request) else { return .failure(400, "expected JSON {\"path\": ...}") }
+        switch Self.importFolder(
+            body.path, among: importJobs.map(\.directory), running: importJobs.contains(where: \.isRunning))
+        {
+        case .success(let index):
+            chosenImport.withLock { $0 = index }
+            return sourceInfo()
+        case .failure(let refusal):
+            return refusal.response
+        }
+    }
+
+    /// Which of the server's import folders a page's choice is: only one of
+    /// `folders` (the page never names a folder of its own), and not while an import runs.
+    static func importFolder(_ path: String, among folders: [String], running: Bool) -> Result<Int, APIRefusal> {
+        guard let index = folders.firstIndex(of: path) else {
+            return .failure(
+                APIRefusal(400, "not a folder this server imports to; it imports to \(folders.joined(separator: ", "))")
+            )
+        }
+        guard !running else { return .failure(APIRefusal(409, "an import is running: wait for it or cancel it")) }
+        return .success(index)
     }
 
     private struct ConnectBody: Decodable { var url: String }

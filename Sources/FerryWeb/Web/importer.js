@@ -222,6 +222,7 @@ function renderPanel() {
   $('import-cancel').hidden = state_ !== 'running';
   $('import-restart').hidden = !(state_ === 'cancelled' || state_ === 'failed');
   $('import-dismiss').hidden = state_ === 'running';
+  $('import-destination-choice').disabled = state_ === 'running';
   renderNewButton();
   renderSelectionBar();
 }
@@ -254,6 +255,21 @@ async function poll() {
   job.timer = setTimeout(poll, running() ? 500 : 3000);
 }
 
+/** The folders the server lets the page import to (`ferry serve --import-to` given more than once), if several. */
+function renderDestinationChoice() {
+  const choices = (state.source && state.source.importChoices) || [];
+  const select = $('import-destination-choice');
+  // By the folder's name (its full path below, to copy); the full path where two share a name.
+  const name = (path) => path.split('/').filter(Boolean).pop() || '/';
+  const shared = (path) => choices.filter((other) => name(other) === name(path)).length > 1;
+  select.replaceChildren(...choices.map((path) =>
+    element('option', { value: path, text: shared(path) ? path : name(path), title: path })));
+  if (state.source && state.source.importPath) select.value = state.source.importPath;
+  $('import-destination-choice-label').hidden = choices.length < 2;
+  $('import-destination-label').textContent = choices.length < 2 ? 'To' : 'Path';
+  select.disabled = running();
+}
+
 /** Binds the import buttons and panel; `actions`: the list's `refreshFolder` and `clearSelection`. */
 export function bindImport(actions) {
   list = { ...list, ...actions };
@@ -262,6 +278,23 @@ export function bindImport(actions) {
   $('import-scope-source').textContent = card ? 'the whole card' : state.source && state.source.scheme === 'camera'
     ? 'the whole camera' : 'the whole source';
   if (state.source && state.source.importPath) $('import-destination').value = state.source.importPath;
+  renderDestinationChoice();
+  $('import-destination-choice').onchange = async () => {
+    const select = $('import-destination-choice');
+    try {
+      // The server keeps the choice (for every tab): each folder has its own history, so the counts change.
+      state.source = await api('import-to', { body: { path: select.value } });
+      $('import-destination').value = state.source.importPath;
+      clearMessage('import');
+      job.seen = '';
+      poll();
+      refreshNewCount();
+      schedulePreview();
+    } catch (error) {
+      select.value = state.source.importPath;
+      showMessage(error.message, { kind: 'import' });
+    }
+  };
   for (const id of ['import-scope', 'import-kinds']) {
     $(id).onchange = () => {
       $('import-only-label').hidden = $('import-kinds').value !== 'only';

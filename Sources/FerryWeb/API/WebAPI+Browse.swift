@@ -14,7 +14,7 @@ extension WebAPI {
     /// is hidden and whether the import history holds it.
     func list(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            guard let source else { throw APIRefusal(409, "no source connected") }
+            let source = try connectedSource()
             let (web, backend) = try resolve(request.query("path") ?? "/", in: source)
             // The partial files of uploads in progress are no files of the folder yet.
             let parts = Set(uploading.withLock { u in u.flatMap { [$0 + ".part", $0 + ".part.journal"] } })
@@ -41,7 +41,7 @@ extension WebAPI {
     /// `GET /api/stat?path=`: one entry.
     func stat(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            guard let source else { throw APIRefusal(409, "no source connected") }
+            let source = try connectedSource()
             let (web, backend) = try resolve(request.query("path"), in: source)
             return .json(APIEntry(try await source.fs.stat(backend), path: web))
         }
@@ -51,7 +51,7 @@ extension WebAPI {
     /// inline, everything else is an attachment.
     func file(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            guard let source else { throw APIRefusal(409, "no source connected") }
+            let source = try connectedSource()
             let (web, backend) = try resolve(request.query("path"), in: source)
             let local: String
             if source.isLocal {
@@ -82,7 +82,7 @@ extension WebAPI {
     /// HEIC's from its thumbnail item, each read by range where the source can.
     func thumbnail(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            guard let source else { throw APIRefusal(409, "no source connected") }
+            let source = try connectedSource()
             let (web, backend) = try resolve(request.query("path"), in: source)
             let kind = try MediaType.photoKind(web, making: "thumbnails")
             var version = request.query("v") ?? ""

@@ -41,7 +41,7 @@ extension WebAPI {
     /// `overwrite`, an existing file is a 409.
     func upload(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            guard let source else { throw APIRefusal(409, "no source connected") }
+            let source = try connectedSource()
             let (folder, _) = try resolve(request.query("path") ?? "/", in: source)
             guard case .multipart(let parts) = request.body else {
                 throw APIRefusal(400, "expected a multipart/form-data body with files")
@@ -74,8 +74,8 @@ extension WebAPI {
     /// one, deepest first. A card's system folders at its root are refused.
     func delete(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            guard let source else { throw APIRefusal(409, "no source connected") }
-            guard let body: DeleteBody = decode(request) else { throw APIRefusal(400, "expected JSON {\"path\": ...}") }
+            let source = try connectedSource()
+            let body: DeleteBody = try jsonBody(of: request, expecting: "expected JSON {\"path\": ...}")
             let (web, backend) = try resolve(body.path, in: source)
             guard web != "/" else { throw APIRefusal(400, "the root cannot be deleted") }
             guard !source.isProtected(web) else {
@@ -110,8 +110,8 @@ extension WebAPI {
     /// `POST /api/mkdir {"path"}`: one new folder (its parent must exist).
     func makeDirectory(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            guard let source else { throw APIRefusal(409, "no source connected") }
-            guard let body: PathBody = decode(request) else { throw APIRefusal(400, "expected JSON {\"path\": ...}") }
+            let source = try connectedSource()
+            let body: PathBody = try jsonBody(of: request, expecting: "expected JSON {\"path\": ...}")
             let (web, backend) = try resolve(body.path, in: source)
             guard web != "/" else { throw APIRefusal(409, "the root exists") }
             try await source.fs.makeDirectory(backend, createParents: false)
@@ -125,10 +125,8 @@ extension WebAPI {
     /// `POST /api/rename {"path", "name"}`: a new name in the same folder.
     func rename(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            guard let source else { throw APIRefusal(409, "no source connected") }
-            guard let body: RenameBody = decode(request) else {
-                throw APIRefusal(400, "expected JSON {\"path\": ..., \"name\": ...}")
-            }
+            let source = try connectedSource()
+            let body: RenameBody = try jsonBody(of: request, expecting: "expected JSON {\"path\": ..., \"name\": ...}")
             let (web, backend) = try resolve(body.path, in: source)
             guard web != "/" else { throw APIRefusal(400, "the root cannot be renamed") }
             guard WebPath.isValidName(body.name) else { throw APIRefusal(400, "bad name: \(body.name)") }

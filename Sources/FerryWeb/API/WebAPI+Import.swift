@@ -24,6 +24,11 @@ extension WebAPI {
         var restart: Bool?
     }
 
+    /// What `/api/import` and `/api/import-preview` take, said when a body is not that.
+    private static let importShape =
+        "expected JSON {\"paths\"?: [...], \"folder\"?, \"kinds\"?, \"layout\"?: \"tree|date\", \"deleteAfter\"?, "
+        + "\"folderTemplate\"?, \"nameTemplate\"?, \"tag\"?, \"restart\"?}"
+
     /// The templates of a request, checked: a template that does not parse is refused with its reason.
     private static func templates(_ body: ImportBody) throws(APIRefusal) -> ImportJob.Request.Templates {
         func template(_ text: String?) throws(APIRefusal) -> NameTemplate? {
@@ -72,11 +77,8 @@ extension WebAPI {
     /// the date taken read from the start of each photo, one range request on a card).
     func previewImport(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            guard let source else { throw APIRefusal(409, "no source connected") }
-            guard let body: ImportBody = decode(request) else {
-                throw APIRefusal(
-                    400, "expected JSON {\"paths\"?: [...], \"folder\"?, \"layout\"?, \"nameTemplate\"?, ...}")
-            }
+            let source = try connectedSource()
+            let body: ImportBody = try jsonBody(of: request, expecting: Self.importShape)
             let asked = try self.request(body, in: source)
             let key = try await source.historyKey.get(source.fs)
             let items = try await importJob.preview(source: source, key: key, asked, limit: 3)
@@ -122,11 +124,8 @@ extension WebAPI {
     /// an import (409 while one runs); `restart` repeats the last one.
     func startImport(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            guard let source else { throw APIRefusal(409, "no source connected") }
-            guard let body: ImportBody = decode(request) else {
-                throw APIRefusal(
-                    400, "expected JSON {\"paths\": [...], \"layout\": \"tree|date\", \"deleteAfter\": false}")
-            }
+            let source = try connectedSource()
+            let body: ImportBody = try jsonBody(of: request, expecting: Self.importShape)
             let key = try await source.historyKey.get(source.fs)
             if body.restart == true {
                 guard let last = importJob.lastRequest else { throw APIRefusal(409, "no import to restart") }
@@ -154,7 +153,7 @@ extension WebAPI {
     /// videos by default) are not imported yet, their size, and where they go.
     func newFiles(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            guard let source else { throw APIRefusal(409, "no source connected") }
+            let source = try connectedSource()
             let scope = try scope(folder: request.query("folder"), kinds: request.query("kinds"), in: source)
             let key = try await source.historyKey.get(source.fs)
             let known = importJob.imported(key: key)

@@ -12,7 +12,7 @@ extension WebAPI {
     /// a zoom needs more pixels.
     func preview(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            guard let source else { throw APIRefusal(409, "no source connected") }
+            let source = try connectedSource()
             let (web, backend) = try resolve(request.query("path"), in: source)
             let kind = try MediaType.photoKind(web, making: "previews")
             let w = Int(request.query("w") ?? "") ?? 1280
@@ -63,7 +63,7 @@ extension WebAPI {
     /// lens, shutter, aperture, ISO, focal length) and its pixel size.
     func info(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            guard let source else { throw APIRefusal(409, "no source connected") }
+            let source = try connectedSource()
             let (web, backend) = try resolve(request.query("path"), in: source)
             if source.isLocal {
                 // Exif of nothing is not an answer: a missing file or a folder is 404.

@@ -277,6 +277,19 @@ final class WebAPI: Sendable {
         }
     }
 
+    /// The source connected, for a handler that needs one (``api(_:_:)`` refuses
+    /// such routes without one already; this is that refusal for the types).
+    func connectedSource() throws(APIRefusal) -> WebSource {
+        guard let source else { throw APIRefusal(409, "no source connected") }
+        return source
+    }
+
+    /// A request's JSON body, or a 400 that says what was expected.
+    func jsonBody<Body: Decodable>(of request: HTTPRequest, expecting shape: String) throws(APIRefusal) -> Body {
+        guard let body: Body = decode(request) else { throw APIRefusal(400, shape) }
+        return body
+    }
+
     /// Decodes a JSON body.
     func decode<T: Decodable>(_ request: HTTPRequest) -> T? {
         guard let data = request.bodyData, !data.isEmpty else { return nil }

@@ -163,7 +163,12 @@ export async function refreshNewCount() {
   } catch (_) { /* shown as "counting…" until the next count */ }
   if (token !== job.countToken) return;  // the folder or the options changed meanwhile
   job.newCount = n;
-  if (n && n.destination) $('import-destination').value = n.destination;
+  if (n && n.destination) {
+    // Another tab may have chosen another import folder: the server's choice is the one shown.
+    $('import-destination').value = n.destination;
+    if (state.source) state.source.importPath = n.destination;
+    if ($('import-destination-choice').value !== n.destination) $('import-destination-choice').value = n.destination;
+  }
   renderNewButton();
 }
 

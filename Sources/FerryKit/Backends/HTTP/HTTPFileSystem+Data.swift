@@ -16,14 +16,12 @@ extension HTTPFileSystem {
     /// Reads a whole file, refusing it before its body when the server announces
     /// a size over `limit`, else after `limit + 1` bytes.
     public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
-        let limit = max(0, limit)
-        let bytes = try await HTTPMemoryRead.read(
-            target(path), range: 0..<Int64(limit) + 1, sizeLimit: Int64(limit), engine: engine, verifyTLS: verifyTLS,
-            settings: settings)
-        guard bytes.count <= limit else {
-            throw FerryError.overLimit(limit, size: nil, operation: "read", target: target(path).redacted)
+        try await HTTPMemoryRead.whole(limit: limit, target: target(path).redacted) {
+            range, sizeLimit async throws(FerryError) in
+            try await HTTPMemoryRead.read(
+                target(path), range: range, sizeLimit: sizeLimit, engine: engine, verifyTLS: verifyTLS,
+                settings: settings)
         }
-        return Data(bytes)
     }
 
     /// The URL of `path`, keeping the query of the URL this file system was opened with.
@@ -36,6 +34,23 @@ extension HTTPFileSystem {
 
 /// Capped HTTP reads into memory, for HTTP and FlashAir.
 enum HTTPMemoryRead {
+    /// A whole file of at most `limit` bytes through `read` (a range and the size
+    /// limit to refuse before the body): the range `0..<limit + 1`, and `tooLarge`
+    /// when all of it came. What every HTTP-based backend's ``RemoteFileSystem/data(at:limit:)`` does.
+    ///
+    /// - Parameter target: The file as the error names it (redacted).
+    static func whole(
+        limit: Int, target: @autoclosure () -> String,
+        read: (Range<Int64>, Int64?) async throws(FerryError) -> [UInt8]
+    ) async throws(FerryError) -> Data {
+        let limit = max(0, limit)
+        let bytes = try await read(0..<Int64(limit) + 1, Int64(limit))
+        guard bytes.count <= limit else {
+            throw FerryError.overLimit(limit, size: nil, operation: "read", target: target())
+        }
+        return Data(bytes)
+    }
+
     /// Reads `range` of `target`, the response judged as a download judges it
     /// (`HTTPRangeReply`): a `206` of the asked bytes gives them, a `200` (Range
     /// ignored) is skipped up to the range and cut off after it, a `416` means

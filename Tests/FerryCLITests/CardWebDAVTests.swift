@@ -75,6 +75,14 @@ struct CardWebDAVTests {
 
         // Writes through WebDAV show through command.cgi, and the other way round.
         try TestData.file(work.file("up.bin"), size: 70_000, seed: 7)
+        // A missing folder is the server's 409 in words, at once: not "the
+        // server holds 0 bytes" after six tries.
+        let started = ContinuousClock.now
+        let missing = try run(["put", work.file("up.bin"), dav(card, "/NEW/SUB/")])
+        #expect(missing.status == 1)
+        #expect(
+            missing.stderr.contains("409") && missing.stderr.contains("parent folder is missing"), "\(missing.stderr)")
+        #expect(ContinuousClock.now - started < .seconds(3))
         #expect(try run(["mkdir", "-p", dav(card, "/NEW/SUB")]).status == 0)
         let put = try run(["put", work.file("up.bin"), dav(card, "/NEW/SUB/"), "--quiet"])
         #expect(put.status == 0, "\(put.stderr)")

@@ -63,6 +63,12 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
     func display(_ path: String) -> String { fs.display(path) }
 
     func entry(_ path: String) async throws(FerryError) -> RemoteEntry {
+        try await fs.stat(path)
+    }
+
+    /// The PUT's own answer: a refusal is thrown, a missing folder made first
+    /// when `createParents` (then the error is transient: the file goes again).
+    func checkAnswer(_ path: String) async throws(FerryError) {
         if let job = lastPut.take(path), job.status >= 300 {
             let refused = WebDAVFileSystem.failure(
                 status: job.status, reason: job.headers.reason, body: job.body, method: "PUT", operation: "upload",
@@ -84,7 +90,6 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
             }
             throw refused
         }
-        return try await fs.stat(path)
     }
 
     func read(_ path: String, range: ClosedRange<Int64>) async -> [UInt8]? { nil }

@@ -74,11 +74,11 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
                 status: job.status, reason: job.headers.reason, body: job.body, method: "PUT", operation: "upload",
                 target: fs.display(path), user: fs.settings.credentials?.user)
             // 409 is WebDAV's word for a missing folder; nginx says 500 (its
-            // open() failed). The folder is looked up first: a 409 for another
-            // reason must not be tried again.
+            // open() failed), sabre/dav 1.8 404. The folder is looked up first:
+            // a 409 for another reason must not be tried again.
             let parent = RemotePath.parent(of: path)
             var missing = false
-            if createParents && (job.status == 409 || job.status == 500) && parent != "/" {
+            if createParents && [404, 409, 500].contains(job.status) && parent != "/" {
                 missing = (try? await fs.stat(parent)) == nil
             }
             if missing {

@@ -28,6 +28,7 @@ packages=(
   apache2                # HTTP folder pages: mod_autoindex (HTTPFolderTests); WebDAV: mod_dav_fs
   libnginx-mod-http-dav-ext  # WebDAV test server: nginx's PROPFIND (WebDAVTests)
   rclone                 # WebDAV test server (rclone serve webdav) and the WebDAV benchmark's peer
+  php-cli php-sabre-dav  # WebDAV test server: sabre/dav, the library under Nextcloud and ownCloud
   lighttpd               # HTTP folder pages: mod_dirlisting (HTTPFolderTests)
   vsftpd                 # FTP test server (and the benchmarks' FTP peer); proftpd: below
   openssl                # self-signed certificates for FTPS tests

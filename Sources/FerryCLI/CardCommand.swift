@@ -26,6 +26,11 @@ enum CardCommand: Command {
         static let cid = ValueOption("cid", help: "card CID to report (32 hex digits)", valueName: "HEX")
         static let noUpload = Flag("no-upload", help: "act as a card with upload.cgi disabled")
         static let noRange = Flag("no-range", help: "ignore Range: always send whole files")
+        static let webDAV = ValueOption<Int?>(
+            "webdav",
+            help:
+                "offer WebDAV on the card's port as drive mode does: 1 read-only, 2 read and write (firmware 3.00 on)",
+            valueName: "LEVEL", in: 0...2)
         static let keepIdle = Flag(
             "keep-idle-connections",
             help: "an idle connection keeps its slot, as on a real card (default: closed for a newcomer)")
@@ -37,11 +42,11 @@ enum CardCommand: Command {
         usage:
             "ferry card DIR [--kind flashair|ezshare] [--host 127.0.0.1] [--port N] [--max-connections N] [--latency MS] "
             + "[--rate BYTES_PER_SECOND] [--firmware VERSION] [--cid HEX] [--no-upload] [--no-range] "
-            + "[--keep-idle-connections]",
+            + "[--webdav LEVEL] [--keep-idle-connections]",
         options: [
             Keys.kind, Keys.host, Keys.port, Keys.maxConnections, Keys.latency, Keys.rate, Keys.firmware, Keys.cid,
             Keys.noUpload,
-            Keys.noRange, Keys.keepIdle,
+            Keys.noRange, Keys.webDAV, Keys.keepIdle,
         ],
         minPositionals: 1, maxPositionals: 1,
         details: """
@@ -51,6 +56,11 @@ enum CardCommand: Command {
             File dates are reported in local time, dot-files as hidden. Nothing outside
             DIR can be read, listed, written or deleted. The first line on stdout names
             the URL served; Ctrl-C stops the card.
+
+            --webdav 1 or 2 acts as a W-03/W-04 in drive mode: op=220 reports the
+            level and the card's port answers WebDAV too (OPTIONS, PROPFIND with
+            Depth 0 or 1, GET; with 2 also PUT, MKCOL, DELETE and MOVE), so the
+            folder is reachable as dav://HOST:PORT/ as well as flashair://.
 
             --kind ezshare serves DIR as an ez Share card: /dir?dir=A:%5CDCIM pages in
             GB2312 with 8.3 aliases in the links, unpadded dates, sizes in KB, . and ..,
@@ -82,6 +92,7 @@ enum CardCommand: Command {
                 (Keys.cid.option.long, args.value(Keys.cid) != nil),
                 (Keys.noUpload.option.long, args.has(Keys.noUpload)),
                 (Keys.noRange.option.long, args.has(Keys.noRange)),
+                (Keys.webDAV.option.long, try args.value(Keys.webDAV) != nil),
             ]
             if let (name, _) = flashAirOnly.first(where: { $0.1 }) {
                 throw UsageError(message: "--\(name) is for --kind flashair; an ez Share card is read-only")
@@ -102,6 +113,15 @@ enum CardCommand: Command {
             }
             configuration.uploadEnabled = !args.has(Keys.noUpload)
             configuration.supportsRanges = !args.has(Keys.noRange)
+            if let level = try args.value(Keys.webDAV) {
+                configuration.webDAVLevel = level
+                guard level == 0 || configuration.hasOperation(220) else {
+                    throw UsageError(
+                        message:
+                            "--webdav needs firmware 3.00.00 or later (drive mode came with W-03), not \(configuration.firmware)"
+                    )
+                }
+            }
             server = try FlashAirCard(folder: folder, host: host, port: port, configuration: configuration)
         }
         // Catch SIGINT and SIGTERM before saying where the card is: a script may

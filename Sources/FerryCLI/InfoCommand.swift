@@ -13,7 +13,9 @@ enum InfoCommand: Command {
             Asks a FlashAir card's command.cgi one operation at a time. An operation
             the firmware lacks (or its CONFIG disables) answers 400 and is listed as
             unsupported. op=102 is never asked: that would clear the change flag
-            for another program polling it. An ez Share card (ezshare://) tells its
+            for another program polling it. When op=220 says WebDAV is on (drive
+            mode, WEBDAV=1 or 2), OPTIONS / confirms it and the dav:// URL is shown.
+            An ez Share card (ezshare://) tells its
             firmware (/client?command=version) and nothing more.
             """)
 
@@ -66,7 +68,7 @@ enum InfoCommand: Command {
         }
         if let image = info.controlImage { rows.append(("control", image)) }
         if let mode = info.wirelessMode { rows.append(("Wi-Fi", wirelessMode(mode))) }
-        if let level = info.webDAVLevel { rows.append(("WebDAV", webDAV(level))) }
+        if let level = info.webDAVLevel { rows.append(("WebDAV", webDAV(level, url: info.webDAVURL))) }
         if !info.unsupportedOperations.isEmpty {
             rows.append(
                 (
@@ -99,14 +101,18 @@ enum InfoCommand: Command {
         return mode >= 4 ? name + ", from power-on" : name
     }
 
-    /// op=220 in words.
-    static func webDAV(_ level: Int) -> String {
-        switch level {
-        case 0: "off"
-        case 1: "read-only"
-        case 2: "read and write"
-        default: "level \(level)"
-        }
+    /// op=220 in words, with the URL when the card's port answered as WebDAV.
+    static func webDAV(_ level: Int, url: RemoteURL?) -> String {
+        let words =
+            switch level {
+            case 0: "off"
+            case 1: "read-only"
+            case 2: "read and write"
+            default: "level \(level)"
+            }
+        guard level > 0 else { return words }
+        guard let url else { return words + " in CONFIG, but the card does not answer WebDAV (OPTIONS /)" }
+        return words + " at " + url.redacted
     }
 
     /// One JSON object; fields a card did not report are `null`.
@@ -127,6 +133,8 @@ enum InfoCommand: Command {
             "controlImage": value(info.controlImage),
             "wirelessMode": value(info.wirelessMode),
             "webDAVLevel": value(info.webDAVLevel),
+            "webDAVURL": value(info.webDAVURL?.redacted),
+            "webDAVReadOnly": value(info.webDAVReadOnly),
             "supportedOperations": info.supportedOperations,
             "unsupportedOperations": info.unsupportedOperations,
         ]

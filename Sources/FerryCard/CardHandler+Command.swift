@@ -41,7 +41,7 @@ extension CardHandler {
             return CardHandler.reply("OK")
         case 202: return CardHandler.reply(state.withLock { $0.photoShare } ? "1" : "0")
         case 203: return CardHandler.reply(ssid)
-        case 220: return CardHandler.reply("0")  // no WebDAV
+        case 220: return CardHandler.reply(String(configuration.webDAVLevel))
         case 221: return CardHandler.reply(String(state.withLock { $0.timeZoneQuarterHours }))
         default: return CardHandler.reply("", status: 400)
         }

@@ -51,6 +51,9 @@ final class CardHandler: Sendable {
     /// Answers one request.
     func handle(_ original: HTTPRequest) -> HTTPResponse {
         let request = CardHandler.originForm(original)
+        if configuration.servesWebDAV, CardHandler.webDAVMethods.contains(request.method) {
+            return webDAV(request)
+        }
         switch request.rawPath {
         case "/command.cgi": return command(request)
         case "/upload.cgi": return upload(request)

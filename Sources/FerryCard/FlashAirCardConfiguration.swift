@@ -37,6 +37,11 @@ public struct FlashAirCardConfiguration: Sendable, Hashable {
         get { limits.bytesPerSecond }
         set { limits.bytesPerSecond = newValue }
     }
+    /// The card's WebDAV ("drive mode", `WEBDAV=` in CONFIG), as op=220 reports
+    /// it: 0 off, 1 read-only, 2 read and write. Served on the card's own port
+    /// beside command.cgi, from firmware 3.00.00 on (an older firmware has no
+    /// WebDAV and answers op=220 with 400).
+    public var webDAVLevel = 0
     /// The control image path op=109 reports.
     public var controlImage = "/DCIM/100__TSB/FA000001.JPG"
 
@@ -52,7 +57,7 @@ public struct FlashAirCardConfiguration: Sendable, Hashable {
     }
 
     /// Whether this firmware has command.cgi operation `op`.
-    func hasOperation(_ op: Int) -> Bool {
+    public func hasOperation(_ op: Int) -> Bool {
         let known: Set<Int> = [
             100, 101, 102, 104, 105, 106, 107, 108, 109, 110, 111, 117, 118, 120, 121, 130, 131, 140,
             200, 201, 202, 203, 220, 221,
@@ -68,6 +73,9 @@ public struct FlashAirCardConfiguration: Sendable, Hashable {
         default: return true
         }
     }
+
+    /// Whether WebDAV requests are answered: a level above 0 on a firmware with op=220.
+    var servesWebDAV: Bool { webDAVLevel > 0 && hasOperation(220) }
 
     /// Whether thumbnails carry `X-exif-WIDTH`, `-HEIGHT` and `-ORIENTATION`.
     var sendsExifHeaders: Bool {

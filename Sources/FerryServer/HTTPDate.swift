@@ -8,12 +8,12 @@
 
 /// IMF-fixdate formatting (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 section 5.6.7),
 /// independent of the process locale.
-enum HTTPDate {
+public enum HTTPDate {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// Formats seconds since 1970 (UTC).
-    static func format(secondsSince1970 seconds: Int) -> String {
+    public static func format(secondsSince1970 seconds: Int) -> String {
         var time = time_t(seconds)
         var parts = tm()
         gmtime_r(&time, &parts)

@@ -218,6 +218,62 @@ public final class RcloneDAVServer: WebDAVTestServer {
     public func stop() { process.stop() }
 }
 
+/// sabre/dav (the library under Nextcloud and ownCloud; Debian's
+/// `php-sabre-dav`) on PHP's built-in server, serving `root` under Nextcloud's
+/// `/remote.php/dav/files/alice/` base path, with sabre's partial-update plugin.
+public final class SabreDAVServer: WebDAVTestServer {
+    public let port: Int
+    public let root: String
+    public let name = "sabre/dav (php -S)"
+    /// The URL path the folder is served under.
+    public static let basePath = "/remote.php/dav/files/alice/"
+    private let process: ServerProcess
+    private let dir: TempDir
+
+    /// The front controller: every request goes to sabre's `Server::exec()`.
+    static let script = """
+        <?php
+        // sabre/dav 1.8 predates PHP 8: its deprecation notices would end up in replies.
+        error_reporting(E_ALL & ~E_DEPRECATED & ~E_NOTICE & ~E_WARNING);
+        require_once 'Sabre/autoload.php';
+        date_default_timezone_set('UTC');
+        $server = new \\Sabre\\DAV\\Server(new \\Sabre\\DAV\\FSExt\\Directory(getenv('FERRY_DAV_ROOT')));
+        $server->setBaseUri(getenv('FERRY_DAV_BASE'));
+        $server->addPlugin(new \\Sabre\\DAV\\PartialUpdate\\Plugin());
+        $server->exec();
+
+        """
+
+    public static var isAvailable: Bool {
+        TestProcess.which("php") != nil && FileManager.default.fileExists(atPath: "/usr/share/php/Sabre/autoload.php")
+    }
+
+    public init() throws {
+        guard let php = TestProcess.which("php"), SabreDAVServer.isAvailable else {
+            throw TestServerError.missing("sabre/dav on PHP (apt-get install php-cli php-sabre-dav)")
+        }
+        let dir = try TempDir(prefix: "sabre-dav")
+        self.dir = dir
+        let root = dir.file("root")
+        self.root = root
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try SabreDAVServer.script.write(toFile: dir.file("server.php"), atomically: true, encoding: .utf8)
+        (port, process) = try ServerProcess.listening("php -S") { port in
+            try ServerProcess(
+                php, ["-S", "127.0.0.1:\(port)", dir.file("server.php")], cwd: dir.path, logPath: dir.file("log"),
+                environment: ["FERRY_DAV_ROOT": root, "FERRY_DAV_BASE": SabreDAVServer.basePath])
+        }
+    }
+
+    deinit { process.stop() }
+
+    public var base: String { "dav://127.0.0.1:\(port)" + SabreDAVServer.basePath }
+
+    public var accessLog: [String] { [] }
+
+    public func stop() { process.stop() }
+}
+
 enum WebDAVLog {
     static func lines(_ path: String) -> [String] {
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)

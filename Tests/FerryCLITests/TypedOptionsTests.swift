@@ -81,8 +81,11 @@ import Testing
         #expect(InfoCommand.wirelessMode(0) == "access point")
         #expect(InfoCommand.wirelessMode(4) == "access point, from power-on")
         #expect(InfoCommand.wirelessMode(5) == "station (joins a network), from power-on")
-        #expect(InfoCommand.webDAV(0) == "off")
-        #expect(InfoCommand.webDAV(2) == "read and write")
+        #expect(InfoCommand.webDAV(0, url: nil) == "off")
+        let dav = try? RemoteURL(parsing: "dav://flashair/")
+        #expect(InfoCommand.webDAV(2, url: dav) == "read and write at dav://flashair/")
+        #expect(InfoCommand.webDAV(1, url: dav) == "read-only at dav://flashair/")
+        #expect(InfoCommand.webDAV(1, url: nil).hasPrefix("read-only in CONFIG, but the card does not answer WebDAV"))
     }
 
     @Test func summaryLine() {

@@ -10,7 +10,7 @@ import Testing
 @Suite(.serialized)
 struct WebDAVTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible {
-        case apache, nginx, rclone
+        case apache, nginx, rclone, sabre
         var testDescription: String { rawValue }
 
         func start() throws -> any WebDAVTestServer {
@@ -18,6 +18,7 @@ struct WebDAVTests {
             case .apache: try ApacheDAVServer()
             case .nginx: try NginxDAVServer()
             case .rclone: try RcloneDAVServer()
+            case .sabre: try SabreDAVServer()
             }
         }
     }
@@ -162,7 +163,7 @@ struct WebDAVTests {
 
     /// An upload into folders that do not exist: the PUT's 409 makes them
     /// (`createParents`, the default) and the file is sent again.
-    @Test(arguments: [Kind.apache, .nginx])
+    @Test(arguments: [Kind.apache, .nginx, .sabre])
     func uploadMakesMissingFolders(_ kind: Kind) async throws {
         let server = try kind.start()
         defer { server.stop() }

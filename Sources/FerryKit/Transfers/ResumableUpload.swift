@@ -79,6 +79,12 @@ protocol ResumableUploadTarget: UploadTarget {
 
     /// The error for a transfer `job` libcurl ended with an error; `target` names the file.
     func failure(_ completion: CurlCompletion, of job: Job, target: String) -> FerryError
+
+    /// Throws the server's refusal of the job just finished to `path` (WebDAV's
+    /// PUT answered 409 or 403: libcurl says "done" all the same); nothing by
+    /// default. Asked before what the server holds is looked up, so a refusal is
+    /// never mistaken for "nothing arrived yet" and tried again.
+    func checkAnswer(_ path: String) async throws(FerryError)
 }
 
 extension ResumableUploadTarget {
@@ -104,7 +110,10 @@ extension ResumableUploadTarget {
                 else { return 0 }
                 return have
             },
-            storedLength: { () async throws(FerryError) in try await UploadSteps.remoteLength(remote, of: self) })
+            storedLength: { () async throws(FerryError) in
+                try await checkAnswer(remote)
+                return try await UploadSteps.remoteLength(remote, of: self)
+            })
     }
 }
 
@@ -115,6 +124,10 @@ extension UploadSteps {
         else { return 0 }
         return entry.size
     }
+}
+
+extension ResumableUploadTarget {
+    func checkAnswer(_ path: String) async throws(FerryError) {}
 }
 
 extension UploadTarget {

@@ -42,6 +42,7 @@ struct FlashAirCGI: Sendable {
     ///   - operation: What Ferry is doing, for error messages ("list", "delete" ...).
     ///   - target: The remote path concerned, for error messages.
     ///   - maxBody: The largest body accepted.
+    ///   - method: Another method than GET (`OPTIONS` for the WebDAV probe).
     /// A card that takes the connection and closes it without a word (an empty
     /// reply) is busy with another client: it is tried again, every
     /// `policy.retryDelay`, for up to `policy.busyWait`, without counting as a
@@ -51,7 +52,8 @@ struct FlashAirCGI: Sendable {
     ///   saying the card is busy with another client after `policy.busyWait`;
     ///   other transport failures (a bad host name, cancellation) at once.
     func get(
-        _ cgi: String, query: String, operation: String, target: String, maxBody: Int = 4 << 20
+        _ cgi: String, query: String?, operation: String, target: String, maxBody: Int = 4 << 20,
+        method: String? = nil
     ) async throws(FerryError) -> FlashAirReplyBody {
         var request = url.with(path: "/" + cgi)
         request.query = query
@@ -62,6 +64,7 @@ struct FlashAirCGI: Sendable {
             let job = CurlRequestJob(hostKey: url.hostKey, maxBody: maxBody)
             HTTPFileSystem.configure(job.easy, url: request, scheme: "http", verifyTLS: true)
             configureTimeouts(job.easy)
+            if let method { job.easy.set(CURLOPT_CUSTOMREQUEST, method) }
             let c = await engine.perform(job)
             if c.interrupted { throw FerryError(.cancelled, operation: operation, target: shown) }
             if job.tooLarge {

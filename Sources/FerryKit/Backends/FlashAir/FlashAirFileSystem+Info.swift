@@ -6,6 +6,8 @@ extension FlashAirFileSystem {
     ///
     /// The operations in ``FlashAirInfo/probedOperations`` are asked one after
     /// another (a card wants one request at a time); a 400 marks one unsupported.
+    /// When op=220 reports WebDAV on, `OPTIONS /` confirms it: a `DAV` header in
+    /// the answer sets ``FlashAirInfo/webDAVURL``.
     ///
     /// - Throws: `notFound` when there is no `command.cgi` (not a FlashAir card),
     ///   `notAnswering` when the card does not answer.
@@ -44,6 +46,19 @@ extension FlashAirFileSystem {
             default: break
             }
         }
+        if let level = info.webDAVLevel, level > 0, try await answersWebDAV() {
+            var dav = url.with(path: "/")
+            dav.scheme = .dav
+            dav.query = nil
+            info.webDAVURL = dav
+        }
         return info
+    }
+
+    /// Whether the card's port answers `OPTIONS /` with a `DAV` header (RFC 4918, 10.1).
+    func answersWebDAV() async throws(FerryError) -> Bool {
+        let reply = try await cgi.get("", query: nil, operation: "info", target: "/", method: "OPTIONS")
+        guard (200..<300).contains(reply.status), let dav = reply.headers["DAV"] else { return false }
+        return dav.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "1" }
     }
 }

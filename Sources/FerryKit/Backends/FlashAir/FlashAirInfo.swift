@@ -30,6 +30,14 @@ public struct FlashAirInfo: Sendable, Hashable {
     public var applicationInfo: String?
     /// The WebDAV level (op=220): 0 off, 1 read-only, 2 read and write.
     public var webDAVLevel: Int?
+    /// The card's WebDAV ("drive mode"), when op=220 reports a level above 0 and
+    /// the card's port answers `OPTIONS /` with a `DAV` header: `dav://HOST:PORT/`.
+    public var webDAVURL: RemoteURL?
+    /// Whether the WebDAV drive is read-only (`WEBDAV=1`); nil when the card offers none.
+    public var webDAVReadOnly: Bool? {
+        guard webDAVURL != nil, let webDAVLevel else { return nil }
+        return webDAVLevel < 2
+    }
     /// Operations that answered (not 400), ascending.
     public var supportedOperations: [Int] = []
     /// Operations that answered 400 (missing from this firmware or disabled), ascending.

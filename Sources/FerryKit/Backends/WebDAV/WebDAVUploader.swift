@@ -63,16 +63,22 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
     func display(_ path: String) -> String { fs.display(path) }
 
     func entry(_ path: String) async throws(FerryError) -> RemoteEntry {
+        try await fs.stat(path)
+    }
+
+    /// The PUT's own answer: a refusal is thrown, a missing folder made first
+    /// when `createParents` (then the error is transient: the file goes again).
+    func checkAnswer(_ path: String) async throws(FerryError) {
         if let job = lastPut.take(path), job.status >= 300 {
             let refused = WebDAVFileSystem.failure(
                 status: job.status, reason: job.headers.reason, body: job.body, method: "PUT", operation: "upload",
                 target: fs.display(path), user: fs.settings.credentials?.user)
             // 409 is WebDAV's word for a missing folder; nginx says 500 (its
-            // open() failed). The folder is looked up first: a 409 for another
-            // reason must not be tried again.
+            // open() failed), sabre/dav 1.8 404. The folder is looked up first:
+            // a 409 for another reason must not be tried again.
             let parent = RemotePath.parent(of: path)
             var missing = false
-            if createParents && (job.status == 409 || job.status == 500) && parent != "/" {
+            if createParents && [404, 409, 500].contains(job.status) && parent != "/" {
                 missing = (try? await fs.stat(parent)) == nil
             }
             if missing {
@@ -84,7 +90,6 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
             }
             throw refused
         }
-        return try await fs.stat(path)
     }
 
     func read(_ path: String, range: ClosedRange<Int64>) async -> [UInt8]? { nil }

@@ -70,7 +70,9 @@ final class DownloadAttempt<Adapter: DownloadAttemptAdapter>: CurlJob, @unchecke
 
     // Specialized for each adapter: a generic class's overrides are otherwise
     // run unspecialized, every chunk through the adapter's witness table
-    // (bench/cpu_bench.py's instructions per small file).
+    // (bench/cpu_bench.py's instructions per small file). The only place the
+    // engine names the backends' adapters: a hint to the optimizer, which
+    // `@_specialize` takes only on the declaration it specializes.
     @_specialize(where Adapter == HTTPDownloadAttempt)
     @_specialize(where Adapter == FTPDownloadAttempt)
     @_specialize(where Adapter == SFTPDownloadAttempt)

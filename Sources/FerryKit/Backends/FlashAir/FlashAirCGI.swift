@@ -59,7 +59,7 @@ struct FlashAirCGI: Sendable {
         let retries = RetryPolicy(
             firstDelay: policy.retryDelay, cap: FlashAirCGI.longestBackOff, maxInRow: max(1, policy.tries) - 1)
         func once() async throws(FerryError) -> FlashAirReplyBody {
-            let job = CurlRequestJob(hostKey: url.hostKey, maxBody: maxBody)
+            let job = HTTPRequestJob(hostKey: url.hostKey, maxBody: maxBody)
             HTTPFileSystem.configure(job.easy, url: request, scheme: "http", verifyTLS: true)
             configureTimeouts(job.easy)
             let c = await engine.perform(job)

@@ -55,7 +55,8 @@ enum HTTPMemoryRead {
         if range.isEmpty { return [] }
         let capacity = Int(min(range.upperBound - range.lowerBound, Int64(Int32.max)))
         let job = CurlMemoryJob(
-            hostKey: target.hostKey, capacity: capacity, start: range.lowerBound, sizeLimit: sizeLimit)
+            HTTPMemoryReply(), hostKey: target.hostKey, capacity: capacity, start: range.lowerBound,
+            sizeLimit: sizeLimit)
         if let settings {
             HTTPFileSystem.configure(job.easy, url: target, scheme: wireScheme, settings: settings)
         } else {
@@ -65,29 +66,32 @@ enum HTTPMemoryRead {
         job.easy.setTimeouts(connect: .seconds(15), stall: .seconds(30))
         let c = await engine.perform(job)
         if c.interrupted { throw FerryError(.cancelled, operation: operation, target: display) }
-        let status = job.headers.status != 0 ? job.headers.status : c.responseCode
+        let status = job.reply.headers.status != 0 ? job.reply.headers.status : c.responseCode
         if status != 0 {
             // Judged as a download judges it (and as the job did before the first byte).
-            switch HTTPRangeReply(status: status, headers: job.headers, offset: range.lowerBound) {
+            switch HTTPRangeReply(status: status, headers: job.reply.headers, offset: range.lowerBound) {
             case .pastEnd(let total):
                 // Nothing from the range's start on. A size past that start
                 // contradicts the refusal: a download starts over on it.
                 guard let total, total > range.lowerBound else { return [] }
                 throw FerryError(
                     .protocolError, operation: operation, target: display, serverCode: status,
-                    serverText: job.headers.reason,
+                    serverText: job.reply.headers.reason,
                     detail: "asked for bytes from \(range.lowerBound), refused as past the end of \(total) bytes")
             case .error:
-                throw FerryError.http(status: status, reason: job.headers.reason, operation: operation, target: display)
+                throw FerryError.http(
+                    status: status, reason: job.reply.headers.reason, operation: operation, target: display)
             case .notTheRange(let reason):
                 throw FerryError(
                     .protocolError, operation: operation, target: display, serverCode: status,
-                    serverText: job.headers.reason,
-                    detail: [reason, job.headers["Content-Range"].map { "Content-Range: \($0)" }].compactMap { $0 }
-                        .joined(separator: "; "))
+                    serverText: job.reply.headers.reason,
+                    detail: [reason, job.reply.headers["Content-Range"].map { "Content-Range: \($0)" }].compactMap {
+                        $0
+                    }
+                    .joined(separator: "; "))
             case .unexpected:
                 throw HTTPRangeReply.unexpected(
-                    status, reason: job.headers.reason, operation: operation, target: display)
+                    status, reason: job.reply.headers.reason, operation: operation, target: display)
             case .fromOffset, .wholeFile:
                 break
             }
@@ -97,8 +101,32 @@ enum HTTPMemoryRead {
         }
         guard c.code == .ok || job.filled else {
             throw HTTPFileSystem.failure(
-                c, headers: job.headers, bodyStarted: !job.body.isEmpty, operation: operation, target: display)
+                c, headers: job.reply.headers, bodyStarted: !job.body.isEmpty, operation: operation, target: display)
         }
         return job.body
+    }
+}
+
+/// What HTTP adds to a read into memory (`CurlMemoryJob`): the final
+/// response's headers, and its body judged by `HTTPRangeReply` as a download
+/// judges it (a `206` of the asked bytes, a `200` that ignored `Range`, the
+/// rest none of the asked bytes, which `HTTPMemoryRead` words).
+struct HTTPMemoryReply: MemoryReadReply {
+    private(set) var headers = HTTPHeaders()
+
+    func configure(_ job: CurlJob) {}
+
+    mutating func header(_ line: UnsafeRawBufferPointer) {
+        headers.consume(line: line)
+    }
+
+    func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer, job: CurlJob) {}
+
+    func body(askedFrom start: Int64) -> MemoryReadBody {
+        switch HTTPRangeReply(status: headers.status, headers: headers, offset: start) {
+        case .fromOffset(let total): return .asked(total: total)
+        case .wholeFile(let total): return .wholeFile(total: total)
+        case .pastEnd, .notTheRange, .error, .unexpected: return .none
+        }
     }
 }

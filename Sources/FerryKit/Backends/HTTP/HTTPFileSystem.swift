@@ -115,7 +115,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         {
             return RemoteEntry(name: folder.name, path: path, kind: .directory)
         }
-        let modified = response.headers["Last-Modified"].flatMap(HTTPDate.parse).map { RemoteTimestamp(utc: $0) }
+        let modified = response.headers["Last-Modified"].flatMap(InternetDate.parse).map { RemoteTimestamp(utc: $0) }
         let name = target.lastComponent
         return RemoteEntry(
             name: name.isEmpty ? "/" : name, path: target.path, kind: .file, size: response.size, modified: modified)
@@ -126,7 +126,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     private func ask(_ target: RemoteURL, firstByteOnly: Bool) async throws(FerryError) -> (
         status: Int, headers: HTTPHeaders, size: Int64?, final: String?
     ) {
-        let job = CurlRequestJob(hostKey: target.hostKey, maxBody: firstByteOnly ? 1 : 0)
+        let job = HTTPRequestJob(hostKey: target.hostKey, maxBody: firstByteOnly ? 1 : 0)
         HTTPFileSystem.configure(job.easy, url: target, settings: settings)
         if firstByteOnly {
             job.easy.set(CURLOPT_RANGE, "0-0")
@@ -164,7 +164,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// the job's `maxBody` (`tooLarge`, a `badListing`) and a transfer failure
     /// are thrown; any status, 4xx and 5xx included, is the caller's to judge.
     static func performWholeReply(
-        _ job: CurlRequestJob, on engine: CurlEngine, operation: String, target shown: String,
+        _ job: HTTPRequestJob, on engine: CurlEngine, operation: String, target shown: String,
         tooLarge: (serverText: String, detail: String)
     ) async throws(FerryError) -> Int {
         let c = await engine.perform(job)

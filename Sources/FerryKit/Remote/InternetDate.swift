@@ -1,7 +1,10 @@
 import Foundation
 
-/// Dates in HTTP headers (IMF-fixdate, and the obsolete RFC 850 and asctime forms).
-enum HTTPDate {
+/// The Internet's date text of RFC 9110 §5.6.7: IMF-fixdate ("Sun, 06 Nov 1994
+/// 08:49:37 GMT") and the obsolete RFC 850 and asctime forms, as HTTP headers,
+/// WebDAV properties and index pages write them, and as `SourceTime` keeps a
+/// download's validator. (An FTP `MDTM` time-val is `RemoteTimestamp(timeVal:)`.)
+enum InternetDate {
     private static let formats = [
         "EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy",
     ]

@@ -125,8 +125,9 @@ final class DownloadAttempt<Adapter: DownloadAttemptAdapter>: CurlJob, @unchecke
     /// The transfer left the engine: the part's last bytes go to the file and its
     /// write buffer back to the pool now, on the engine thread, not when the
     /// driver's task next runs. A thousand small files queued behind each other
-    /// held a hundred 256 KiB buffers between their last byte and `finish`
-    /// (valgrind massif: 27 MB of the peak; 6,000 page faults of 7,100).
+    /// held a hundred 256 KiB buffers between their last byte and `finish`,
+    /// most of the peak heap and of the page faults (massif, bench/RESULTS.md, "Issue 19, third step (2026-12-01,
+    /// branch many): CPU per file").
     override func didEnd() {
         part.releaseBuffer()
     }

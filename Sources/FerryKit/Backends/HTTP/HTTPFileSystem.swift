@@ -41,7 +41,8 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Option strings every request sets, made once: libcurl copies the
     /// strings it is given, and `EasyHandle.set(_:_:)` would add a copy of its
-    /// own per request (about 1,400 instructions an option, callgrind).
+    /// own per request (bench/RESULTS.md, "Issue 19, HTTP per-file CPU (2026-12-01, branch hdr)", "Left for the
+    /// owners of other files").
     static let userAgent = OptionString("ferry/\(Ferry.version)")
     static let redirectProtocols = OptionString("http,https")
 

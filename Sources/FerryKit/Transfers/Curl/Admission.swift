@@ -106,8 +106,8 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
     private var hostLimits: [String: Int]
     private var policies: [String: LanePolicy] = [:]
     /// Lane keys numbered on first sight: admission compares integers, not
-    /// strings (a thousand queued files made string lookups 14% of the
-    /// instructions; bench/RESULTS.md).
+    /// strings (with a thousand queued files string lookups were a large share
+    /// of the instructions; bench/RESULTS.md, "Issue 19, first and last steps").
     private var laneNumber: [String: Int] = [:]
     private var lanes: [Lane] = []
     private var entries: [Ticket: Entry] = [:]

@@ -167,6 +167,6 @@ struct FlashAirCGI: Sendable {
 
     /// `/DCIM/` → `/DCIM`: cards answer nothing for a folder with a trailing slash.
     static func folderArgument(_ path: String) -> String {
-        FlashAirListing.normalize(path)
+        RemotePath.normalize(path, keepingServerRoot: false)
     }
 }

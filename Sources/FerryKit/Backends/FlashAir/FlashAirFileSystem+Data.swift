@@ -26,7 +26,8 @@ extension FlashAirFileSystem {
 
     private func read(_ path: String, range: Range<Int64>, sizeLimit: Int64?) async throws(FerryError) -> [UInt8] {
         try await HTTPMemoryRead.read(
-            url.with(path: FlashAirListing.normalize(path)), wireScheme: "http", range: range, sizeLimit: sizeLimit,
+            url.with(path: RemotePath.normalize(path, keepingServerRoot: false)), wireScheme: "http", range: range,
+            sizeLimit: sizeLimit,
             engine: engine, verifyTLS: true)
     }
 

@@ -27,11 +27,7 @@ extension HTTPFileSystem {
     }
 
     /// The URL of `path`, keeping the query of the URL this file system was opened with.
-    private func target(_ path: String) -> RemoteURL {
-        var target = url.with(path: path)
-        if path == url.path { target.query = url.query }
-        return target
-    }
+    private func target(_ path: String) -> RemoteURL { url.file(at: path) }
 }
 
 /// Capped HTTP reads into memory, for HTTP and FlashAir.

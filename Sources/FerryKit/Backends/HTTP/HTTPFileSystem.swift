@@ -211,14 +211,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     }
 
     func downloadSource(for path: String) -> DownloadSource {
-        var target = url
-        // The file system's own URL (`get URL`) stays as it is, query and all:
-        // what `with(path:)` and the query put back would make of it.
-        if path != url.path || path.utf8.first != UInt8(ascii: "/") {
-            target = url.with(path: path)
-            if path == url.path { target.query = url.query }
-        }
-        return HTTPDownloadAttempt.source(url: target, engine: engine, settings: settings)
+        HTTPDownloadAttempt.source(url: url.file(at: path), engine: engine, settings: settings)
     }
 }
 

@@ -200,12 +200,10 @@ public struct EzShareFileSystem: RemoteFileSystem {
 
     /// Reads a whole file, refusing one over `limit` before its body.
     public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
-        let limit = max(0, limit)
-        let bytes = try await read(path, range: 0..<Int64(limit) + 1, sizeLimit: Int64(limit))
-        guard bytes.count <= limit else {
-            throw FerryError.overLimit(limit, size: nil, operation: "read", target: shown(path))
+        try await HTTPMemoryRead.whole(limit: limit, shown: shown(path)) {
+            (range, sizeLimit) async throws(FerryError) -> [UInt8] in
+            try await read(path, range: range, sizeLimit: sizeLimit)
         }
-        return Data(bytes)
     }
 
     private func read(_ path: String, range: Range<Int64>, sizeLimit: Int64?) async throws(FerryError) -> [UInt8] {

@@ -16,22 +16,36 @@ extension HTTPFileSystem {
     /// Reads a whole file, refusing it before its body when the server announces
     /// a size over `limit`, else after `limit + 1` bytes.
     public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
-        let limit = max(0, limit)
-        let bytes = try await HTTPMemoryRead.read(
-            target(path), range: 0..<Int64(limit) + 1, sizeLimit: Int64(limit), engine: engine, verifyTLS: verifyTLS,
-            settings: settings)
-        guard bytes.count <= limit else {
-            throw FerryError.overLimit(limit, size: nil, operation: "read", target: target(path).redacted)
+        try await HTTPMemoryRead.whole(limit: limit, shown: target(path).redacted) {
+            (range, sizeLimit) async throws(FerryError) -> [UInt8] in
+            try await HTTPMemoryRead.read(
+                target(path), range: range, sizeLimit: sizeLimit, engine: engine, verifyTLS: verifyTLS,
+                settings: settings)
         }
-        return Data(bytes)
     }
 
     /// The URL of `path`, keeping the query of the URL this file system was opened with.
     private func target(_ path: String) -> RemoteURL { url.file(at: path) }
 }
 
-/// Capped HTTP reads into memory, for HTTP and FlashAir.
+/// Capped HTTP reads into memory, for HTTP, WebDAV and the cards.
 enum HTTPMemoryRead {
+    /// A whole file of at most `limit` bytes, as each of these backends'
+    /// `data(at:limit:)` reads one: `read` asks for the range `0..<limit + 1`
+    /// with `limit` as its size limit (refused before the body when the server
+    /// announces more); a byte past `limit` that still arrives refuses it after.
+    static func whole(
+        limit: Int, shown: @autoclosure () -> String,
+        _ read: (_ range: Range<Int64>, _ sizeLimit: Int64) async throws(FerryError) -> [UInt8]
+    ) async throws(FerryError) -> Data {
+        let limit = max(0, limit)
+        let bytes = try await read(0..<Int64(limit) + 1, Int64(limit))
+        guard bytes.count <= limit else {
+            throw FerryError.overLimit(limit, size: nil, operation: "read", target: shown())
+        }
+        return Data(bytes)
+    }
+
     /// Reads `range` of `target`, the response judged as a download judges it
     /// (`HTTPRangeReply`): a `206` of the asked bytes gives them, a `200` (Range
     /// ignored) is skipped up to the range and cut off after it, a `416` means

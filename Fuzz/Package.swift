@@ -34,7 +34,7 @@ let fuzzers: [(String, [Target.Dependency])] = [
     ("ServerHeaderParameters", ["FerryServer"]),
     ("ServerMultipart", ["FerryServer"]),
     ("CardRequest", ["FerryCard", "FerryKit", "FerryServer"]),
-    ("WebPath", ["FerryWeb"]),
+    ("WebPath", ["FerryWeb", "FerryKit"]),
     ("WebAccess", ["FerryWeb", "FerryServer"]),
     ("WebRequest", ["FerryWeb", "FerryKit", "FerryServer"]),
     ("JPEGDecode", ["FerryWeb"]),

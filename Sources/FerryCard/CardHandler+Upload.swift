@@ -99,7 +99,7 @@ extension CardHandler {
         }
         let destination: String
         do throws(CardRefusal) {
-            destination = try root.creatable((folder == "/" ? "" : folder) + "/" + name)
+            destination = try root.creatable(RemotePath.join(folder, name))
         } catch {
             return error == .forbidden ? CardHandler.refused(.forbidden) : CardHandler.error
         }

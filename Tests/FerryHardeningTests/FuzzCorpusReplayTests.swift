@@ -70,11 +70,11 @@ struct FuzzCorpusReplayTests {
             for (folder, body) in [(first ?? "/DCIM", rest), ("/", input.text), ("/DCIM/100__TSB/", input.text)] {
                 let (entries, skipped) = FlashAirListing.parse(body, folder: folder)
                 #expect(skipped >= 0)
-                let prefix = FlashAirListing.normalize(folder)
+                let prefix = RemotePath.normalize(folder, keepingServerRoot: false)
                 for entry in entries {
                     #expect(!entry.name.isEmpty && !entry.name.contains("/"), "\(input): name \(entry.name)")
                     #expect(entry.name != "." && entry.name != "..", "\(input)")
-                    #expect(entry.path == FlashAirListing.join(prefix, entry.name), "\(input): path \(entry.path)")
+                    #expect(entry.path == RemotePath.join(prefix, entry.name), "\(input): path \(entry.path)")
                     _ = entry.modified?.iso8601
                 }
             }

@@ -286,6 +286,50 @@ import Testing
         #expect(a.nextDeadline == nil)
     }
 
+    @Test func aRaisedTicketMovesUpTheQueueAndIsNoLongerStoppedForLowerOnes() {
+        var a = Admission<Int>(total: 16, perHost: 6, hostLimits: ["card": 1])
+        let t0 = ContinuousClock.now
+        _ = a.setPolicies(Self.card, now: t0)
+        // The viewer's prefetch has the card; an import's download and another prefetch wait.
+        #expect(a.submit(Self.arrivals([(1, .prefetch, true)]), now: t0 - .seconds(1)) == [.start(1)])
+        #expect(a.submit(Self.arrivals([(2, .bulk, true), (3, .prefetch, true)]), now: t0) == [])
+        #expect(a.waitingOrder == [3, 2])
+        // A raise to the priority it has, or below, changes nothing; nor does an unknown ticket's.
+        #expect(a.raise(1, to: .prefetch, now: t0) == [])
+        #expect(a.raise(1, to: .bulk, now: t0) == [])
+        #expect(a.raise(9, to: .interactive, now: t0) == [])
+        // The person opens the photo being prefetched: a thumbnail no longer stops its download.
+        #expect(a.raise(1, to: .interactive, now: t0) == [])
+        #expect(a.submit(Self.arrivals([(4, .browsing, false)]), now: t0) == [])
+        #expect(a.waitingOrder == [4, 3, 2])
+        // A waiting ticket raised goes behind those already waiting at its new priority.
+        #expect(a.raise(2, to: .browsing, now: t0) == [])
+        #expect(a.waitingOrder == [4, 2, 3])
+        // The raised download ends at its new priority: the lane is held for the page's burst.
+        #expect(a.end(1, now: t0 + .milliseconds(1)) == [.start(4)])
+        #expect(a.end(4, now: t0 + .milliseconds(2)) == [.start(2)])
+        #expect(a.end(2, now: t0 + .milliseconds(3)) == [])
+        #expect(a.tick(now: t0 + .milliseconds(403)) == [.start(3)])
+
+        // Raised above the running download, a waiting one preempts it.
+        var b = Admission<Int>(total: 16, perHost: 6, hostLimits: ["card": 1])
+        _ = b.setPolicies(Self.card, now: t0)
+        _ = b.submit(Self.arrivals([(1, .bulk, true)]), now: t0 - .seconds(1))
+        #expect(b.submit(Self.arrivals([(2, .prefetch, true)]), now: t0) == [.preempt(1)])
+        #expect(b.end(1, now: t0) == [.start(2)])
+        #expect(b.submit(Self.arrivals([(3, .bulk, true)]), now: t0 + .seconds(1)) == [])
+        #expect(b.raise(3, to: .interactive, now: t0 + .seconds(1)) == [.preempt(2)])
+        #expect(b.end(2, now: t0 + .seconds(1)) == [.start(3)])
+
+        // Raised, a ticket held back by a hold-off passes it.
+        var c = Admission<Int>(total: 16, perHost: 6, hostLimits: ["card": 1])
+        _ = c.setPolicies(Self.card, now: t0)
+        _ = c.submit(Self.arrivals([(1, .interactive, false)]), now: t0)
+        #expect(c.end(1, now: t0) == [])
+        #expect(c.submit(Self.arrivals([(2, .prefetch, true)]), now: t0 + .milliseconds(10)) == [])
+        #expect(c.raise(2, to: .browsing, now: t0 + .milliseconds(20)) == [.start(2)])
+    }
+
     @Test func onlyLowerPreemptibleTicketsAreStoppedLowestFirst() {
         var a = Admission<Int>(total: 16, perHost: 6, hostLimits: ["card": 2])
         let t0 = ContinuousClock.now

@@ -111,7 +111,7 @@ private final class ScriptedCard: Sendable {
                 if let t = r.parameter("FTIME") { s.ftime = t }
                 if let del = r.parameter("DEL") {
                     guard s.files.removeValue(forKey: del) != nil else { return .text("ERROR") }
-                    let (parent, name) = FlashAirFileSystem.split(del)
+                    let (parent, name) = RemotePath.split(del)
                     let dir = parent == "/" ? "" : parent
                     s.listings[parent]?.removeAll { $0.hasPrefix("\(dir),\(name),") }
                 }

@@ -83,7 +83,7 @@ struct APITests {
         }
         #expect(WebPath.parent("/a/b") == "/a")
         #expect(WebPath.parent("/a") == "/")
-        #expect(WebPath.join("/", "a") == "/a")
+        #expect(RemotePath.join("/", "a") == "/a")
     }
 
     @Test func escapingPathsAreRefused() async throws {

@@ -170,6 +170,31 @@ struct ConnectionShareTests {
         #expect(local.map { same("BIG_B.BIN", $0) } == true)
     }
 
+    @Test func thePhotoOpenedWhileItsPrefetchRunsIsNotStoppedForThumbnails() async throws {
+        // The viewer prefetches a photo; the person opens it: the page's request joins that download
+        // (`RemoteFileCache`), which is raised to interactive, so the grid's thumbnails wait behind it.
+        let share = makeShare()
+        let cache = RemoteFileCache(folder: out.path + "/cache")
+        let prefetch = Task {
+            await share.run(.prefetch, page: "p") { try? await cache.localCopy(of: "/BIG_A.BIN", in: fs, version: "1") }
+        }
+        // Past the 400 ms a download runs before it can be stopped (`LanePolicy.holdOff`).
+        try await Task.sleep(for: .milliseconds(500))
+        let opened = Task {
+            await share.run(.interactive, page: "p") {
+                try? await cache.localCopy(of: "/BIG_A.BIN", in: fs, version: "1")
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let listed = await share.run(.browsing, page: "p") { try? await fs.list("/") }
+        #expect(listed?.count == 3)
+        let local = await opened.value
+        #expect(local != nil, "the page's request failed")
+        #expect(await prefetch.value == local)
+        #expect(share.prefetchPauses == 0, "the opened photo's download was stopped for a thumbnail")
+        #expect(local.map { same("BIG_A.BIN", $0) } == true)
+    }
+
     @Test func waitingIsReportedToThePageWhoseRequestWaits() async throws {
         let share = makeShare()
         // Page B downloads a file for its viewer (the connection is free: it never waits).

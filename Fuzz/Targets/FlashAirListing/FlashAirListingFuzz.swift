@@ -10,12 +10,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let folder = folderText ?? "/DCIM"
     let (entries, skipped) = FlashAirListing.parse(body, folder: folder)
     require(skipped >= 0, "negative skip count")
-    let prefix = FlashAirListing.normalize(folder)
+    let prefix = RemotePath.normalize(folder, keepingServerRoot: false)
     for entry in entries {
         require(!entry.name.isEmpty, "empty name")
         require(!entry.name.contains("/"), "name with a slash: \(entry.name)")
         require(entry.name != "." && entry.name != "..", "dot entry")
-        require(entry.path == FlashAirListing.join(prefix, entry.name), "path \(entry.path) not under \(prefix)")
+        require(entry.path == RemotePath.join(prefix, entry.name), "path \(entry.path) not under \(prefix)")
         require(entry.size.map { $0 >= 0 } ?? true, "negative size")
         if let modified = entry.modified {
             _ = modified.iso8601

@@ -1,4 +1,5 @@
 // Paths the browser UI sends (`?path=`, JSON `path`/`name`), as WebPath cleans them.
+import FerryKit
 import FuzzSupport
 
 @testable import FerryWeb
@@ -27,6 +28,6 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     require(WebPath.clean(clean) == clean, "not idempotent: \(clean)")
     let parent = WebPath.parent(clean)
     require(parent == "/" || clean.hasPrefix(parent + "/"), "parent \(parent) of \(clean)")
-    require(WebPath.join(parent, WebPath.name(clean)) == clean || clean == "/", "join/parent/name")
+    require(RemotePath.join(parent, WebPath.name(clean)) == clean || clean == "/", "join/parent/name")
     return 0
 }

@@ -22,7 +22,8 @@ enum OS {
         // Paths reach C through `withCString`, which hands over a native
         // string's own NUL-terminated bytes: the implicit String-to-pointer
         // conversion copied each path into a new array first (one malloc and
-        // free per call; four per downloaded file, callgrind, issue 19).
+        // free per call, several per downloaded file; bench/RESULTS.md, "Issue 19:
+        // memory churn per file, and the start-up").
 
         /// `open(2)`; -1 with `errno` on failure.
         static func open(_ path: String, _ flags: Int32) -> Int32 { path.withCString { Glibc.open($0, flags) } }

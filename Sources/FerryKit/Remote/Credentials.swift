@@ -233,8 +233,8 @@ public struct ConnectionOptions: Sendable, Hashable {
 /// Environment variables read by name: from a given dictionary (tests), else
 /// from the process with `getenv`. `ProcessInfo.processInfo.environment` builds
 /// a dictionary of every variable on each access; `ferry get URL1 ... URL1000`
-/// resolved credentials and the CA file that way for each URL, 65% of the
-/// command's instructions (callgrind, bench/RESULTS.md, issue 19).
+/// resolved credentials and the CA file that way for each URL, most of the
+/// command's instructions (bench/RESULTS.md, "Issue 19, third step (2026-12-01, branch many): CPU per file").
 struct EnvironmentLookup {
     let given: [String: String]?
 

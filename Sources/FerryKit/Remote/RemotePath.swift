@@ -3,12 +3,36 @@ import Foundation
 /// Paths on a server as Ferry's path-based backends (FTP, SFTP, WebDAV) write them:
 /// absolute, `/`-separated, no trailing `/` but the root's (`//` is the
 /// server's own root where a login starts elsewhere).
-enum RemotePath {
+///
+/// The cards (FlashAir, ez Share), the camera and the web page's paths follow the
+/// same rules without a server root: `normalize(_:keepingServerRoot: false)`.
+package enum RemotePath {
     /// A path in Ferry's form: leading `/`, no trailing `/` (except the root).
-    static func normalize(_ path: String) -> String {
-        var p = path.hasPrefix("/") ? path : "/" + path
-        while p.count > 1 && p.hasSuffix("/") && p != "//" { p.removeLast() }
+    /// `keepingServerRoot`: `//` stays `//` (an FTP server's own root); false for
+    /// a card or camera, where `//` and `///` are `/`.
+    ///
+    /// The leading `/` is looked for as a byte: `"/\u{301}x".hasPrefix("/")` is
+    /// false in Swift (the slash and the combining mark are one Character), and
+    /// such a name gained a second `/` (docs/RELIABILITY.md, row 7).
+    static func normalize(_ path: String, keepingServerRoot: Bool = true) -> String {
+        var p = path.utf8.first == UInt8(ascii: "/") ? path : "/" + path
+        while p.count > 1 && p.hasSuffix("/") && (!keepingServerRoot || p != "//") { p.removeLast() }
         return p
+    }
+
+    /// `name` in the normalized `folder`: `/` + `a` is `/a`, `/DCIM` + `a` is `/DCIM/a`.
+    package static func join(_ folder: String, _ name: String) -> String {
+        folder == "/" ? "/" + name : folder + "/" + name
+    }
+
+    /// The folder and the name of `path`, normalized without a server root:
+    /// `/A/B/c.jpg` is (`/A/B`, `c.jpg`), `/c.jpg` is (`/`, `c.jpg`), the root
+    /// (`/`, ``).
+    static func split(_ path: String) -> (parent: String, name: String) {
+        let p = normalize(path, keepingServerRoot: false)
+        guard let slash = p.lastIndex(of: "/") else { return ("/", p) }
+        let parent = p[..<slash]
+        return (parent.isEmpty ? "/" : String(parent), String(p[p.index(after: slash)...]))
     }
 
     /// The folder holding `path` ("/" for a top-level name).

@@ -1,7 +1,8 @@
 /// Byte-level work on URLs: the common URL read in one pass, and URL text written
 /// into one buffer. `ferry get URL1 ... URL1000` parses and renders every URL;
-/// Character scans, `lowercased()` and string interpolation cost ~18K instructions
-/// a URL to parse and ~3.5K to render (bench/RESULTS.md, issue 19).
+/// Character scans, `lowercased()` and string interpolation were most of what
+/// parsing and rendering cost a URL (bench/RESULTS.md, "Issue 19, CLI per-URL
+/// CPU (2026-12-01, branch cli)").
 extension RemoteURL {
     /// What the one-pass reading found: the parts before the path is decoded.
     struct CommonParts {

@@ -341,6 +341,13 @@ public struct RemoteURL: Sendable, Hashable, CustomStringConvertible {
         return u
     }
 
+    /// The URL of `path` on this URL's server, for a file system opened with
+    /// this URL: the URL itself, escapes and query kept, for its own path (`get
+    /// URL?QUERY`); else ``with(path:)``, without a query.
+    func file(at path: String) -> RemoteURL {
+        path == self.path ? self : with(path: path)
+    }
+
     /// `host:port` (or host alone), used to group connections per server.
     public var hostKey: String {
         RemoteURL.composeHostKey(scheme: scheme.rawValue, host: host, port: port ?? defaultPort)

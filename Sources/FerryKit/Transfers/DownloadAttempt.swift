@@ -70,7 +70,9 @@ final class DownloadAttempt<Adapter: DownloadAttemptAdapter>: CurlJob, @unchecke
 
     // Specialized for each adapter: a generic class's overrides are otherwise
     // run unspecialized, every chunk through the adapter's witness table
-    // (bench/cpu_bench.py's instructions per small file).
+    // (bench/cpu_bench.py's instructions per small file). The only place the
+    // engine names the backends' adapters: a hint to the optimizer, which
+    // `@_specialize` takes only on the declaration it specializes.
     @_specialize(where Adapter == HTTPDownloadAttempt)
     @_specialize(where Adapter == FTPDownloadAttempt)
     @_specialize(where Adapter == SFTPDownloadAttempt)
@@ -123,8 +125,9 @@ final class DownloadAttempt<Adapter: DownloadAttemptAdapter>: CurlJob, @unchecke
     /// The transfer left the engine: the part's last bytes go to the file and its
     /// write buffer back to the pool now, on the engine thread, not when the
     /// driver's task next runs. A thousand small files queued behind each other
-    /// held a hundred 256 KiB buffers between their last byte and `finish`
-    /// (valgrind massif: 27 MB of the peak; 6,000 page faults of 7,100).
+    /// held a hundred 256 KiB buffers between their last byte and `finish`,
+    /// most of the peak heap and of the page faults (massif, bench/RESULTS.md, "Issue 19, third step (2026-12-01,
+    /// branch many): CPU per file").
     override func didEnd() {
         part.releaseBuffer()
     }

@@ -81,7 +81,12 @@ struct DownloadSource: Sendable {
             // Stopped for a request of higher priority, the loop keeps the bytes and tries again.
             job.yieldsToHigherPriority = true
             transfer.setInterrupter { engine.interrupt(job) }
-            _ = await engine.perform(job)
+            // Raised meanwhile (a person now waits for a prefetch), the attempt
+            // goes at the raised priority; raised while it waits or runs, it goes up.
+            transfer.setRaiser { engine.raise(job, to: $0) }
+            let priority = max(TransferPriority.current, transfer.raisedPriority ?? .bulk)
+            _ = await TransferPriority.$current.withValue(priority) { await engine.perform(job) }
+            transfer.setRaiser(nil)
             transfer.setInterrupter(nil)
             return AttemptReport(outcome: job.outcome, begunAt: job.begunAt, bytesReceived: job.bytesReceived)
         }

@@ -36,7 +36,7 @@ final class Durability: Sendable {
         let thread = Thread { [self] in
             // The engine thread wakes this one for every finished file; a flush
             // must not preempt the engine on its core while the next file's
-            // request is about to go out (bench/RESULTS-19-hops.md).
+            // request is about to go out (bench/RESULTS.md, "Issue 19, branch hops").
             OS.makeBackgroundThread()
             self.run()
         }
@@ -68,10 +68,13 @@ final class Durability: Sendable {
 
     /// While files keep finishing (a flush ended less than `streamGap` ago), the
     /// flusher waits `gatherDelay` before taking the queue, so that one flush
-    /// covers more files. On a thousand 64 KiB files (bench/http_bench.py
-    /// --many-only) no wait took 0.27 s, 1 ms 0.25 s and 5-10 ms about 0.21 s, with
-    /// the CLI starting enough transfers that downloading goes on meanwhile
-    /// (`TransferRunner.window`). A lone download never waits.
+    /// covers more files, while the CLI starts enough transfers that
+    /// downloading goes on meanwhile (`TransferRunner.window`). The delay was
+    /// chosen on a thousand 64 KiB files (bench/http_bench.py --many-only),
+    /// whose figures are not in bench/: measure again before changing it; a
+    /// longer, adaptive gather is under "Tried and dropped" in bench/RESULTS.md,
+    /// "Issue 19, third step (2026-12-01, branch many): CPU per file". A lone
+    /// download never waits.
     static let gatherDelay: Duration = .milliseconds(5)
     static let streamGap: Duration = .milliseconds(20)
 

@@ -75,9 +75,10 @@ final class PartFile: @unchecked Sendable {
     static let writebackChunk: Int64 = 8 << 20
 
     /// The write buffer: the most a crash can lose. Small enough to stay in the
-    /// CPU cache between the copy in and the `write` out (1 MiB measured 2x
-    /// slower on 1 GiB downloads), large enough for 16x fewer syscalls than
-    /// libcurl's 16 KiB callbacks.
+    /// CPU cache between the copy in and the `write` out (a 1 MiB buffer was
+    /// slower on 1 GiB downloads; that run is not in bench/, so measure with
+    /// bench/http_bench.py before changing it), large enough that a `write`
+    /// takes sixteen of libcurl's 16 KiB callbacks.
     static let bufferSize = 256 << 10
     /// Write the journal once this many bytes are in the file.
     static let journalThreshold: Int64 = 1 << 20
@@ -408,7 +409,8 @@ final class PartFile: @unchecked Sendable {
         guard plan.ops(for: .handOver(ready: ready)) == [.syncOnFlusher] else { return false }
         // The time is parsed and set on the flusher thread: a metadata change can
         // wait for the file system's journal, which the engine thread must not
-        // (the next file's request waits behind it; bench/RESULTS-19-hops.md).
+        // (the next file's request waits behind it; bench/RESULTS.md, "Issue 19,
+        // branch hops").
         let fd = fd
         let modified = journal.modified
         Durability.shared.enqueue(

@@ -159,7 +159,7 @@ enum ResumableUpload {
     static func temporaryPath(for path: String) -> String {
         let parent = RemotePath.parent(of: path)
         let name = "." + RemotePath.name(of: path) + ".ferry-part"
-        return parent == "/" ? "/" + name : parent + "/" + name
+        return RemotePath.join(parent, name)
     }
 
     /// Starts an upload as a `Transfer` (a backend's `upload(_:to:options:)`):

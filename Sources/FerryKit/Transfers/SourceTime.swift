@@ -44,7 +44,7 @@ enum SourceTime: Sendable, Hashable {
     /// `Last-Modified` still serves as `If-Range` text).
     var date: Date? {
         switch self {
-        case .httpDate(let t): return HTTPDate.parse(t)
+        case .httpDate(let t): return InternetDate.parse(t)
         case .mdtm(let t): return RemoteTimestamp(timeVal: t)?.date()
         case .stamp(let s, let ns): return Date(timeIntervalSince1970: TimeInterval(s) + TimeInterval(ns) / 1e9)
         }

@@ -47,6 +47,9 @@ public final class Transfer: Sendable, Identifiable {
         var outcome: Result<TransferResult, FerryError>?
         var waiters: [CheckedContinuation<Result<TransferResult, FerryError>, Never>] = []
         var interrupter: (@Sendable () -> Void)?
+        /// The priority ``raisePriority(to:)`` asked for, and how to raise the attempt in flight.
+        var raisedTo: TransferPriority?
+        var raiser: (@Sendable (TransferPriority) -> Void)?
         var resumeWaiter: CheckedContinuation<Void, Never>?
         /// `cancel(discardingPartialData: true)` was called.
         var discardPartialData = false
@@ -226,6 +229,29 @@ public final class Transfer: Sendable, Identifiable {
             return f != nil && (b.state == .paused || b.state == .cancelled)
         }
         if fireNow { f?() }
+    }
+
+    /// Raises the transfer's priority (``TransferPriority``) to `priority`, never
+    /// lowering it: the attempt in flight, waiting or running, goes up in the
+    /// engine's queue (it is no longer stopped for anything below `priority`),
+    /// and so do the attempts after it. The web layer calls it when a person
+    /// asks for a file its prefetch is fetching. A transfer whose attempts do
+    /// not run on the engine (SMB) keeps its order.
+    package func raisePriority(to priority: TransferPriority) {
+        let raiser = box.withLock { b -> (@Sendable (TransferPriority) -> Void)? in
+            guard b.raisedTo.map({ priority > $0 }) ?? true else { return nil }
+            b.raisedTo = priority
+            return b.raiser
+        }
+        raiser?(priority)
+    }
+
+    /// The priority ``raisePriority(to:)`` raised the transfer to, if any.
+    var raisedPriority: TransferPriority? { box.withLock { $0.raisedTo } }
+
+    /// Registers how to raise the attempt in flight; nil when none runs.
+    func setRaiser(_ f: (@Sendable (TransferPriority) -> Void)?) {
+        box.withLock { $0.raiser = f }
     }
 
     /// Suspends while paused; throws `cancelled` once cancelled.

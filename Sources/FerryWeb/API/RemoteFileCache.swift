@@ -21,7 +21,7 @@ import Foundation
 actor RemoteFileCache {
     private let folder: String
     private let limit: Int64
-    private var running: [String: Task<String, any Error>] = [:]
+    private var running: [String: (task: Task<String, any Error>, transfer: Transfer)] = [:]
     private var known: [String: (size: Int64, used: UInt64)] = [:]
     private var clock: UInt64 = 0
 
@@ -89,7 +89,9 @@ actor RemoteFileCache {
     /// The download runs at the asking request's priority (``TransferPriority/current``): on a
     /// one-connection source the engine stops a prefetch's download for the page's requests, and
     /// it resumes with `Range` after them. A request that asks for a file being fetched waits for
-    /// that download, at the download's priority.
+    /// that download, raised to its own priority when that is higher
+    /// (``Transfer/raisePriority(to:)``): the photo opened while its prefetch runs
+    /// is no longer stopped for the grid's thumbnails, nor queued behind them.
     ///
     /// - Parameters:
     ///   - fs: The backend.
@@ -107,7 +109,10 @@ actor RemoteFileCache {
             known[key] = (item.size, clock)
             return local
         }
-        if let task = running[key] { return try await task.value }
+        if let (task, transfer) = running[key] {
+            transfer.raisePriority(to: TransferPriority.current)
+            return try await task.value
+        }
         var options = DownloadOptions()
         options.overwrite = .overwrite
         options.resume = true
@@ -118,7 +123,7 @@ actor RemoteFileCache {
             _ = try await transfer.result
             return local
         }
-        running[key] = task
+        running[key] = (task, transfer)
         defer { running[key] = nil }
         let result = try await task.value
         let size = (try? FileManager.default.attributesOfItem(atPath: local)[.size] as? Int64) ?? 0

@@ -21,7 +21,7 @@ extension WebAPI {
             let listed = try await source.fs.list(backend).filter { !parts.contains($0.path) }
             let imported = await importedFiles(source)
             let entries = listed.map { e -> APIEntry in
-                var entry = APIEntry(e, path: WebPath.join(web, e.name))
+                var entry = APIEntry(e, path: RemotePath.join(web, e.name))
                 if source.isProtected(entry.path) { entry.system = true }
                 if entry.type == "file" {
                     entry.imported = imported.map { $0.contains(e) }

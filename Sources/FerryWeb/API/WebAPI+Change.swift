@@ -56,7 +56,7 @@ extension WebAPI {
                 guard let name = part.filenameLastComponent, WebPath.isValidName(name) else {
                     throw APIRefusal(400, "bad file name: \(part.filename ?? "")")
                 }
-                let (web, backend) = try resolve(WebPath.join(folder, name), in: source)
+                let (web, backend) = try resolve(RemotePath.join(folder, name), in: source)
                 uploading.withLock { _ = $0.insert(backend) }
                 defer { uploading.withLock { _ = $0.remove(backend) } }
                 _ = try await source.fs.upload(temporary, to: backend, options: options).result
@@ -130,7 +130,7 @@ extension WebAPI {
             let (web, backend) = try resolve(body.path, in: source)
             guard web != "/" else { throw APIRefusal(400, "the root cannot be renamed") }
             guard WebPath.isValidName(body.name) else { throw APIRefusal(400, "bad name: \(body.name)") }
-            let (newWeb, newBackend) = try resolve(WebPath.join(WebPath.parent(web), body.name), in: source)
+            let (newWeb, newBackend) = try resolve(RemotePath.join(WebPath.parent(web), body.name), in: source)
             try await source.fs.rename(backend, to: newBackend)
             let entry =
                 (try? await source.fs.stat(newBackend)) ?? RemoteEntry(name: body.name, path: newBackend, kind: .file)

@@ -38,11 +38,6 @@ enum WebPath {
         return decoded != "." && decoded != ".."
     }
 
-    /// `folder` + `/` + `name`.
-    static func join(_ folder: String, _ name: String) -> String {
-        folder == "/" ? "/" + name : folder + "/" + name
-    }
-
     /// The folder holding `path` (`/` for top-level items and the root).
     static func parent(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }

@@ -5,9 +5,9 @@ extension CameraFileSystem {
     /// Deletes a file the camera reports as deletable (`GP_FILE_PERM_DELETE`); one it
     /// protects fails with `permissionDenied` saying so, and stays.
     public func delete(_ path: String) async throws(FerryError) {
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         let display = shown(p)
-        let (folder, name) = FlashAirFileSystem.split(p)
+        let (folder, name) = RemotePath.split(p)
         try await worker.run("delete", target: display) { session throws(FerryError) in
             var size: Int64 = -1
             var mtime: Int64 = 0
@@ -32,9 +32,9 @@ extension CameraFileSystem {
     /// its own small images), else the first bytes by partial reads where the driver
     /// offers them (`gp_camera_file_read`); nil when none of these has one.
     public func thumbnail(_ path: String) async throws(FerryError) -> EXIFThumbnail.Thumbnail? {
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         let display = shown(p)
-        let (folder, name) = FlashAirFileSystem.split(p)
+        let (folder, name) = RemotePath.split(p)
         let found: EXIFThumbnail.Thumbnail?? = try await worker.run("thumbnail", target: display) {
             session throws(FerryError) in
             var orientation: Int?
@@ -91,11 +91,11 @@ extension CameraFileSystem {
     /// Reads one byte range by `gp_camera_file_read` (PTP's GetPartialObject); a
     /// driver without partial reads (Directory Browse) throws `unsupportedOperation`.
     public func data(at path: String, range: Range<Int64>) async throws(FerryError) -> Data {
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         let display = shown(p)
         guard range.lowerBound >= 0 else { throw FerryError.badRange(range, operation: "read", target: display) }
         if range.isEmpty { return Data() }
-        let (folder, name) = FlashAirFileSystem.split(p)
+        let (folder, name) = RemotePath.split(p)
         return try await worker.run("read", target: display) { session throws(FerryError) in
             var bytes = Data(count: Int(range.count))
             var got = UInt64(range.count)
@@ -117,9 +117,9 @@ extension CameraFileSystem {
 
     /// Reads a whole file into memory after its size (the camera's) is checked against `limit`.
     public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         let display = shown(p)
-        let (folder, name) = FlashAirFileSystem.split(p)
+        let (folder, name) = RemotePath.split(p)
         return try await worker.run("read", target: display) { session throws(FerryError) in
             var size: Int64 = -1
             var mtime: Int64 = 0

@@ -84,7 +84,7 @@ public struct CameraFileSystem: RemoteFileSystem {
     /// Lists one folder: its folders, then its files with size, time, and as
     /// read-only those the camera does not let be deleted.
     public func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
-        let folder = FlashAirListing.normalize(path)
+        let folder = RemotePath.normalize(path, keepingServerRoot: false)
         let target = shown(folder)
         return try await worker.run("list", target: target) { session throws(FerryError) in
             let camera = session.open
@@ -93,7 +93,7 @@ public struct CameraFileSystem: RemoteFileSystem {
             if session.listings.forgetBefore(listing: folder) { ferry_gp_forget_listings(camera) }
             var entries: [RemoteEntry] = []
             for name in try CameraFileSystem.names(session, folder, folders: true, target: target) {
-                entries.append(RemoteEntry(name: name, path: FlashAirListing.join(folder, name), kind: .directory))
+                entries.append(RemoteEntry(name: name, path: RemotePath.join(folder, name), kind: .directory))
             }
             for name in try CameraFileSystem.names(session, folder, folders: false, target: target) {
                 var size: Int64 = -1
@@ -102,7 +102,7 @@ public struct CameraFileSystem: RemoteFileSystem {
                 let r = ferry_gp_file_info(camera, folder, name, session.context, &size, &mtime, &deletable)
                 entries.append(
                     RemoteEntry(
-                        name: name, path: FlashAirListing.join(folder, name), kind: .file,
+                        name: name, path: RemotePath.join(folder, name), kind: .file,
                         size: r >= GP_OK && size >= 0 ? size : nil,
                         modified: r >= GP_OK && mtime > 0
                             ? RemoteTimestamp(utc: Date(timeIntervalSince1970: TimeInterval(mtime))) : nil,
@@ -137,9 +137,9 @@ public struct CameraFileSystem: RemoteFileSystem {
 
     /// Describes a file or folder by listing its parent.
     public func stat(_ path: String) async throws(FerryError) -> RemoteEntry {
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         if p == "/" { return RemoteEntry(name: "/", path: "/", kind: .directory) }
-        let (parent, name) = FlashAirFileSystem.split(p)
+        let (parent, name) = RemotePath.split(p)
         let entries: [RemoteEntry]
         do {
             entries = try await list(parent)
@@ -159,7 +159,7 @@ public struct CameraFileSystem: RemoteFileSystem {
     /// is not trusted. Never a wrong file: the size must be the camera's.
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
         let destination = LocalDestination.prepare(destination, options)
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         let display = shown(p)
         return Transfer.start(source: display, destination: destination) { transfer async throws(FerryError) in
             let started = ContinuousClock.now
@@ -172,7 +172,7 @@ public struct CameraFileSystem: RemoteFileSystem {
             {
                 return skipped
             }
-            let (folder, name) = FlashAirFileSystem.split(p)
+            let (folder, name) = RemotePath.split(p)
             let part = destination + ".part"
             // The camera's thread only moves the bytes; the flush, the time and the
             // checksum follow here, while the camera already sends the next file.

@@ -63,7 +63,7 @@ public struct EzShareFileSystem: RemoteFileSystem {
     /// - Throws: `notFound` for a missing folder or a file, `badListing` for a
     ///   page that is no ez Share listing, `notAnswering` for a card that does not answer.
     public func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
-        let folder = FlashAirListing.normalize(path)
+        let folder = RemotePath.normalize(path, keepingServerRoot: false)
         let dir = try await directoryLink(folder, operation: "list")
         return try await listing(folder, dir: dir, operation: "list")
     }
@@ -91,7 +91,7 @@ public struct EzShareFileSystem: RemoteFileSystem {
         var entries: [RemoteEntry] = []
         var found: [String: EzShareListing.Entry] = [:]
         for item in page.entries where !item.isDotEntry {
-            let child = FlashAirListing.join(folder, item.name)
+            let child = RemotePath.join(folder, item.name)
             found[child] = item
             entries.append(
                 RemoteEntry(
@@ -104,7 +104,7 @@ public struct EzShareFileSystem: RemoteFileSystem {
 
     /// Describes a file or folder by listing its parent folder.
     public func stat(_ path: String) async throws(FerryError) -> RemoteEntry {
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         if p == "/" { return RemoteEntry(name: "/", path: "/", kind: .directory) }
         let item = try await entry(p, operation: "stat")
         return RemoteEntry(
@@ -115,7 +115,7 @@ public struct EzShareFileSystem: RemoteFileSystem {
     /// (by the long name, else ignoring case, else by the 8.3 alias).
     private func entry(_ p: String, operation: String) async throws(FerryError) -> EzShareListing.Entry {
         if let known = links.known.withLock({ $0[p] }) { return known }
-        let (parent, name) = FlashAirFileSystem.split(p)
+        let (parent, name) = RemotePath.split(p)
         let parentDir = try await directoryLink(parent, operation: operation)
         let entries: [RemoteEntry]
         do {
@@ -155,7 +155,7 @@ public struct EzShareFileSystem: RemoteFileSystem {
 
     /// The card's `file` for a file.
     private func fileLink(_ path: String, operation: String) async throws(FerryError) -> [UInt8] {
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         let item = try await entry(p, operation: operation)
         guard !item.isDirectory else {
             throw FerryError(
@@ -181,7 +181,7 @@ public struct EzShareFileSystem: RemoteFileSystem {
     /// `Content-Length` says so (listings give only KB).
     public func download(_ path: String, to destination: String, options: DownloadOptions) -> Transfer {
         let destination = LocalDestination.prepare(destination, options)
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         // The name the journal keeps (as sync recognises its own parts).
         let display = shown(p)
         return Transfer.start(source: display, destination: destination) { transfer async throws(FerryError) in
@@ -200,7 +200,8 @@ public struct EzShareFileSystem: RemoteFileSystem {
 
     /// Reads a whole file, refusing one over `limit` before its body.
     public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
-        try await HTTPMemoryRead.whole(limit: limit, target: shown(path)) { range, sizeLimit async throws(FerryError) in
+        try await HTTPMemoryRead.whole(limit: limit, shown: shown(path)) {
+            (range, sizeLimit) async throws(FerryError) -> [UInt8] in
             try await read(path, range: range, sizeLimit: sizeLimit)
         }
     }

@@ -24,7 +24,7 @@ extension FTPFileSystem {
         if range.isEmpty { return [] }
         let capacity = Int(min(range.upperBound - range.lowerBound, Int64(Int32.max)))
         let job = CurlMemoryJob(
-            hostKey: endpoint.hostKey, capacity: capacity, start: range.lowerBound, ftp: true,
+            FTPMemoryReply(), hostKey: endpoint.hostKey, capacity: capacity, start: range.lowerBound,
             tlsSessionCache: endpoint.tlsSessionCache)
         endpoint.configure(job.easy, path: p, stallTimeout: .seconds(30))
         job.easy.set(CURLOPT_RANGE, "\(range.lowerBound)-\(range.lowerBound + Int64(capacity) - 1)")
@@ -32,15 +32,34 @@ extension FTPFileSystem {
         if c.interrupted { throw FerryError(.cancelled, operation: operation, target: display) }
         if c.code == .ok || job.filled { return job.body }
         // REST past the end: some servers refuse it (554), others send nothing.
-        if let rest = job.log.lastReply(verb: "REST"), rest.code >= 500, range.lowerBound > 0,
+        if let rest = job.reply.log.lastReply(verb: "REST"), rest.code >= 500, range.lowerBound > 0,
             let size = try? await entry(p).size, size <= range.lowerBound
         {
             return []
         }
         // libcurl counts a range that ran past the end of the file as a partial file.
-        if c.code == .partialFile, let done = job.log.lastReply(verb: "RETR"), done.code == 226 || done.code == 250 {
+        if c.code == .partialFile, let done = job.reply.log.lastReply(verb: "RETR"),
+            done.code == 226 || done.code == 250
+        {
             return job.body
         }
-        throw FerryError.ftp(c, log: job.log, operation: operation, target: display)
+        throw FerryError.ftp(c, log: job.reply.log, operation: operation, target: display)
     }
+}
+
+/// What FTP adds to a read into memory (`CurlMemoryJob`): the server's replies
+/// (`FTPReplyLog`, followed as every FTP job follows them); libcurl's `REST`
+/// starts the body at the asked byte, so the body is always the asked bytes.
+struct FTPMemoryReply: MemoryReadReply {
+    private(set) var log = FTPReplyLog()
+
+    func configure(_ job: CurlJob) { job.enableDebug() }
+
+    func header(_ line: UnsafeRawBufferPointer) {}
+
+    mutating func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer, job: CurlJob) {
+        job.followFTP(&log, type, text)
+    }
+
+    func body(askedFrom start: Int64) -> MemoryReadBody { .asked(total: nil) }
 }

@@ -15,8 +15,8 @@ struct FTPReply: Sendable, Hashable {
     let command: String?
     /// The command's verb, uppercased ("DELE"). Stored, not computed: every
     /// `lastReply(verb:)` compares it for each reply, and a download asks for
-    /// its `SIZE` reply on every chunk it receives (16% of the instructions of
-    /// `get -r` of a 500-file FTP tree when computed, callgrind, bench/RESULTS.md).
+    /// its `SIZE` reply on every chunk it receives (computed, a large share of
+    /// a `get -r` of an FTP tree: bench/RESULTS.md, "The 500-file FTP tree, and 1,000 files over HTTP").
     let verb: String?
 
     init(code: Int, text: String, lines: [String], command: String?) {
@@ -289,9 +289,10 @@ extension CurlJob {
 }
 
 /// A reply's text with ASCII letters lower-cased, searched for ASCII phrases byte by
-/// byte. Foundation's `String.contains(_:)` cost about 8K instructions a call, and a
-/// refused reply is checked against some 20 phrases: a `put` of 1,000 small files
-/// to pyftpdlib spent 26% of its instructions here (bench/RESULTS.md, issue 19, branch cli).
+/// byte. A refused reply is checked against some 20 phrases, and with Foundation's
+/// `String.contains(_:)` a `put` of many small files to pyftpdlib spent a large share
+/// of its instructions here (bench/RESULTS.md, "Issue 19, fifth step (2026-12-01): five
+/// branches on the per-file cost, merged").
 struct LowercaseASCII {
     private let bytes: [UInt8]
 

@@ -61,7 +61,7 @@ struct FlashAirCGI: Sendable {
         let retries = RetryPolicy(
             firstDelay: policy.retryDelay, cap: FlashAirCGI.longestBackOff, maxInRow: max(1, policy.tries) - 1)
         func once() async throws(FerryError) -> FlashAirReplyBody {
-            let job = CurlRequestJob(hostKey: url.hostKey, maxBody: maxBody)
+            let job = HTTPRequestJob(hostKey: url.hostKey, maxBody: maxBody)
             HTTPFileSystem.configure(job.easy, url: request, scheme: "http", verifyTLS: true)
             configureTimeouts(job.easy)
             if let method { job.easy.set(CURLOPT_CUSTOMREQUEST, method) }
@@ -170,6 +170,6 @@ struct FlashAirCGI: Sendable {
 
     /// `/DCIM/` → `/DCIM`: cards answer nothing for a folder with a trailing slash.
     static func folderArgument(_ path: String) -> String {
-        FlashAirListing.normalize(path)
+        RemotePath.normalize(path, keepingServerRoot: false)
     }
 }

@@ -24,11 +24,13 @@ public struct FlashAirEntryFilter: Sendable, Hashable {
     ///
     /// - Parameter path: An absolute, decoded path.
     public func isSystemPath(_ path: String) -> Bool {
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         for folder in FlashAirEntryFilter.systemFolders where Self.sameName(p, "/" + folder) {
             return true
         }
-        if let controlImage, Self.sameName(p, FlashAirListing.normalize(controlImage)) { return true }
+        if let controlImage, Self.sameName(p, RemotePath.normalize(controlImage, keepingServerRoot: false)) {
+            return true
+        }
         return false
     }
 

@@ -16,15 +16,16 @@ extension FlashAirFileSystem {
 
     /// Reads a whole file from the card, refusing one over `limit` before its body.
     public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
-        try await HTTPMemoryRead.whole(limit: limit, target: shown(path)) { range, sizeLimit async throws(FerryError) in
+        try await HTTPMemoryRead.whole(limit: limit, shown: shown(path)) {
+            (range, sizeLimit) async throws(FerryError) -> [UInt8] in
             try await read(path, range: range, sizeLimit: sizeLimit)
         }
     }
 
     private func read(_ path: String, range: Range<Int64>, sizeLimit: Int64?) async throws(FerryError) -> [UInt8] {
         try await HTTPMemoryRead.read(
-            url.with(path: FlashAirListing.normalize(path)), wireScheme: "http", range: range, sizeLimit: sizeLimit,
-            engine: engine, verifyTLS: true)
+            url.with(path: RemotePath.normalize(path, keepingServerRoot: false)), wireScheme: "http", range: range,
+            sizeLimit: sizeLimit, engine: engine, verifyTLS: true)
     }
 
     /// The card's CID (op=120); nil when its firmware lacks it.

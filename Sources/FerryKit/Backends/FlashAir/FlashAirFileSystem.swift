@@ -85,7 +85,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// - Throws: `notFound` for a missing folder or a file, `badListing` for a reply
     ///   that is not a listing, `notAnswering` for a card that does not answer.
     public func list(_ path: String) async throws(FerryError) -> [RemoteEntry] {
-        let folder = FlashAirListing.normalize(path)
+        let folder = RemotePath.normalize(path, keepingServerRoot: false)
         let entries = try await listing(folder, operation: "list")
         // A real card answers an empty listing for a folder that does not exist.
         if entries.isEmpty && folder != "/" {
@@ -124,7 +124,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     ///
     /// - Throws: `unsupportedOperation` when the card lacks op=101.
     public func count(_ path: String) async throws(FerryError) -> Int {
-        let folder = FlashAirListing.normalize(path)
+        let folder = RemotePath.normalize(path, keepingServerRoot: false)
         let reply = try await cgi.get(
             "command.cgi", query: "op=101&DIR=" + FlashAirCGI.encode(folder), operation: "count", target: folder)
         try check(reply, operation: "count", target: folder)
@@ -153,9 +153,9 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Describes a file or folder by listing its parent folder.
     public func stat(_ path: String) async throws(FerryError) -> RemoteEntry {
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         if p == "/" { return RemoteEntry(name: "/", path: "/", kind: .directory) }
-        let (parent, name) = FlashAirFileSystem.split(p)
+        let (parent, name) = RemotePath.split(p)
         let entries: [RemoteEntry]
         do {
             entries = try await listing(parent, operation: "stat")
@@ -213,9 +213,11 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
         let source = LocalPath.expandingTilde(source)
         var remote = path
         if remote.hasSuffix("/") || remote.isEmpty {
-            remote = FlashAirListing.join(FlashAirListing.normalize(remote), LocalPath.lastComponent(source))
+            remote = RemotePath.join(
+                RemotePath.normalize(remote, keepingServerRoot: false), LocalPath.lastComponent(source))
         }
-        let job = FlashAirUpload(card: self, source: source, path: FlashAirListing.normalize(remote), options: options)
+        let job = FlashAirUpload(
+            card: self, source: source, path: RemotePath.normalize(remote, keepingServerRoot: false), options: options)
         return Transfer.start(source: source, destination: shown(job.path)) { transfer async throws(FerryError) in
             try await job.run(transfer)
         }
@@ -226,7 +228,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// - Throws: `notFound` when it is not there, `unsupportedOperation` for a folder
     ///   (use ``removeDirectory(_:)``) or a card with uploads disabled.
     public func delete(_ path: String) async throws(FerryError) {
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         let entry = try await existing(p, operation: "delete")
         guard !entry.isDirectory else {
             throw FerryError(
@@ -243,7 +245,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     ///   `notFound` for a missing parent, `verificationFailed` when the card said
     ///   SUCCESS but no folder appeared.
     public func makeDirectory(_ path: String, createParents: Bool) async throws(FerryError) {
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         let components = p.split(separator: "/").map(String.init)
         guard !components.isEmpty else {
             if createParents { return }
@@ -254,7 +256,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
             var prefix = "/"
             for (i, name) in components.enumerated() {
                 let entries = try await listing(prefix, operation: "mkdir")
-                let here = FlashAirListing.join(prefix, name)
+                let here = RemotePath.join(prefix, name)
                 if let found = FlashAirFileSystem.find(name, in: entries) {
                     guard found.isDirectory else {
                         throw FerryError(
@@ -266,14 +268,14 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
                 // Everything from here down is missing.
                 var deeper = prefix
                 for rest in components[i...] {
-                    deeper = FlashAirListing.join(deeper, rest)
+                    deeper = RemotePath.join(deeper, rest)
                     missing.append(deeper)
                 }
                 break
             }
             if missing.isEmpty { return }
         } else {
-            let (parent, name) = FlashAirFileSystem.split(p)
+            let (parent, name) = RemotePath.split(p)
             let parentEntry = try await existing(parent, operation: "mkdir")
             guard parentEntry.isDirectory else {
                 throw FerryError(
@@ -291,7 +293,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
             }
         }
         // UPDIR says SUCCESS even for a path it could not create: look.
-        let (parent, name) = FlashAirFileSystem.split(p)
+        let (parent, name) = RemotePath.split(p)
         guard let made = FlashAirFileSystem.find(name, in: try await listing(parent, operation: "mkdir")),
             made.isDirectory
         else {
@@ -305,7 +307,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     ///
     /// - Throws: `directoryNotEmpty` when anything, hidden entries included, is in it.
     public func removeDirectory(_ path: String) async throws(FerryError) {
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         guard p != "/" else {
             throw FerryError(.permissionDenied, operation: "rmdir", target: shown(p), detail: "cannot remove the root")
         }
@@ -358,7 +360,7 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// - Returns: The thumbnail, or nil when the file is not a JPEG or has none.
     /// - Throws: `notFound` when the file is missing.
     public func thumbnail(_ path: String) async throws(FerryError) -> EXIFThumbnail.Thumbnail? {
-        let p = FlashAirListing.normalize(path)
+        let p = RemotePath.normalize(path, keepingServerRoot: false)
         let reply = try await cgi.get(
             "thumbnail.cgi", query: FlashAirCGI.encode(p), operation: "thumbnail", target: p)
         if reply.status == 404 || reply.status == 500 {
@@ -454,14 +456,6 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
                 serverText: reply.trimmedText.isEmpty
                     ? "no SUCCESS from upload.cgi" : String(reply.trimmedText.prefix(120)))
         }
-    }
-
-    /// `/A/B/c.jpg` → (`/A/B`, `c.jpg`); `/c.jpg` → (`/`, `c.jpg`).
-    static func split(_ path: String) -> (parent: String, name: String) {
-        let p = FlashAirListing.normalize(path)
-        guard let slash = p.lastIndex(of: "/") else { return ("/", p) }
-        let parent = p[..<slash]
-        return (parent.isEmpty ? "/" : String(parent), String(p[p.index(after: slash)...]))
     }
 
     /// The entry named `name`, exactly, or else ignoring case (FAT names are case-insensitive).

@@ -76,7 +76,7 @@ public enum FlashAirListing {
     public static func parse(_ body: String, folder: String) -> (
         entries: [RemoteEntry], skippedLines: Int
     ) {
-        let folder = normalize(folder)
+        let folder = RemotePath.normalize(folder, keepingServerRoot: false)
         var entries: [RemoteEntry] = []
         var skipped = 0
         for rawLine in body.utf8.split(
@@ -110,25 +110,12 @@ public enum FlashAirListing {
         var out = header + "\r\n"
         for entry in entries {
             if entry.name.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) { continue }
-            let dir = normalize(entry.directory.isEmpty ? folder : entry.directory)
+            let dir = RemotePath.normalize(entry.directory.isEmpty ? folder : entry.directory, keepingServerRoot: false)
             out += dir == "/" ? "" : dir
             out += ",\(entry.name),\(entry.size),\(entry.attributes.rawValue),"
             out += "\(entry.dateTime.date),\(entry.dateTime.time)\r\n"
         }
         return out
-    }
-
-    /// `/DCIM/` → `/DCIM`, `DCIM` → `/DCIM`, `` → `/`.
-    static func normalize(_ folder: String) -> String {
-        var f = Substring(folder)
-        while f.count > 1, f.hasSuffix("/") { f = f.dropLast() }
-        if f.isEmpty { return "/" }
-        return f.utf8.first == UInt8(ascii: "/") ? String(f) : "/" + f
-    }
-
-    /// `folder` joined with `name`: `/` + `a` → `/a`, `/DCIM` + `a` → `/DCIM/a`.
-    static func join(_ folder: String, _ name: String) -> String {
-        folder == "/" ? "/" + name : folder + "/" + name
     }
 
     private enum LineResult {
@@ -191,7 +178,7 @@ public enum FlashAirListing {
         let attrs = attributes ?? []
         return .entry(
             RemoteEntry(
-                name: name, path: join(folder, name), kind: kind,
+                name: name, path: RemotePath.join(folder, name), kind: kind,
                 size: kind == .directory ? nil : size, modified: modified,
                 isHidden: !attrs.isDisjoint(with: [.hidden, .system]),
                 isReadOnly: attrs.contains(.readOnly)))

@@ -24,7 +24,7 @@ struct FlashAirUpload: Sendable {
         let started = ContinuousClock.now
         let shown = card.shown(path)
         let local = try localFile()
-        let (folder, name) = FlashAirFileSystem.split(path)
+        let (folder, name) = RemotePath.split(path)
         try FlashAirUpload.checkName(name, target: shown)
 
         // Where it goes, and what is there already.
@@ -164,7 +164,7 @@ struct FlashAirUpload: Sendable {
     private func folderEntries(_ folder: String) async throws(FerryError) -> [RemoteEntry]? {
         let entries = try await card.listing(folder, operation: "upload")
         if !entries.isEmpty || folder == "/" { return entries }
-        let (parent, name) = FlashAirFileSystem.split(folder)
+        let (parent, name) = RemotePath.split(folder)
         guard let parentEntries = try await folderEntries(parent),
             let me = FlashAirFileSystem.find(name, in: parentEntries)
         else { return nil }

@@ -16,8 +16,8 @@ extension HTTPFileSystem {
     /// Reads a whole file, refusing it before its body when the server announces
     /// a size over `limit`, else after `limit + 1` bytes.
     public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
-        try await HTTPMemoryRead.whole(limit: limit, target: target(path).redacted) {
-            range, sizeLimit async throws(FerryError) in
+        try await HTTPMemoryRead.whole(limit: limit, shown: target(path).redacted) {
+            (range, sizeLimit) async throws(FerryError) -> [UInt8] in
             try await HTTPMemoryRead.read(
                 target(path), range: range, sizeLimit: sizeLimit, engine: engine, verifyTLS: verifyTLS,
                 settings: settings)
@@ -25,28 +25,23 @@ extension HTTPFileSystem {
     }
 
     /// The URL of `path`, keeping the query of the URL this file system was opened with.
-    private func target(_ path: String) -> RemoteURL {
-        var target = url.with(path: path)
-        if path == url.path { target.query = url.query }
-        return target
-    }
+    private func target(_ path: String) -> RemoteURL { url.file(at: path) }
 }
 
-/// Capped HTTP reads into memory, for HTTP and FlashAir.
+/// Capped HTTP reads into memory, for HTTP, WebDAV and the cards.
 enum HTTPMemoryRead {
-    /// A whole file of at most `limit` bytes through `read` (a range and the size
-    /// limit to refuse before the body): the range `0..<limit + 1`, and `tooLarge`
-    /// when all of it came. What every HTTP-based backend's ``RemoteFileSystem/data(at:limit:)`` does.
-    ///
-    /// - Parameter target: The file as the error names it (redacted).
+    /// A whole file of at most `limit` bytes, as each of these backends'
+    /// `data(at:limit:)` reads one: `read` asks for the range `0..<limit + 1`
+    /// with `limit` as its size limit (refused before the body when the server
+    /// announces more); a byte past `limit` that still arrives refuses it after.
     static func whole(
-        limit: Int, target: @autoclosure () -> String,
-        read: (Range<Int64>, Int64?) async throws(FerryError) -> [UInt8]
+        limit: Int, shown: @autoclosure () -> String,
+        _ read: (_ range: Range<Int64>, _ sizeLimit: Int64) async throws(FerryError) -> [UInt8]
     ) async throws(FerryError) -> Data {
         let limit = max(0, limit)
         let bytes = try await read(0..<Int64(limit) + 1, Int64(limit))
         guard bytes.count <= limit else {
-            throw FerryError.overLimit(limit, size: nil, operation: "read", target: target())
+            throw FerryError.overLimit(limit, size: nil, operation: "read", target: shown())
         }
         return Data(bytes)
     }
@@ -70,7 +65,8 @@ enum HTTPMemoryRead {
         if range.isEmpty { return [] }
         let capacity = Int(min(range.upperBound - range.lowerBound, Int64(Int32.max)))
         let job = CurlMemoryJob(
-            hostKey: target.hostKey, capacity: capacity, start: range.lowerBound, sizeLimit: sizeLimit)
+            HTTPMemoryReply(), hostKey: target.hostKey, capacity: capacity, start: range.lowerBound,
+            sizeLimit: sizeLimit)
         if let settings {
             HTTPFileSystem.configure(job.easy, url: target, scheme: wireScheme, settings: settings)
         } else {
@@ -80,29 +76,32 @@ enum HTTPMemoryRead {
         job.easy.setTimeouts(connect: .seconds(15), stall: .seconds(30))
         let c = await engine.perform(job)
         if c.interrupted { throw FerryError(.cancelled, operation: operation, target: display) }
-        let status = job.headers.status != 0 ? job.headers.status : c.responseCode
+        let status = job.reply.headers.status != 0 ? job.reply.headers.status : c.responseCode
         if status != 0 {
             // Judged as a download judges it (and as the job did before the first byte).
-            switch HTTPRangeReply(status: status, headers: job.headers, offset: range.lowerBound) {
+            switch HTTPRangeReply(status: status, headers: job.reply.headers, offset: range.lowerBound) {
             case .pastEnd(let total):
                 // Nothing from the range's start on. A size past that start
                 // contradicts the refusal: a download starts over on it.
                 guard let total, total > range.lowerBound else { return [] }
                 throw FerryError(
                     .protocolError, operation: operation, target: display, serverCode: status,
-                    serverText: job.headers.reason,
+                    serverText: job.reply.headers.reason,
                     detail: "asked for bytes from \(range.lowerBound), refused as past the end of \(total) bytes")
             case .error:
-                throw FerryError.http(status: status, reason: job.headers.reason, operation: operation, target: display)
+                throw FerryError.http(
+                    status: status, reason: job.reply.headers.reason, operation: operation, target: display)
             case .notTheRange(let reason):
                 throw FerryError(
                     .protocolError, operation: operation, target: display, serverCode: status,
-                    serverText: job.headers.reason,
-                    detail: [reason, job.headers["Content-Range"].map { "Content-Range: \($0)" }].compactMap { $0 }
-                        .joined(separator: "; "))
+                    serverText: job.reply.headers.reason,
+                    detail: [reason, job.reply.headers["Content-Range"].map { "Content-Range: \($0)" }].compactMap {
+                        $0
+                    }
+                    .joined(separator: "; "))
             case .unexpected:
                 throw HTTPRangeReply.unexpected(
-                    status, reason: job.headers.reason, operation: operation, target: display)
+                    status, reason: job.reply.headers.reason, operation: operation, target: display)
             case .fromOffset, .wholeFile:
                 break
             }
@@ -112,8 +111,32 @@ enum HTTPMemoryRead {
         }
         guard c.code == .ok || job.filled else {
             throw HTTPFileSystem.failure(
-                c, headers: job.headers, bodyStarted: !job.body.isEmpty, operation: operation, target: display)
+                c, headers: job.reply.headers, bodyStarted: !job.body.isEmpty, operation: operation, target: display)
         }
         return job.body
+    }
+}
+
+/// What HTTP adds to a read into memory (`CurlMemoryJob`): the final
+/// response's headers, and its body judged by `HTTPRangeReply` as a download
+/// judges it (a `206` of the asked bytes, a `200` that ignored `Range`, the
+/// rest none of the asked bytes, which `HTTPMemoryRead` words).
+struct HTTPMemoryReply: MemoryReadReply {
+    private(set) var headers = HTTPHeaders()
+
+    func configure(_ job: CurlJob) {}
+
+    mutating func header(_ line: UnsafeRawBufferPointer) {
+        headers.consume(line: line)
+    }
+
+    func debug(_ type: curl_infotype, _ text: UnsafeRawBufferPointer, job: CurlJob) {}
+
+    func body(askedFrom start: Int64) -> MemoryReadBody {
+        switch HTTPRangeReply(status: headers.status, headers: headers, offset: start) {
+        case .fromOffset(let total): return .asked(total: total)
+        case .wholeFile(let total): return .wholeFile(total: total)
+        case .pastEnd, .notTheRange, .error, .unexpected: return .none
+        }
     }
 }

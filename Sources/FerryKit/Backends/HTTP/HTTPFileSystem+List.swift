@@ -53,7 +53,7 @@ extension HTTPFileSystem {
     private func fetchPage(_ path: String, operation: String) async throws(FerryError) -> IndexPage {
         let target = url.with(path: path)
         let shown = target.redacted
-        let job = CurlRequestJob(hostKey: target.hostKey, maxBody: HTTPFileSystem.maxIndexBytes)
+        let job = HTTPRequestJob(hostKey: target.hostKey, maxBody: HTTPFileSystem.maxIndexBytes)
         HTTPFileSystem.configure(job.easy, url: target, settings: settings)
         // Index pages compress well; libcurl decodes whatever the server picks.
         job.easy.set(CURLOPT_ACCEPT_ENCODING, "")

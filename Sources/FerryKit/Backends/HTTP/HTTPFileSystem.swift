@@ -41,7 +41,8 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Option strings every request sets, made once: libcurl copies the
     /// strings it is given, and `EasyHandle.set(_:_:)` would add a copy of its
-    /// own per request (about 1,400 instructions an option, callgrind).
+    /// own per request (bench/RESULTS.md, "Issue 19, HTTP per-file CPU (2026-12-01, branch hdr)", "Left for the
+    /// owners of other files").
     static let userAgent = OptionString("ferry/\(Ferry.version)")
     static let redirectProtocols = OptionString("http,https")
 
@@ -115,7 +116,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         {
             return RemoteEntry(name: folder.name, path: path, kind: .directory)
         }
-        let modified = response.headers["Last-Modified"].flatMap(HTTPDate.parse).map { RemoteTimestamp(utc: $0) }
+        let modified = response.headers["Last-Modified"].flatMap(InternetDate.parse).map { RemoteTimestamp(utc: $0) }
         let name = target.lastComponent
         return RemoteEntry(
             name: name.isEmpty ? "/" : name, path: target.path, kind: .file, size: response.size, modified: modified)
@@ -126,7 +127,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     private func ask(_ target: RemoteURL, firstByteOnly: Bool) async throws(FerryError) -> (
         status: Int, headers: HTTPHeaders, size: Int64?, final: String?
     ) {
-        let job = CurlRequestJob(hostKey: target.hostKey, maxBody: firstByteOnly ? 1 : 0)
+        let job = HTTPRequestJob(hostKey: target.hostKey, maxBody: firstByteOnly ? 1 : 0)
         HTTPFileSystem.configure(job.easy, url: target, settings: settings)
         if firstByteOnly {
             job.easy.set(CURLOPT_RANGE, "0-0")
@@ -164,7 +165,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// the job's `maxBody` (`tooLarge`, a `badListing`) and a transfer failure
     /// are thrown; any status, 4xx and 5xx included, is the caller's to judge.
     static func performWholeReply(
-        _ job: CurlRequestJob, on engine: CurlEngine, operation: String, target shown: String,
+        _ job: HTTPRequestJob, on engine: CurlEngine, operation: String, target shown: String,
         tooLarge: (serverText: String, detail: String)
     ) async throws(FerryError) -> Int {
         let c = await engine.perform(job)
@@ -210,14 +211,7 @@ public struct HTTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     }
 
     func downloadSource(for path: String) -> DownloadSource {
-        var target = url
-        // The file system's own URL (`get URL`) stays as it is, query and all:
-        // what `with(path:)` and the query put back would make of it.
-        if path != url.path || path.utf8.first != UInt8(ascii: "/") {
-            target = url.with(path: path)
-            if path == url.path { target.query = url.query }
-        }
-        return HTTPDownloadAttempt.source(url: target, engine: engine, settings: settings)
+        HTTPDownloadAttempt.source(url: url.file(at: path), engine: engine, settings: settings)
     }
 }
 

@@ -7,7 +7,8 @@ import Foundation
 /// lowercased, values trimmed) in one buffer, and a value becomes a `String`
 /// only when asked for: a download asks for four or five of a response's
 /// eight or so fields, and making two `String`s and a lowercased copy per line
-/// cost about 1,800 instructions a line (callgrind, bench/RESULTS.md, issue 19).
+/// cost more than the rest of the line's handling (bench/RESULTS.md, "Issue 19, HTTP per-file CPU (2026-12-01, branch
+/// hdr)").
 struct HTTPHeaders: Sendable, Hashable {
     /// The fields' lines, one after another from the name (lowercased) to the
     /// end of the value: a line is copied in one piece.

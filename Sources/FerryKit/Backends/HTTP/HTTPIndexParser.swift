@@ -255,7 +255,7 @@ enum HTTPIndexParser {
             } else {
                 guard let type = item["type"] as? String else { return nil }
                 entry = HTTPIndexEntry(name: name, isDirectory: type == "directory")
-                entry.modified = (item["mtime"] as? String).flatMap(HTTPDate.parse).map { RemoteTimestamp(utc: $0) }
+                entry.modified = (item["mtime"] as? String).flatMap(InternetDate.parse).map { RemoteTimestamp(utc: $0) }
             }
             if !entry.isDirectory, let n = item["size"] as? NSNumber, n.int64Value >= 0 { entry.size = n.int64Value }
             guard !name.isEmpty, name != ".", name != "..", !name.contains("/") else { continue }

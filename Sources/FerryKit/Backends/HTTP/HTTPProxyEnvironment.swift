@@ -6,7 +6,8 @@ import Foundation
 /// libcurl looks for a proxy in the environment on every transfer that has no
 /// `CURLOPT_PROXY`: `no_proxy`, `NO_PROXY`, `http_proxy` (or `https_proxy`,
 /// `HTTPS_PROXY`), `all_proxy`, `ALL_PROXY`, one `getenv` and `strdup` each,
-/// five or six per file (callgrind, bench/RESULTS.md, issue 19). When none of the
+/// five or six per file (bench/RESULTS.md, "Issue 19, HTTP per-file CPU (2026-12-01, branch hdr)", "Proxy
+/// variables"). When none of the
 /// variables it could use is set, which is the usual case, a request says "no
 /// proxy" itself and libcurl reads nothing; when one is, the request leaves the
 /// choice to libcurl exactly as before, `no_proxy` included.

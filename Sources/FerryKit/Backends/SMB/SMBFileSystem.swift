@@ -106,7 +106,7 @@ public struct SMBFileSystem: RemoteFileSystem, DownloadSourceFactory {
                     let attrs = info.pointee.attrs
                     entries.append(
                         RemoteEntry(
-                            name: name, path: folder == "/" ? "/" + name : folder + "/" + name,
+                            name: name, path: RemotePath.join(folder, name),
                             kind: isDir ? .directory : .file, size: isDir ? nil : Int64(st.st_size),
                             modified: SMBFileSystem.timestamp(st),
                             isHidden: attrs & 0x2 != 0 || name.hasPrefix("."), isReadOnly: attrs & 0x1 != 0))

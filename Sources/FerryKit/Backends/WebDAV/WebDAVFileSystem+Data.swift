@@ -14,8 +14,8 @@ extension WebDAVFileSystem {
     /// Reads a whole file, refusing it before its body when the server announces
     /// a size over `limit`, else after `limit + 1` bytes.
     public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
-        try await HTTPMemoryRead.whole(limit: limit, target: display(path)) {
-            range, sizeLimit async throws(FerryError) in
+        try await HTTPMemoryRead.whole(limit: limit, shown: display(path)) {
+            (range, sizeLimit) async throws(FerryError) -> [UInt8] in
             try await read(path, range: range, sizeLimit: sizeLimit)
         }
     }

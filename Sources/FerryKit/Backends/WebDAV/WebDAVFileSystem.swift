@@ -89,7 +89,7 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
         maxBody: Int = 1 << 20, operation: String
     ) async throws(FerryError) -> Reply {
         let shown = target.redacted
-        let job = CurlRequestJob(hostKey: target.hostKey, maxBody: maxBody)
+        let job = HTTPRequestJob(hostKey: target.hostKey, maxBody: maxBody)
         configure(
             job.easy, target, headers: headers + (body == nil ? [] : ["Content-Type: application/xml; charset=utf-8"]))
         job.easy.set(CURLOPT_CUSTOMREQUEST, method)

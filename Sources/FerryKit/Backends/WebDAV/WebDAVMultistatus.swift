@@ -134,7 +134,7 @@ struct WebDAVMultistatus: Sendable, Hashable {
             case "getcontentlength":
                 if let n = Int64(text), n >= 0 { r.size = n }
             case "getlastmodified":
-                r.modified = HTTPDate.parse(text)
+                r.modified = InternetDate.parse(text)
             case "getetag":
                 if !text.isEmpty { r.etag = text }
             default:

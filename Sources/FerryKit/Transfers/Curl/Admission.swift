@@ -31,6 +31,8 @@
 /// | `interrupt` of a waiting ticket | `.wait(false)` if told, `.finishUnstarted`; an active one: `.stop` (the engine stops it and reports `end`) |
 /// | `end` | the first waiting tickets that now have room: `.wait(false)` if told, `.start`; a lane with a hold-off is held for the ended ticket's priority |
 /// | `end(refusedMore: true)` | as `end`, after holding its lane to the connections still working (`.lowered`) |
+/// | `raise` of a waiting ticket | it moves up the queue (behind those of its new priority), then as `end`: `.start` if that gives it room, `.preempt` of a lower one on a preempting lane |
+/// | `raise` of a running ticket | nothing at once; no ticket below its new priority stops it from then on, and its end holds the lane for that priority |
 /// | `setLimits`, `setPolicy` | as `end`, for every lane whose limit changed |
 /// | `tick` | as `end` once a hold-off ran out; `.closeIdle` for a lane idle for its policy's time |
 struct Admission<Ticket: Hashable & Sendable>: Sendable {
@@ -104,8 +106,8 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
     private var hostLimits: [String: Int]
     private var policies: [String: LanePolicy] = [:]
     /// Lane keys numbered on first sight: admission compares integers, not
-    /// strings (a thousand queued files made string lookups 14% of the
-    /// instructions; bench/RESULTS.md).
+    /// strings (with a thousand queued files string lookups were a large share
+    /// of the instructions; bench/RESULTS.md, "Issue 19, first and last steps").
     private var laneNumber: [String: Int] = [:]
     private var lanes: [Lane] = []
     private var entries: [Ticket: Entry] = [:]
@@ -229,6 +231,22 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
         if e.told { actions.append(.wait(ticket, false)) }
         actions.append(.finishUnstarted(ticket))
         return actions
+    }
+
+    /// The ticket's priority goes up to `priority` (a person now waits for the
+    /// transfer a prefetch started); a priority at or below its own changes
+    /// nothing, and so does an unknown ticket (not arrived yet, or ended). A
+    /// waiting ticket moves up the queue, behind the tickets waiting at its new
+    /// priority, and may start or preempt at once; a running one keeps its
+    /// connection and is no longer stopped for tickets below its new priority.
+    mutating func raise(_ ticket: Ticket, to priority: TransferPriority, now: Instant = .now) -> [Action] {
+        guard let e = entries[ticket], priority.rawValue > e.priority else { return [] }
+        entries[ticket]?.priority = priority.rawValue
+        if !e.active {
+            if let i = queue.firstIndex(of: ticket) { queue.remove(at: i) }
+            enqueue(ticket, priority: priority.rawValue)
+        }
+        return admit(now: now) + preempt(now: now)
     }
 
     /// A running ticket ended (finished, failed or stopped). `refusedMore`: the

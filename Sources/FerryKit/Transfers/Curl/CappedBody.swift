@@ -1,5 +1,5 @@
 /// A reply body kept in memory up to a limit: the one rule of the jobs whose
-/// whole answer fits in memory (`CurlRequestJob`, `RemoteCommandJob`). Bytes
+/// whole answer fits in memory (`HTTPRequestJob`, `RemoteCommandJob`). Bytes
 /// that would take it past the limit are refused and the overflow remembered,
 /// so the job stops the transfer and its caller can say "too large".
 struct CappedBody {

@@ -25,6 +25,8 @@ final class CurlEngine: Sendable {
     fileprivate struct Inbox {
         var submitted: [CurlJob] = []
         var interrupted: [CurlJob] = []
+        /// Jobs whose `raisedTo` went up.
+        var raised: [CurlJob] = []
         var limits: Limits
         var hostLimits: [String: Int] = [:]
         var policies: [String: LanePolicy] = [:]
@@ -158,6 +160,19 @@ final class CurlEngine: Sendable {
         assert(onEngineThread, "must run on the engine thread", file: file, line: line)
     }
 
+    /// Raises a job's priority to `priority`, never lowering it, whether it waits,
+    /// runs or has not arrived yet (`Admission.raise`).
+    func raise(_ job: CurlJob, to priority: TransferPriority) {
+        var seen = job.raisedTo.load(ordering: .relaxed)
+        while seen < priority.rawValue {
+            let (exchanged, original) = job.raisedTo.compareExchange(
+                expected: seen, desired: priority.rawValue, ordering: .sequentiallyConsistent)
+            if exchanged { break }
+            seen = original
+        }
+        hand { $0.raised.append(job) }
+    }
+
     /// Stops a job at once (pause, cancel): it completes with `interrupted == true`.
     func interrupt(_ job: CurlJob) {
         job.interruptRequested.store(true, ordering: .sequentiallyConsistent)
@@ -200,10 +215,11 @@ private final class EngineLoop: @unchecked Sendable {
                 defer {
                     box.submitted.removeAll()
                     box.interrupted.removeAll()
+                    box.raised.removeAll()
                     box.idle = false
                 }
                 return (
-                    submitted: box.submitted, interrupted: box.interrupted, limits: box.limits,
+                    submitted: box.submitted, interrupted: box.interrupted, raised: box.raised, limits: box.limits,
                     hostLimits: box.hostLimits, limitsVersion: box.limitsVersion, closed: box.closed,
                     policies: box.policies
                 )
@@ -229,7 +245,10 @@ private final class EngineLoop: @unchecked Sendable {
             // nothing, and the job's own flag ends it unstarted when it arrives.
             for job in inbox.interrupted { perform(admission.interrupt(ObjectIdentifier(job), now: now)) }
             if !inbox.submitted.isEmpty {
-                for job in inbox.submitted { jobs[ObjectIdentifier(job)] = job }
+                for job in inbox.submitted {
+                    jobs[ObjectIdentifier(job)] = job
+                    job.takeRaise()
+                }
                 perform(
                     admission.submit(
                         inbox.submitted.map { job in
@@ -238,6 +257,11 @@ private final class EngineLoop: @unchecked Sendable {
                                 interrupted: job.interruptRequested.load(ordering: .relaxed), priority: job.priority,
                                 preemptible: job.yieldsToHigherPriority)
                         }, now: now))
+            }
+            // After the arrivals: a raise handed over with its job finds it.
+            for job in inbox.raised where jobs[ObjectIdentifier(job)] === job {
+                job.takeRaise()
+                perform(admission.raise(ObjectIdentifier(job), to: job.priority, now: now))
             }
             curl_multi_perform(multi, &running)
             started = false
@@ -347,5 +371,13 @@ private final class EngineLoop: @unchecked Sendable {
         job.handedOver.store(true, ordering: .releasing)
         if let c { job.handOver(completion, to: c) }
         return refused
+    }
+}
+
+extension CurlJob {
+    /// Takes a priority `CurlEngine.raise` asked for, on the engine thread.
+    fileprivate func takeRaise() {
+        let raised = raisedTo.load(ordering: .sequentiallyConsistent)
+        if let p = TransferPriority(rawValue: raised), p > priority { priority = p }
     }
 }

@@ -19,14 +19,18 @@ struct CurlCompletion: Sendable {
 /// Subclasses set options in their initialiser (on the submitting thread, before
 /// `CurlEngine.perform`) and override the callback methods, which run only on the
 /// engine thread. That hand-over is what makes `@unchecked Sendable` safe here:
-/// the job is never touched by two threads at once, except `interruptRequested`,
-/// which is an atomic.
+/// the job is never touched by two threads at once, except `interruptRequested`
+/// and `raisedTo`, which are atomics.
 class CurlJob: @unchecked Sendable {
     /// Which server this job talks to, for the per-host connection limit.
     let hostKey: String
     let easy: EasyHandle
     /// Set by `CurlEngine.interrupt` from any thread.
     let interruptRequested = Atomic<Bool>(false)
+    /// The highest priority `CurlEngine.raise` asked for (a `TransferPriority`'s
+    /// raw value; -1: none), from any thread: read when the job arrives, so a
+    /// raise that comes before the job does is not lost.
+    let raisedTo = Atomic<Int>(-1)
     /// Resumed exactly once by the engine thread.
     var continuation: CheckedContinuation<CurlCompletion, Never>?
     /// The hand-over of everything the callbacks wrote, spelled out: stored (release)

@@ -33,9 +33,10 @@ enum TLSSessionCache: Sendable, Hashable {
 /// Sized for the CLI's window of started transfers (`TransferRunner.window`, up
 /// to 260), each holding a handle while it waits in the engine's queue: with 32,
 /// the handles of files waiting for their group commit overflowed the pool and
-/// nearly every file paid `curl_easy_init` and `curl_easy_cleanup` (1,118 of
-/// 1,000 files, strace; two `rt_sigaction` calls each). A reset handle keeps
-/// about 3 KB (massif), so a full pool costs under 1 MB.
+/// nearly every file paid `curl_easy_init` and `curl_easy_cleanup` (two
+/// `rt_sigaction` calls each). A reset handle keeps a few KB, so a full pool
+/// costs under 1 MB (strace and massif, bench/RESULTS.md, "Issue 19, third step (2026-12-01, branch many): CPU per
+/// file").
 private let ownSessionHandles = ReusePool<UnsafeMutableRawPointer>(
     capacity: 256,
     make: makeEasyHandle,

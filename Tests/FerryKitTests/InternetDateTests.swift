@@ -5,7 +5,7 @@ import Testing
 
 /// `Last-Modified` parsing: the IMF-fixdate read directly gives what
 /// `DateFormatter` gives, and the obsolete forms still parse.
-struct HTTPDateTests {
+struct InternetDateTests {
     /// What the formatter alone makes of `text` (the parser before the direct path).
     func formatted(_ text: String) -> Date? {
         let df = DateFormatter()
@@ -16,9 +16,9 @@ struct HTTPDateTests {
     }
 
     @Test func fixdateAgreesWithTheFormatter() {
-        #expect(HTTPDate.fixdate("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
-        #expect(HTTPDate.fixdate("Thu, 01 Jan 1970 00:00:00 GMT") == Date(timeIntervalSince1970: 0))
-        #expect(HTTPDate.fixdate("Tue, 29 Feb 2000 23:59:59 GMT") == Date(timeIntervalSince1970: 951_868_799))
+        #expect(InternetDate.fixdate("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+        #expect(InternetDate.fixdate("Thu, 01 Jan 1970 00:00:00 GMT") == Date(timeIntervalSince1970: 0))
+        #expect(InternetDate.fixdate("Tue, 29 Feb 2000 23:59:59 GMT") == Date(timeIntervalSince1970: 951_868_799))
         let out = DateFormatter()
         out.locale = Locale(identifier: "en_US_POSIX")
         out.timeZone = TimeZone(identifier: "GMT")
@@ -28,8 +28,8 @@ struct HTTPDateTests {
         for _ in 0..<500 {
             let seconds = Double(Int64.random(in: -2_177_452_800...4_102_444_799, using: &rng))
             let text = out.string(from: Date(timeIntervalSince1970: seconds))
-            #expect(HTTPDate.fixdate(text) == Date(timeIntervalSince1970: seconds), "\(text)")
-            #expect(HTTPDate.fixdate(text) == formatted(text), "\(text)")
+            #expect(InternetDate.fixdate(text) == Date(timeIntervalSince1970: seconds), "\(text)")
+            #expect(InternetDate.fixdate(text) == formatted(text), "\(text)")
         }
     }
 
@@ -39,13 +39,13 @@ struct HTTPDateTests {
             "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1994 08:60:00 GMT", "Sun, 06 Nvv 1994 08:49:37 GMT",
             "Sun, 6 Nov 1994 08:49:37 GMT ", "Xyz, 06 Nov 1994 08:49:37 GMT", "Sun, 0a Nov 1994 08:49:37 GMT",
         ] {
-            #expect(HTTPDate.fixdate(bad) == nil, "\(bad)")
+            #expect(InternetDate.fixdate(bad) == nil, "\(bad)")
         }
         let expected = Date(timeIntervalSince1970: 784_111_777)
-        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == expected)
-        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == expected)
-        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
-        #expect(HTTPDate.parse("yesterday") == nil)
+        #expect(InternetDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == expected)
+        #expect(InternetDate.parse("Sun Nov  6 08:49:37 1994") == expected)
+        #expect(InternetDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
+        #expect(InternetDate.parse("yesterday") == nil)
     }
 }
 

@@ -67,9 +67,10 @@ let package = Package(
         // container around HEVC; decoding HEVC is far beyond what Ferry should write, and libheif
         // is the library every Linux viewer uses (GIMP, darktable, ImageMagick, GNOME). Debian's
         // package, like libjpeg-turbo: no package to fetch.
+        // Not linked: opened on first use (Sources/CHeif/shim.h), so no pkgConfig (its -lheif);
+        // the header is in the compiler's own multiarch include folder.
         .systemLibrary(
             name: "CHeif",
-            pkgConfig: "libheif",
             providers: [.apt(["libheif-dev"])]
         ),
         // libgphoto2, for cameras over USB (PTP) and Wi-Fi (PTP/IP): the library every Linux
@@ -86,9 +87,11 @@ let package = Package(
         // as the server requires, NTLMv2 logins and share listing; libcurl's `smb://` speaks only
         // SMB1, which current servers turn off, and the protocol is far beyond what Ferry should
         // write. Debian's package; used through its context API, one context per thread.
+        // Not linked: opened on first use (Sources/CSMBClient/shim.h; about a hundred Samba
+        // libraries otherwise loaded by every process), so no pkgConfig (its -lsmbclient); the
+        // shim includes the header by its folder, samba-4.0/.
         .systemLibrary(
             name: "CSMBClient",
-            pkgConfig: "smbclient",
             providers: [.apt(["libsmbclient-dev"])]
         ),
         // libqrencode (libqrencode-dev): the QR code `ferry serve --host 0.0.0.0` prints, so a

@@ -21,7 +21,7 @@ from common import COOLDOWN, DURABLE, ROOT, FreshExt4, Nginx, alternate, ferry_b
 from link import LinkProcess
 
 
-def single_file(ferry, rounds, size_mb, work):
+def single_file(ferry, rounds, size_mb, work, link=None, only=None):
     www = os.path.join(work, "www1")
     os.makedirs(www)
     with open(os.path.join(www, "big.bin"), "wb") as f:
@@ -29,13 +29,18 @@ def single_file(ferry, rounds, size_mb, work):
         for _ in range(size_mb):
             f.write(chunk)
     nginx = Nginx(www)
-    url = nginx.url("/big.bin")
+    make_url, proxy = behind(nginx, link)
+    url = make_url("/big.bin")
     tools = {
         "ferry": [ferry, "get", url, "-o", "big.bin", "--quiet", "--overwrite"],
         "curl": ["curl", "-s", "-o", "big.bin", url],
         "wget": ["wget", "-q", "-O", "big.bin", url],
-        "aria2c": ["aria2c", "-q", "--allow-overwrite=true", "--auto-file-renaming=false", "-o", "big.bin", url],
+        # -x1 (one connection per server) is aria2c's default; named so the table says it.
+        "aria2c": ["aria2c", "-q", "-x1", "--allow-overwrite=true", "--auto-file-renaming=false", "-o", "big.bin",
+                   url],
     }
+    if only:
+        tools = {k: v for k, v in tools.items() if k in only}
     def prepare(name):
         d = os.path.join(work, "out1", name)
         shutil.rmtree(d, ignore_errors=True)
@@ -44,6 +49,8 @@ def single_file(ferry, rounds, size_mb, work):
     try:
         res = alternate(tools, rounds, prepare)
     finally:
+        if proxy:
+            proxy.stop()
         nginx.stop()
     size = size_mb << 20
     rows = []

@@ -18,8 +18,14 @@ cases as the loopback benchmarks:
          (what limits it on a link with long round trips).
   sftp   the same tree from a local sshd: ferry get -r -j 4 vs lftp mirror
          (--parallel=4, + sync -f) and sftp -b get -r (sftp_bench.tree).
+  big    one file of --size-mb MiB (1 GiB) from nginx: ferry vs curl and aria2c -x1,
+         with peak RSS (http_bench.single_file). Target on internet: no slower than
+         either, RSS at most 32 MB.
+  sftpbig  one file of --size-mb MiB from the local sshd: ferry vs curl sftp://, sftp -b
+         and lftp (sftp_bench.single_file). Target on lan: no slower than curl and sftp -b.
 
-Usage: bench/link_bench.py [--link wifi] [--rounds N] [--cases tree,many,ftp,sftp,jobs] [--files N]
+Usage: bench/link_bench.py [--link wifi] [--rounds N] [--cases tree,many,ftp,sftp,jobs,big,sftpbig] [--files N]
+                           [--size-mb N]
                            [--ferry PATH] [--out FILE (appends)]
 Needs: scripts/setup.sh --bench (nginx, vsftpd, wget, lftp, curl, /usr/bin/time).
 """
@@ -108,6 +114,37 @@ def sftp_case(ferry, rounds, work, link, files):
     return lines
 
 
+def big_table(rows, size_mb, link):
+    ferry = next(r for r in rows if r[0] == "ferry")
+    lines = [f"{size_mb} MiB at the link's rate alone takes {(size_mb << 20) * 8 / PROFILES[link].rate_bps:.1f} s.\n",
+             "| tool | MB/s | seconds | ferry's speed-up | peak RSS MB |", "|---|---|---|---|---|"]
+    for name, mbps, secs, rss in sorted(rows, key=lambda r: r[2]):
+        lines.append(f"| {name} | {mbps:.1f} | {secs:.3f} | {secs / ferry[2]:.2f}x | {rss:.1f} |")
+    return lines
+
+
+def big_case(ferry, rounds, work, link, size_mb):
+    rows = http_bench.single_file(ferry, rounds, size_mb, work, link=link, only=["ferry", "curl", "aria2c"])
+    lines = [f"#### One file of {size_mb} MiB from nginx (aria2c with -x1, its default)\n"]
+    lines += big_table(rows, size_mb, link)
+    ferry_rss = next(r[3] for r in rows if r[0] == "ferry")
+    lines.append(f"\nferry's peak RSS {ferry_rss:.1f} MB (target at most 32 MB)")
+    return lines
+
+
+def sftp_big_case(ferry, rounds, work, link, size_mb):
+    server = sftp_bench.Sshd()
+    try:
+        with LinkProcess(link, [("sftp", server.port)]) as proxy:
+            server.through(proxy.ports[0])
+            rows, tools = sftp_bench.single_file(ferry, rounds, size_mb, work, server)
+    finally:
+        server.stop()
+    lines = [f"#### One file of {size_mb} MiB from sshd (SSH login included)\n"]
+    lines += big_table(rows, size_mb, link)
+    return lines
+
+
 def jobs_case(ferry, work, link, jobs=(4, 8, 16)):
     """ferry get -r of the 1,000-file tree with more transfers at once: on a link
     with long round trips, 4 at a time are bound by them, not by the rate."""
@@ -140,6 +177,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cases", default="tree,many")
     ap.add_argument("--files", type=int, default=500, help="files of the FTP tree")
+    ap.add_argument("--size-mb", type=int, default=1024, help="the file of the big and sftpbig cases")
     ap.add_argument("--ferry", default=None, metavar="PATH", help="default: a release build of this tree")
     ap.add_argument("--out", default=None, help="append the markdown section to this file")
     a = ap.parse_args()
@@ -162,6 +200,10 @@ def main():
                 lines += jobs_case(ferry, work, a.link)
             elif case == "sftp":
                 lines += sftp_case(ferry, a.rounds, work, a.link, a.files)
+            elif case == "big":
+                lines += big_case(ferry, a.rounds, work, a.link, a.size_mb)
+            elif case == "sftpbig":
+                lines += sftp_big_case(ferry, a.rounds, work, a.link, a.size_mb)
             else:
                 sys.exit(f"link_bench: unknown case {case}")
             lines.append("")

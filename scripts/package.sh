@@ -74,6 +74,9 @@ mkdir -p "$shlibs/debian"
 printf 'Source: ferry\n\nPackage: ferry\nArchitecture: any\n' > "$shlibs/debian/control"
 depends=$(cd "$shlibs" && dpkg-shlibdeps -O "$OLDPWD/$root/usr/bin/ferry" | sed -n 's/^shlibs:Depends=//p')
 [[ -n $depends ]] || { echo "package: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# libsmbclient and libheif are opened on first use (dlopen, Sources/CSMBClient/shim.h,
+# Sources/CHeif/shim.h), so dpkg-shlibdeps does not see them: named here, as their shlibs say.
+depends="$depends, libsmbclient, libheif1 (>= 1.15.1)"
 
 find "$root" -type d -exec chmod 755 {} +
 find "$root" -type f ! -path "$root/usr/bin/*" -exec chmod 644 {} +

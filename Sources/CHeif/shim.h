@@ -9,12 +9,57 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
+#include <pthread.h>
+
+// libheif is opened on first use (dlopen), not linked: loading it (and libde265, whose
+// start-up builds its tables, x265, aom, dav1d) cost every `ferry` process about 28M
+// instructions (callgrind of an empty program linked with it), thumbnails or not
+// (bench/RESULTS.md, issue 32 item 4). The functions below are looked up once.
+#define FERRY_HEIF_FUNCTIONS(X) X(heif_image_handle_get_list_of_thumbnail_IDs) X(heif_image_handle_get_list_of_metadata_block_IDs) X(heif_context_add_exif_metadata) X(heif_context_alloc) X(heif_context_encode_image) X(heif_context_encode_thumbnail) X(heif_context_free) X(heif_context_get_encoder_for_format) X(heif_context_get_primary_image_handle) X(heif_context_read_from_file) X(heif_context_read_from_memory_without_copy) X(heif_context_read_from_reader) X(heif_context_set_maximum_image_size_limit) X(heif_context_write_to_file) X(heif_decode_image) X(heif_encoder_release) X(heif_encoder_set_lossy_quality) X(heif_encoding_options_alloc) X(heif_encoding_options_free) X(heif_image_add_plane) X(heif_image_create) X(heif_image_get_height) X(heif_image_get_plane) X(heif_image_get_plane_readonly) X(heif_image_get_width) X(heif_image_handle_get_height) X(heif_image_handle_get_metadata) X(heif_image_handle_get_metadata_size) X(heif_image_handle_get_thumbnail) X(heif_image_handle_get_width) X(heif_image_handle_release) X(heif_image_release)
+
+typedef struct {
+#define FERRY_HEIF_FIELD(name) __typeof__(&name) name;
+    FERRY_HEIF_FUNCTIONS(FERRY_HEIF_FIELD)
+#undef FERRY_HEIF_FIELD
+    int loaded;
+} ferry_heif_library;
+
+// The table lives in a function: Swift imports a header's static variables as
+// references to be linked, and nothing would define them.
+static inline ferry_heif_library *ferry_heif_table(void) {
+    static ferry_heif_library table;
+    return &table;
+}
+
+static void ferry_heif_load(void) {
+    void *handle = dlopen("libheif.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!handle) return;
+#define FERRY_HEIF_LOOK_UP(name) \
+    if (!(ferry_heif_table()->name = (__typeof__(&name))dlsym(handle, #name))) return;
+    FERRY_HEIF_FUNCTIONS(FERRY_HEIF_LOOK_UP)
+#undef FERRY_HEIF_LOOK_UP
+    ferry_heif_table()->loaded = 1;
+}
+
+/// 1 once libheif is loaded (the first call loads it), 0 when it cannot be.
+static inline int ferry_heif_available(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, ferry_heif_load);
+    return ferry_heif_table()->loaded;
+}
+
+/// A libheif function; every entry point below checked ferry_heif_available first. Each
+/// object file that uses these inline functions can hold its own table, hence the check.
+#define FERRY_HEIF_CALL(name) (ferry_heif_available(), ferry_heif_table()->name)
+
 
 #define FERRY_HEIF_OK 0
 #define FERRY_HEIF_ERROR (-1)     // libheif refused the file; see the message
 #define FERRY_HEIF_MEMORY (-3)    // out of memory, or over the pixel bound
 #define FERRY_HEIF_ARGUMENT (-4)  // a bad pointer or size
 #define FERRY_HEIF_NONE (-5)      // no such item (no Exif block)
+#define FERRY_HEIF_MISSING (-6)   // libheif.so.1 could not be loaded
 
 // Whatever the file claims: neither side over 16384 pixels (libheif refuses
 // larger images while reading the header), and at most 50 MP decoded.
@@ -45,16 +90,22 @@ static inline void ferry_heif_copy_message(struct heif_error error, char *messag
 /// before the context goes (libheif's messages can live in the context).
 static inline int ferry_heif_open(const char *path, const void *data, size_t size, const struct heif_reader *reader,
                                   void *reader_data, struct heif_context **out, char *message, size_t message_size) {
-    struct heif_context *ctx = heif_context_alloc();
     *out = NULL;
+    if (!ferry_heif_available()) {
+        ferry_heif_copy_message((struct heif_error){heif_error_Unsupported_feature, heif_suberror_Unspecified,
+                                                    "libheif.so.1 could not be loaded (apt install libheif1)"},
+                                message, message_size);
+        return FERRY_HEIF_MISSING;
+    }
+    struct heif_context *ctx = FERRY_HEIF_CALL(heif_context_alloc)();
     if (!ctx) return FERRY_HEIF_MEMORY;
-    heif_context_set_maximum_image_size_limit(ctx, FERRY_HEIF_MAX_SIDE);
-    struct heif_error error = path     ? heif_context_read_from_file(ctx, path, NULL)
-                              : reader ? heif_context_read_from_reader(ctx, reader, reader_data, NULL)
-                                       : heif_context_read_from_memory_without_copy(ctx, data, size, NULL);
+    FERRY_HEIF_CALL(heif_context_set_maximum_image_size_limit)(ctx, FERRY_HEIF_MAX_SIDE);
+    struct heif_error error = path     ? FERRY_HEIF_CALL(heif_context_read_from_file)(ctx, path, NULL)
+                              : reader ? FERRY_HEIF_CALL(heif_context_read_from_reader)(ctx, reader, reader_data, NULL)
+                                       : FERRY_HEIF_CALL(heif_context_read_from_memory_without_copy)(ctx, data, size, NULL);
     if (error.code != heif_error_Ok) {
         ferry_heif_copy_message(error, message, message_size);
-        heif_context_free(ctx);
+        FERRY_HEIF_CALL(heif_context_free)(ctx);
         return FERRY_HEIF_ERROR;
     }
     *out = ctx;
@@ -69,63 +120,63 @@ static inline int ferry_heif_open(const char *path, const void *data, size_t siz
 static inline int ferry_heif_decode_context(struct heif_context *ctx, int min_side, heif_item_id only_thumbnail,
                                             ferry_heif_image *out, char *message, size_t message_size) {
     struct heif_image_handle *primary = NULL;
-    struct heif_error error = heif_context_get_primary_image_handle(ctx, &primary);
+    struct heif_error error = FERRY_HEIF_CALL(heif_context_get_primary_image_handle)(ctx, &primary);
     if (error.code != heif_error_Ok) {
         ferry_heif_copy_message(error, message, message_size);
-        heif_context_free(ctx);
+        FERRY_HEIF_CALL(heif_context_free)(ctx);
         return FERRY_HEIF_ERROR;
     }
-    out->image_width = heif_image_handle_get_width(primary);
-    out->image_height = heif_image_handle_get_height(primary);
+    out->image_width = FERRY_HEIF_CALL(heif_image_handle_get_width)(primary);
+    out->image_height = FERRY_HEIF_CALL(heif_image_handle_get_height)(primary);
     struct heif_image_handle *chosen = primary;
     struct heif_image_handle *thumbnail = NULL;
     if (min_side > 0 || only_thumbnail > 0) {
         heif_item_id ids[8];
-        int n = heif_image_handle_get_list_of_thumbnail_IDs(primary, ids, 8);
+        int n = FERRY_HEIF_CALL(heif_image_handle_get_list_of_thumbnail_IDs)(primary, ids, 8);
         for (int i = 0; i < n; i++) {
             struct heif_image_handle *t = NULL;
             if (only_thumbnail > 0 && ids[i] != only_thumbnail) continue;
-            if (heif_image_handle_get_thumbnail(primary, ids[i], &t).code != heif_error_Ok) continue;
-            int w = heif_image_handle_get_width(t), h = heif_image_handle_get_height(t);
+            if (FERRY_HEIF_CALL(heif_image_handle_get_thumbnail)(primary, ids[i], &t).code != heif_error_Ok) continue;
+            int w = FERRY_HEIF_CALL(heif_image_handle_get_width)(t), h = FERRY_HEIF_CALL(heif_image_handle_get_height)(t);
             int longer = w > h ? w : h;
             int best = 0;
             if (thumbnail) {
-                int bw = heif_image_handle_get_width(thumbnail), bh = heif_image_handle_get_height(thumbnail);
+                int bw = FERRY_HEIF_CALL(heif_image_handle_get_width)(thumbnail), bh = FERRY_HEIF_CALL(heif_image_handle_get_height)(thumbnail);
                 best = bw > bh ? bw : bh;
             }
             // The smallest thumbnail that is large enough.
             if ((only_thumbnail > 0 || longer >= min_side) && (!thumbnail || longer < best)) {
-                if (thumbnail) heif_image_handle_release(thumbnail);
+                if (thumbnail) FERRY_HEIF_CALL(heif_image_handle_release)(thumbnail);
                 thumbnail = t;
             } else {
-                heif_image_handle_release(t);
+                FERRY_HEIF_CALL(heif_image_handle_release)(t);
             }
         }
         if (thumbnail) chosen = thumbnail;
     }
     if (only_thumbnail > 0 && !thumbnail) {
-        heif_image_handle_release(primary);
-        heif_context_free(ctx);
+        FERRY_HEIF_CALL(heif_image_handle_release)(primary);
+        FERRY_HEIF_CALL(heif_context_free)(ctx);
         return FERRY_HEIF_NONE;
     }
-    int cw = heif_image_handle_get_width(chosen), ch = heif_image_handle_get_height(chosen);
+    int cw = FERRY_HEIF_CALL(heif_image_handle_get_width)(chosen), ch = FERRY_HEIF_CALL(heif_image_handle_get_height)(chosen);
     if (cw <= 0 || ch <= 0 || (unsigned long long)cw * (unsigned long long)ch > FERRY_HEIF_MAX_PIXELS) {
-        if (thumbnail) heif_image_handle_release(thumbnail);
-        heif_image_handle_release(primary);
-        heif_context_free(ctx);
+        if (thumbnail) FERRY_HEIF_CALL(heif_image_handle_release)(thumbnail);
+        FERRY_HEIF_CALL(heif_image_handle_release)(primary);
+        FERRY_HEIF_CALL(heif_context_free)(ctx);
         return FERRY_HEIF_MEMORY;
     }
     struct heif_image *image = NULL;
-    error = heif_decode_image(chosen, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGB, NULL);
+    error = FERRY_HEIF_CALL(heif_decode_image)(chosen, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGB, NULL);
     int status = FERRY_HEIF_OK;
     if (error.code != heif_error_Ok) {
         ferry_heif_copy_message(error, message, message_size);
         status = FERRY_HEIF_ERROR;
     } else {
         int stride = 0;
-        const uint8_t *plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride);
-        int w = heif_image_get_width(image, heif_channel_interleaved);
-        int h = heif_image_get_height(image, heif_channel_interleaved);
+        const uint8_t *plane = FERRY_HEIF_CALL(heif_image_get_plane_readonly)(image, heif_channel_interleaved, &stride);
+        int w = FERRY_HEIF_CALL(heif_image_get_width)(image, heif_channel_interleaved);
+        int h = FERRY_HEIF_CALL(heif_image_get_height)(image, heif_channel_interleaved);
         unsigned char *pixels = (plane && w > 0 && h > 0 && stride >= w * 3)
                                     ? (unsigned char *)malloc((size_t)w * h * 3)
                                     : NULL;
@@ -138,11 +189,11 @@ static inline int ferry_heif_decode_context(struct heif_context *ctx, int min_si
             out->height = h;
             out->from_thumbnail = thumbnail != NULL;
         }
-        heif_image_release(image);
+        FERRY_HEIF_CALL(heif_image_release)(image);
     }
-    if (thumbnail) heif_image_handle_release(thumbnail);
-    heif_image_handle_release(primary);
-    heif_context_free(ctx);
+    if (thumbnail) FERRY_HEIF_CALL(heif_image_handle_release)(thumbnail);
+    FERRY_HEIF_CALL(heif_image_handle_release)(primary);
+    FERRY_HEIF_CALL(heif_context_free)(ctx);
     return status;
 }
 
@@ -237,20 +288,20 @@ static inline int ferry_heif_exif(const char *path, unsigned char **out, size_t 
     int opened = ferry_heif_open(path, NULL, 0, NULL, NULL, &ctx, message, message_size);
     if (opened != FERRY_HEIF_OK) return opened;
     struct heif_image_handle *primary = NULL;
-    struct heif_error error = heif_context_get_primary_image_handle(ctx, &primary);
+    struct heif_error error = FERRY_HEIF_CALL(heif_context_get_primary_image_handle)(ctx, &primary);
     if (error.code != heif_error_Ok) {
         ferry_heif_copy_message(error, message, message_size);
-        heif_context_free(ctx);
+        FERRY_HEIF_CALL(heif_context_free)(ctx);
         return FERRY_HEIF_ERROR;
     }
-    if (width) *width = heif_image_handle_get_width(primary);
-    if (height) *height = heif_image_handle_get_height(primary);
+    if (width) *width = FERRY_HEIF_CALL(heif_image_handle_get_width)(primary);
+    if (height) *height = FERRY_HEIF_CALL(heif_image_handle_get_height)(primary);
     int status = FERRY_HEIF_NONE;
     heif_item_id id;
-    if (heif_image_handle_get_list_of_metadata_block_IDs(primary, "Exif", &id, 1) == 1) {
-        size_t size = heif_image_handle_get_metadata_size(primary, id);
+    if (FERRY_HEIF_CALL(heif_image_handle_get_list_of_metadata_block_IDs)(primary, "Exif", &id, 1) == 1) {
+        size_t size = FERRY_HEIF_CALL(heif_image_handle_get_metadata_size)(primary, id);
         unsigned char *block = size >= 4 && size <= (1u << 24) ? (unsigned char *)malloc(size) : NULL;
-        if (block && heif_image_handle_get_metadata(primary, id, block).code == heif_error_Ok) {
+        if (block && FERRY_HEIF_CALL(heif_image_handle_get_metadata)(primary, id, block).code == heif_error_Ok) {
             // ISO/IEC 23008-12 A.2.1: a 32-bit big-endian offset to the TIFF header, then the Exif data.
             size_t skip = 4 + ((size_t)block[0] << 24 | (size_t)block[1] << 16 | (size_t)block[2] << 8 | block[3]);
             if (skip < size) {
@@ -263,8 +314,8 @@ static inline int ferry_heif_exif(const char *path, unsigned char **out, size_t 
         }
         free(block);
     }
-    heif_image_handle_release(primary);
-    heif_context_free(ctx);
+    FERRY_HEIF_CALL(heif_image_handle_release)(primary);
+    FERRY_HEIF_CALL(heif_context_free)(ctx);
     return status;
 }
 
@@ -276,41 +327,42 @@ static inline int ferry_heif_encode(const unsigned char *pixels, int width, int 
                                     int thumbnail_side, const unsigned char *exif, int exif_size, const char *path,
                                     char *message, size_t message_size) {
     if (!pixels || !path || width <= 0 || height <= 0) return FERRY_HEIF_ARGUMENT;
-    struct heif_context *ctx = heif_context_alloc();
+    if (!ferry_heif_available()) return FERRY_HEIF_MISSING;
+    struct heif_context *ctx = FERRY_HEIF_CALL(heif_context_alloc)();
     struct heif_encoder *encoder = NULL;
     struct heif_image *image = NULL;
     struct heif_image_handle *handle = NULL;
     struct heif_encoding_options *options = NULL;
-    struct heif_error error = heif_context_get_encoder_for_format(ctx, heif_compression_HEVC, &encoder);
+    struct heif_error error = FERRY_HEIF_CALL(heif_context_get_encoder_for_format)(ctx, heif_compression_HEVC, &encoder);
     if (error.code == heif_error_Ok) {
-        heif_encoder_set_lossy_quality(encoder, quality);
-        error = heif_image_create(width, height, heif_colorspace_RGB, heif_chroma_interleaved_RGB, &image);
+        FERRY_HEIF_CALL(heif_encoder_set_lossy_quality)(encoder, quality);
+        error = FERRY_HEIF_CALL(heif_image_create)(width, height, heif_colorspace_RGB, heif_chroma_interleaved_RGB, &image);
     }
-    if (error.code == heif_error_Ok) error = heif_image_add_plane(image, heif_channel_interleaved, width, height, 8);
+    if (error.code == heif_error_Ok) error = FERRY_HEIF_CALL(heif_image_add_plane)(image, heif_channel_interleaved, width, height, 8);
     if (error.code == heif_error_Ok) {
         int stride = 0;
-        uint8_t *plane = heif_image_get_plane(image, heif_channel_interleaved, &stride);
+        uint8_t *plane = FERRY_HEIF_CALL(heif_image_get_plane)(image, heif_channel_interleaved, &stride);
         for (int y = 0; y < height; y++) memcpy(plane + (size_t)y * stride, pixels + (size_t)y * width * 3, (size_t)width * 3);
-        options = heif_encoding_options_alloc();
+        options = FERRY_HEIF_CALL(heif_encoding_options_alloc)();
         options->image_orientation = (enum heif_orientation)(orientation >= 1 && orientation <= 8 ? orientation : 1);
-        error = heif_context_encode_image(ctx, image, encoder, options, &handle);
+        error = FERRY_HEIF_CALL(heif_context_encode_image)(ctx, image, encoder, options, &handle);
     }
     if (error.code == heif_error_Ok && thumbnail_side > 0) {
         struct heif_image_handle *thumb = NULL;
-        error = heif_context_encode_thumbnail(ctx, image, handle, encoder, options, thumbnail_side, &thumb);
-        if (thumb) heif_image_handle_release(thumb);
+        error = FERRY_HEIF_CALL(heif_context_encode_thumbnail)(ctx, image, handle, encoder, options, thumbnail_side, &thumb);
+        if (thumb) FERRY_HEIF_CALL(heif_image_handle_release)(thumb);
     }
     if (error.code == heif_error_Ok && exif && exif_size > 0) {
-        error = heif_context_add_exif_metadata(ctx, handle, exif, exif_size);
+        error = FERRY_HEIF_CALL(heif_context_add_exif_metadata)(ctx, handle, exif, exif_size);
     }
-    if (error.code == heif_error_Ok) error = heif_context_write_to_file(ctx, path);
+    if (error.code == heif_error_Ok) error = FERRY_HEIF_CALL(heif_context_write_to_file)(ctx, path);
     int status = error.code == heif_error_Ok ? FERRY_HEIF_OK : FERRY_HEIF_ERROR;
     if (status != FERRY_HEIF_OK) ferry_heif_copy_message(error, message, message_size);
-    if (options) heif_encoding_options_free(options);
-    if (handle) heif_image_handle_release(handle);
-    if (image) heif_image_release(image);
-    if (encoder) heif_encoder_release(encoder);
-    heif_context_free(ctx);
+    if (options) FERRY_HEIF_CALL(heif_encoding_options_free)(options);
+    if (handle) FERRY_HEIF_CALL(heif_image_handle_release)(handle);
+    if (image) FERRY_HEIF_CALL(heif_image_release)(image);
+    if (encoder) FERRY_HEIF_CALL(heif_encoder_release)(encoder);
+    FERRY_HEIF_CALL(heif_context_free)(ctx);
     return status;
 }
 

@@ -5,13 +5,57 @@
 #ifndef FERRY_CSMBCLIENT_SHIM_H
 #define FERRY_CSMBCLIENT_SHIM_H
 
-#include <libsmbclient.h>
+#include <samba-4.0/libsmbclient.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <dlfcn.h>
+#include <pthread.h>
+
+// libsmbclient is opened on first use (dlopen), not linked: it brings about a hundred
+// Samba libraries whose loading and symbol binding cost every `ferry` process about 85M
+// instructions at start (callgrind of an empty program linked with it), SMB or not
+// (bench/RESULTS.md, issue 32 item 4). The functions below are looked up once.
+#define FERRY_SMB_FUNCTIONS(X) X(smbc_free_context) X(smbc_getFunctionClose) X(smbc_getFunctionClosedir) X(smbc_getFunctionFstat) X(smbc_getFunctionFtruncate) X(smbc_getFunctionLseek) X(smbc_getFunctionMkdir) X(smbc_getFunctionOpen) X(smbc_getFunctionOpendir) X(smbc_getFunctionRead) X(smbc_getFunctionReaddir) X(smbc_getFunctionReaddirPlus2) X(smbc_getFunctionRename) X(smbc_getFunctionRmdir) X(smbc_getFunctionStat) X(smbc_getFunctionUnlink) X(smbc_getFunctionUtimes) X(smbc_getFunctionWrite) X(smbc_getOptionUserData) X(smbc_init_context) X(smbc_new_context) X(smbc_setFunctionAuthDataWithContext) X(smbc_setOptionFallbackAfterKerberos) X(smbc_setOptionNoAutoAnonymousLogin) X(smbc_setOptionProtocols) X(smbc_setOptionSmbEncryptionLevel) X(smbc_setOptionUseCCache) X(smbc_setOptionUseKerberos) X(smbc_setOptionUserData) X(smbc_setPort) X(smbc_setTimeout)
+
+typedef struct {
+#define FERRY_SMB_FIELD(name) __typeof__(&name) name;
+    FERRY_SMB_FUNCTIONS(FERRY_SMB_FIELD)
+#undef FERRY_SMB_FIELD
+    int loaded;
+} ferry_smb_library;
+
+// The table lives in a function: Swift imports a header's static variables as
+// references to be linked, and nothing would define them.
+static inline ferry_smb_library *ferry_smb_table(void) {
+    static ferry_smb_library table;
+    return &table;
+}
+
+static void ferry_smb_load(void) {
+    void *handle = dlopen("libsmbclient.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!handle) return;
+#define FERRY_SMB_LOOK_UP(name) \
+    if (!(ferry_smb_table()->name = (__typeof__(&name))dlsym(handle, #name))) return;
+    FERRY_SMB_FUNCTIONS(FERRY_SMB_LOOK_UP)
+#undef FERRY_SMB_LOOK_UP
+    ferry_smb_table()->loaded = 1;
+}
+
+/// 1 once libsmbclient is loaded (the first call loads it), 0 when it cannot be.
+static inline int ferry_smb_available(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, ferry_smb_load);
+    return ferry_smb_table()->loaded;
+}
+
+/// A libsmbclient function. Every context was made after ferry_smb_available returned 1;
+/// the check is repeated because each object file that uses these inline functions can
+/// hold its own copy of the table (a pthread_once that has run is one load).
+#define FERRY_SMB(name) (ferry_smb_available(), ferry_smb_table()->name)
 
 /// The login a context answers libsmbclient's questions with (its user data).
 typedef struct ferry_smb_login {
@@ -34,7 +78,7 @@ static void ferry_smb_auth(SMBCCTX *c, const char *server, const char *share, ch
                            char *user, int user_len, char *password, int password_len) {
     (void)server;
     (void)share;
-    ferry_smb_login *login = (ferry_smb_login *)smbc_getOptionUserData(c);
+    ferry_smb_login *login = (ferry_smb_login *)FERRY_SMB(smbc_getOptionUserData)(c);
     if (!login) return;
     if (login->workgroup && *login->workgroup) ferry_smb_copy(workgroup, workgroup_len, login->workgroup);
     ferry_smb_copy(user, user_len, login->user);
@@ -49,34 +93,38 @@ static void ferry_smb_auth(SMBCCTX *c, const char *server, const char *share, ch
 /// insists on encryption. NULL with errno on failure.
 static inline SMBCCTX *ferry_smb_new(const char *workgroup, const char *user, const char *password, int port,
                                      int timeout_ms, int encrypt) {
-    SMBCCTX *c = smbc_new_context();
+    if (!ferry_smb_available()) {
+        errno = ELIBACC;  // libsmbclient.so.0 is not installed (Debian's libsmbclient)
+        return NULL;
+    }
+    SMBCCTX *c = FERRY_SMB(smbc_new_context)();
     if (!c) return NULL;
     ferry_smb_login *login = (ferry_smb_login *)calloc(1, sizeof *login);
     if (!login) {
-        smbc_free_context(c, 1);
+        FERRY_SMB(smbc_free_context)(c, 1);
         errno = ENOMEM;
         return NULL;
     }
     login->workgroup = strdup(workgroup ? workgroup : "");
     login->user = strdup(user ? user : "");
     login->password = strdup(password ? password : "");
-    smbc_setOptionUserData(c, login);
-    smbc_setFunctionAuthDataWithContext(c, ferry_smb_auth);
-    smbc_setOptionUseKerberos(c, 0);
-    smbc_setOptionFallbackAfterKerberos(c, 1);
-    smbc_setOptionUseCCache(c, 0);
-    smbc_setOptionNoAutoAnonymousLogin(c, user && *user ? 1 : 0);
-    smbc_setOptionSmbEncryptionLevel(c, encrypt ? SMBC_ENCRYPTLEVEL_REQUIRE : SMBC_ENCRYPTLEVEL_DEFAULT);
-    if (port > 0) smbc_setPort(c, (uint16_t)port);
-    if (timeout_ms > 0) smbc_setTimeout(c, timeout_ms);
-    smbc_setOptionProtocols(c, "SMB2_02", "SMB3");
-    if (!smbc_init_context(c)) {
+    FERRY_SMB(smbc_setOptionUserData)(c, login);
+    FERRY_SMB(smbc_setFunctionAuthDataWithContext)(c, ferry_smb_auth);
+    FERRY_SMB(smbc_setOptionUseKerberos)(c, 0);
+    FERRY_SMB(smbc_setOptionFallbackAfterKerberos)(c, 1);
+    FERRY_SMB(smbc_setOptionUseCCache)(c, 0);
+    FERRY_SMB(smbc_setOptionNoAutoAnonymousLogin)(c, user && *user ? 1 : 0);
+    FERRY_SMB(smbc_setOptionSmbEncryptionLevel)(c, encrypt ? SMBC_ENCRYPTLEVEL_REQUIRE : SMBC_ENCRYPTLEVEL_DEFAULT);
+    if (port > 0) FERRY_SMB(smbc_setPort)(c, (uint16_t)port);
+    if (timeout_ms > 0) FERRY_SMB(smbc_setTimeout)(c, timeout_ms);
+    FERRY_SMB(smbc_setOptionProtocols)(c, "SMB2_02", "SMB3");
+    if (!FERRY_SMB(smbc_init_context)(c)) {
         int e = errno;
         free(login->workgroup);
         free(login->user);
         free(login->password);
         free(login);
-        smbc_free_context(c, 1);
+        FERRY_SMB(smbc_free_context)(c, 1);
         errno = e ? e : EINVAL;
         return NULL;
     }
@@ -86,8 +134,8 @@ static inline SMBCCTX *ferry_smb_new(const char *workgroup, const char *user, co
 /// Frees a context, its connections and its login.
 static inline void ferry_smb_free(SMBCCTX *c) {
     if (!c) return;
-    ferry_smb_login *login = (ferry_smb_login *)smbc_getOptionUserData(c);
-    smbc_free_context(c, 1);
+    ferry_smb_login *login = (ferry_smb_login *)FERRY_SMB(smbc_getOptionUserData)(c);
+    FERRY_SMB(smbc_free_context)(c, 1);
     if (login) {
         if (login->password) {
             memset(login->password, 0, strlen(login->password));
@@ -100,50 +148,50 @@ static inline void ferry_smb_free(SMBCCTX *c) {
 }
 
 static inline SMBCFILE *ferry_smb_open(SMBCCTX *c, const char *url, int flags, mode_t mode) {
-    return smbc_getFunctionOpen(c)(c, url, flags, mode);
+    return FERRY_SMB(smbc_getFunctionOpen)(c)(c, url, flags, mode);
 }
 static inline ssize_t ferry_smb_read(SMBCCTX *c, SMBCFILE *f, void *buf, size_t count) {
-    return smbc_getFunctionRead(c)(c, f, buf, count);
+    return FERRY_SMB(smbc_getFunctionRead)(c)(c, f, buf, count);
 }
 static inline ssize_t ferry_smb_write(SMBCCTX *c, SMBCFILE *f, const void *buf, size_t count) {
-    return smbc_getFunctionWrite(c)(c, f, buf, count);
+    return FERRY_SMB(smbc_getFunctionWrite)(c)(c, f, buf, count);
 }
 static inline off_t ferry_smb_lseek(SMBCCTX *c, SMBCFILE *f, off_t offset, int whence) {
-    return smbc_getFunctionLseek(c)(c, f, offset, whence);
+    return FERRY_SMB(smbc_getFunctionLseek)(c)(c, f, offset, whence);
 }
 static inline int ferry_smb_fstat(SMBCCTX *c, SMBCFILE *f, struct stat *st) {
-    return smbc_getFunctionFstat(c)(c, f, st);
+    return FERRY_SMB(smbc_getFunctionFstat)(c)(c, f, st);
 }
 static inline int ferry_smb_ftruncate(SMBCCTX *c, SMBCFILE *f, off_t size) {
-    return smbc_getFunctionFtruncate(c)(c, f, size);
+    return FERRY_SMB(smbc_getFunctionFtruncate)(c)(c, f, size);
 }
-static inline int ferry_smb_close(SMBCCTX *c, SMBCFILE *f) { return smbc_getFunctionClose(c)(c, f); }
+static inline int ferry_smb_close(SMBCCTX *c, SMBCFILE *f) { return FERRY_SMB(smbc_getFunctionClose)(c)(c, f); }
 static inline int ferry_smb_stat(SMBCCTX *c, const char *url, struct stat *st) {
-    return smbc_getFunctionStat(c)(c, url, st);
+    return FERRY_SMB(smbc_getFunctionStat)(c)(c, url, st);
 }
 static inline SMBCFILE *ferry_smb_opendir(SMBCCTX *c, const char *url) {
-    return smbc_getFunctionOpendir(c)(c, url);
+    return FERRY_SMB(smbc_getFunctionOpendir)(c)(c, url);
 }
 /// The next entry with its stat (files and folders), NULL at the end or on error
 /// (errno says which: 0 at the end).
 static inline const struct libsmb_file_info *ferry_smb_readdirplus2(SMBCCTX *c, SMBCFILE *d, struct stat *st) {
     errno = 0;
-    return smbc_getFunctionReaddirPlus2(c)(c, d, st);
+    return FERRY_SMB(smbc_getFunctionReaddirPlus2)(c)(c, d, st);
 }
 /// The next entry as `smbc_dirent` (shares and servers have no stat), NULL at the end.
 static inline struct smbc_dirent *ferry_smb_readdir(SMBCCTX *c, SMBCFILE *d) {
     errno = 0;
-    return smbc_getFunctionReaddir(c)(c, d);
+    return FERRY_SMB(smbc_getFunctionReaddir)(c)(c, d);
 }
-static inline int ferry_smb_closedir(SMBCCTX *c, SMBCFILE *d) { return smbc_getFunctionClosedir(c)(c, d); }
-static inline int ferry_smb_unlink(SMBCCTX *c, const char *url) { return smbc_getFunctionUnlink(c)(c, url); }
+static inline int ferry_smb_closedir(SMBCCTX *c, SMBCFILE *d) { return FERRY_SMB(smbc_getFunctionClosedir)(c)(c, d); }
+static inline int ferry_smb_unlink(SMBCCTX *c, const char *url) { return FERRY_SMB(smbc_getFunctionUnlink)(c)(c, url); }
 static inline int ferry_smb_mkdir(SMBCCTX *c, const char *url, mode_t mode) {
-    return smbc_getFunctionMkdir(c)(c, url, mode);
+    return FERRY_SMB(smbc_getFunctionMkdir)(c)(c, url, mode);
 }
-static inline int ferry_smb_rmdir(SMBCCTX *c, const char *url) { return smbc_getFunctionRmdir(c)(c, url); }
+static inline int ferry_smb_rmdir(SMBCCTX *c, const char *url) { return FERRY_SMB(smbc_getFunctionRmdir)(c)(c, url); }
 /// Renames within one context. libsmbclient replaces an existing file at `to`.
 static inline int ferry_smb_rename(SMBCCTX *c, const char *from, const char *to) {
-    return smbc_getFunctionRename(c)(c, from, c, to);
+    return FERRY_SMB(smbc_getFunctionRename)(c)(c, from, c, to);
 }
 /// Sets a file's access and modification times (seconds and microseconds).
 static inline int ferry_smb_utimes(SMBCCTX *c, const char *url, long seconds, long microseconds) {
@@ -151,7 +199,7 @@ static inline int ferry_smb_utimes(SMBCCTX *c, const char *url, long seconds, lo
     tv[0].tv_sec = seconds;
     tv[0].tv_usec = microseconds;
     tv[1] = tv[0];
-    return smbc_getFunctionUtimes(c)(c, url, tv);
+    return FERRY_SMB(smbc_getFunctionUtimes)(c)(c, url, tv);
 }
 
 #endif

@@ -183,9 +183,13 @@ final class SMBContext: @unchecked Sendable {
         let made = ferry_smb_new(
             key.workgroup, key.user, key.password, Int32(key.port), 30_000, key.encrypt ? 1 : 0)
         guard let c = made else {
-            throw FerryError(
-                .unexpected, operation: operation, target: target,
-                detail: "libsmbclient could not start: \(String(cString: strerror(errno)))")
+            // The library is opened on first use (Sources/CSMBClient/shim.h), so a
+            // missing one shows here, not when ferry starts.
+            let detail =
+                errno == ELIBACC
+                ? "libsmbclient.so.0 could not be loaded: install it (apt install libsmbclient)"
+                : "libsmbclient could not start: \(String(cString: strerror(errno)))"
+            throw FerryError(.unexpected, operation: operation, target: target, detail: detail)
         }
         pointer = c
         return c

@@ -72,7 +72,8 @@ def single_file(builds, rounds, size_mb, work):
         # The same server and file over plain HTTP: what WebDAV itself costs, apart
         # from what the machine's load does to every row.
         tools[f"{label} (http://)"] = [ferry, "get", server.url("/big.bin"), "-o", "big.bin", "--quiet"]
-    fs = FreshExt4()
+    # Every run's file stays until the end (as in every benchmark here): room for all of them.
+    fs = FreshExt4(size_gb=max(6, (size_mb * len(tools) * rounds >> 10) + 2))
     try:
         res = alternate(tools, rounds, fresh(fs))
     finally:

@@ -127,18 +127,16 @@ extension WebAPI {
             let source = try connectedSource()
             let body: ImportBody = try jsonBody(of: request, expecting: Self.importShape)
             let key = try await source.historyKey.get(source.fs)
-            if body.restart == true {
-                guard let last = importJob.lastRequest else { throw APIRefusal(409, "no import to restart") }
-                guard importJob.start(source: source, key: key, last) else {
+            let asked = body.restart == true ? nil : try self.request(body, in: source)
+            // Started under the choice's lock: a `POST /api/import-to` waits for it and then sees it running.
+            let status = try withChosenImport { job throws(APIRefusal) in
+                guard let request = asked ?? job.lastRequest else { throw APIRefusal(409, "no import to restart") }
+                guard job.start(source: source, key: key, request) else {
                     throw APIRefusal(409, "an import is running: wait for it or cancel it")
                 }
-                return .json(importJob.status, status: 202)
+                return job.status
             }
-            let request = try self.request(body, in: source)
-            guard importJob.start(source: source, key: key, request) else {
-                throw APIRefusal(409, "an import is running: wait for it or cancel it")
-            }
-            return .json(importJob.status, status: 202)
+            return .json(status, status: 202)
         }
     }
 

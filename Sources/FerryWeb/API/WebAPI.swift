@@ -48,6 +48,12 @@ final class WebAPI: Sendable {
     private let chosenImport = Mutex(0)
     /// The import the page starts, counts and shows: the one of the chosen folder.
     var importJob: ImportJob { importJobs[chosenImport.withLock { $0 }] }
+
+    /// Runs `body` on the chosen folder's import with the choice held: a choice
+    /// and a start never interleave (the import starts in the folder the page shows).
+    func withChosenImport<T, E: Error>(_ body: (ImportJob) throws(E) -> T) throws(E) -> T {
+        try chosenImport.withLock { (index: inout Int) throws(E) -> T in try body(importJobs[index]) }
+    }
     /// Previews fitted to the screen, cached like thumbnails.
     let previews: ThumbnailCache
     /// Backend paths that uploads from the page are writing now (their `.part` is not listed).
@@ -208,11 +214,15 @@ final class WebAPI: Sendable {
     /// import runs); answers as `/api/source` does.
     func chooseImportFolder(_ request: HTTPRequest) -> HTTPResponse {
         guard let body: ImportToBody = decode(request) else { return .failure(400, "expected JSON {\"path\": ...}") }
-        switch Self.importFolder(
-            body.path, among: importJobs.map(\.directory), running: importJobs.contains(where: \.isRunning))
-        {
-        case .success(let index):
-            chosenImport.withLock { $0 = index }
+        // Checked and set under the choice's lock, which a start holds too (``withChosenImport(_:)``).
+        let choice = chosenImport.withLock { chosen in
+            let choice = Self.importFolder(
+                body.path, among: importJobs.map(\.directory), running: importJobs.contains(where: \.isRunning))
+            if case .success(let index) = choice { chosen = index }
+            return choice
+        }
+        switch choice {
+        case .success:
             return sourceInfo()
         case .failure(let refusal):
             return refusal.response

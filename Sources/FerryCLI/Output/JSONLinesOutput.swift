@@ -8,18 +8,11 @@ final class JSONLinesOutput: CommandOutput {
     let console: Console
     /// Running transfers, for progress lines.
     private let running = Mutex<[Int: Transfer]>([:])
-    private let ticker = Mutex<Task<Void, Never>?>(nil)
+    private let ticker = Ticker()
 
     init(console: Console) {
         self.console = console
-        ticker.withLock {
-            $0 = Task { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(500))
-                    self?.emitProgress()
-                }
-            }
-        }
+        ticker.start(every: .milliseconds(500)) { [weak self] in self?.emitProgress() }
     }
 
     func report(_ event: OutputEvent) {
@@ -77,10 +70,7 @@ final class JSONLinesOutput: CommandOutput {
     }
 
     func close() {
-        ticker.withLock {
-            $0?.cancel()
-            $0 = nil
-        }
+        ticker.stop()
     }
 
     private func emitProgress() {

@@ -24,7 +24,7 @@ final class JSONLinesOutput: CommandOutput {
         case .finished(let transfer, let label, let result, let item):
             _ = running.withLock { $0.removeValue(forKey: transfer.id) }
             guard let item else {
-                console.out(JSONResult(transfer: transfer, result: result).jsonLine)
+                console.json(JSONResult(transfer: transfer, result: result))
                 return
             }
             switch result {
@@ -34,19 +34,19 @@ final class JSONLinesOutput: CommandOutput {
                 j.resumedFrom = r.resumedFrom
                 j.seconds = r.duration / .seconds(1)
                 j.size = r.size
-                console.out(j.jsonLine)
+                console.json(j)
             case .failure(let error):
-                console.out(JSONItem(failed: error, item: item, shown: label).jsonLine)
+                console.json(JSONItem(failed: error, item: item, shown: label))
             }
         case .left(let file):
-            console.out(JSONResult(left: file).jsonLine)
+            console.json(JSONResult(left: file))
         case .did(let action, let target):
             console.json(["type": "done", "action": action, "target": target])
         case .failed(let error, let item, let shown):
             if let item {
-                console.out(JSONItem(failed: error, item: item, shown: shown ?? item.destination).jsonLine)
+                console.json(JSONItem(failed: error, item: item, shown: shown ?? item.destination))
             } else {
-                console.out(JSONResult(failed: error).jsonLine)
+                console.json(JSONResult(failed: error))
             }
         case .notice(_, let json):
             if !json.isEmpty { console.json(json) }
@@ -54,13 +54,13 @@ final class JSONLinesOutput: CommandOutput {
             console.json(JSONRunSummary(s))
         case .syncFile(let kind, let item, let shown):
             switch kind {
-            case .planned: console.out(JSONItem(type: "planned", item: item, shown: shown).jsonLine)
-            case .recorded: console.out(JSONItem(type: "recorded", item: item, shown: shown).jsonLine)
-            case .deletedFromSource: console.out(JSONItem(type: "deleted", item: item, shown: shown).jsonLine)
+            case .planned: console.json(JSONItem(type: "planned", item: item, shown: shown))
+            case .recorded: console.json(JSONItem(type: "recorded", item: item, shown: shown))
+            case .deletedFromSource: console.json(JSONItem(type: "deleted", item: item, shown: shown))
             case .keptOnSource(let reason):
                 var j = JSONItem(type: "kept", item: item, shown: shown)
                 j.reason = reason
-                console.out(j.jsonLine)
+                console.json(j)
             }
         case .passStarted(let pass, let source, let key):
             console.json(JSONPassStart(pass: pass, source: source, sourceKey: key))
@@ -76,7 +76,7 @@ final class JSONLinesOutput: CommandOutput {
     private func emitProgress() {
         let transfers = running.withLock { Array($0.values) }.sorted { $0.id < $1.id }
         for t in transfers where t.state == .running {
-            console.out(JSONProgress(transfer: t, progress: t.currentProgress).jsonLine)
+            console.json(JSONProgress(transfer: t, progress: t.currentProgress))
         }
     }
 }

@@ -22,6 +22,20 @@ enum JSONLine {
     }
 }
 
+/// An optional field written as `null` when nil (a synthesized `Encodable` leaves
+/// a nil field out): `ls --json`'s `size` and `modified`.
+@propertyWrapper
+struct JSONNullable<Value: Encodable>: Encodable {
+    var wrappedValue: Value?
+
+    init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        if let wrappedValue { try c.encode(wrappedValue) } else { try c.encodeNil() }
+    }
+}
+
 /// Writes a value that encodes as one object of scalar fields as one compact
 /// JSON line, keys in `JSONEncoder`'s `.sortedKeys` order (their UTF-8 bytes) and
 /// slashes unescaped; nil (``line(_:)``) for any other shape, and for a key that

@@ -103,8 +103,24 @@ struct JSONProgress: Encodable {
     }
 }
 
+/// A per-file `--json` line that can say why the file failed.
+protocol JSONFailureFields {
+    var error: String? { get set }
+    var errorCode: String? { get set }
+    var serverCode: Int? { get set }
+}
+
+extension JSONFailureFields {
+    /// The message, its code and the server's own code, as every `--json` line gives them.
+    mutating func describe(_ e: FerryError) {
+        error = Hints.describe(e)
+        errorCode = e.code.description
+        serverCode = e.serverCode
+    }
+}
+
 /// One `--json` result line per file.
-struct JSONResult: Encodable {
+struct JSONResult: Encodable, JSONFailureFields {
     var type = "result"
     var ok: Bool
     var source: String
@@ -137,9 +153,7 @@ struct JSONResult: Encodable {
             seconds = r.duration / .seconds(1)
         case .failure(let e):
             ok = false
-            error = Hints.describe(e)
-            errorCode = e.code.description
-            serverCode = e.serverCode
+            describe(e)
             recovery = e.recovery?.rawValue
         }
     }
@@ -149,9 +163,7 @@ struct JSONResult: Encodable {
         ok = false
         source = e.target ?? ""
         destination = ""
-        error = Hints.describe(e)
-        errorCode = e.code.description
-        serverCode = e.serverCode
+        describe(e)
         recovery = e.recovery?.rawValue
     }
 

@@ -30,10 +30,7 @@ final class JSONLinesOutput: CommandOutput {
             switch result {
             case .success(let r):
                 var j = JSONItem(type: "imported", item: item, shown: label)
-                j.bytesTransferred = r.bytesTransferred
-                j.resumedFrom = r.resumedFrom
-                j.seconds = r.duration / .seconds(1)
-                j.size = r.size
+                j.record(r)
                 console.json(j)
             case .failure(let error):
                 console.json(JSONItem(failed: error, item: item, shown: label))
@@ -103,15 +100,28 @@ struct JSONProgress: Encodable {
     }
 }
 
-/// A per-file `--json` line that can say why the file failed.
-protocol JSONFailureFields {
+/// A per-file `--json` line (`result`, sync's `imported` and `failed`): what it
+/// says of a transfer that finished, or why the file failed.
+protocol JSONFileOutcome {
+    var size: Int64? { get set }
+    var bytesTransferred: Int64? { get set }
+    var resumedFrom: Int64? { get set }
+    var seconds: Double? { get set }
     var error: String? { get set }
     var errorCode: String? { get set }
     var serverCode: Int? { get set }
 }
 
-extension JSONFailureFields {
-    /// The message, its code and the server's own code, as every `--json` line gives them.
+extension JSONFileOutcome {
+    /// The size, the bytes moved, where they resumed from and the time taken.
+    mutating func record(_ r: TransferResult) {
+        size = r.size
+        bytesTransferred = r.bytesTransferred
+        resumedFrom = r.resumedFrom
+        seconds = r.duration / .seconds(1)
+    }
+
+    /// The message, its code and the server's own code.
     mutating func describe(_ e: FerryError) {
         error = Hints.describe(e)
         errorCode = e.code.description
@@ -120,7 +130,7 @@ extension JSONFailureFields {
 }
 
 /// One `--json` result line per file.
-struct JSONResult: Encodable, JSONFailureFields {
+struct JSONResult: Encodable, JSONFileOutcome {
     var type = "result"
     var ok: Bool
     var source: String
@@ -145,12 +155,9 @@ struct JSONResult: Encodable, JSONFailureFields {
         switch result {
         case .success(let r):
             ok = true
-            size = r.size
-            bytesTransferred = r.bytesTransferred
+            record(r)
             bytesSent = r.bytesSent
-            resumedFrom = r.resumedFrom
             skipped = r.skipped
-            seconds = r.duration / .seconds(1)
         case .failure(let e):
             ok = false
             describe(e)

@@ -10,7 +10,7 @@ struct JSONPassStart: Encodable {
 }
 
 /// One file in `--json` output.
-struct JSONItem: Encodable, JSONFailureFields {
+struct JSONItem: Encodable, JSONFileOutcome {
     var type: String
     var action: String
     var path: String

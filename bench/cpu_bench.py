@@ -16,7 +16,11 @@ Two measures, both side by side in one run:
      system after a `sync` (common.FreshExt4, as http_bench.py): a flush there pays for
      the run's own files only, not for what other processes left dirty in /tmp.
 
-Usage: bench/cpu_bench.py [--rounds N] [--files N] [--ferry PATH ...] [--no-callgrind]
+With --json, ferry runs with `--json` instead of `--quiet` (one result line per file,
+progress lines every 0.5 s, a summary; stdout to a file under callgrind, whose progress and
+result lines the output counts, and to /dev/null in the timed runs): the cost of the JSON lines.
+
+Usage: bench/cpu_bench.py [--rounds N] [--files N] [--ferry PATH ...] [--no-callgrind] [--json]
        [--out bench/RESULTS-cpu.md]
 """
 import argparse, os, re, shutil, subprocess, sys, tempfile, time
@@ -25,8 +29,9 @@ from common import DURABLE, FreshExt4, Nginx, ferry_binary, median, then_sync
 
 
 def callgrind(args, cwd, out):
-    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + args, cwd=cwd,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    with open(out + ".stdout", "w") as stdout:
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + args, cwd=cwd,
+                       stdout=stdout, stderr=subprocess.DEVNULL, check=True)
     text = subprocess.run(["callgrind_annotate", out], capture_output=True, text=True).stdout
     total = int(re.search(r"([\d,]+) \(100\.0%\)\s+PROGRAM TOTALS", text).group(1).replace(",", ""))
     memcpy = sum(int(m.group(1).replace(",", "")) for m in re.finditer(r"^\s*([\d,]+) \([ \d.]+%\)\s+\S*memmove-vec-unaligned-erms", text, re.M))
@@ -48,6 +53,7 @@ def main():
     ap.add_argument("--files", type=int, default=1000)
     ap.add_argument("--ferry", action="append", help="ferry binaries to compare (default: build this tree)")
     ap.add_argument("--no-callgrind", action="store_true")
+    ap.add_argument("--json", action="store_true", help="ferry with --json instead of --quiet")
     ap.add_argument("--out")
     a = ap.parse_args()
     ferries = a.ferry or [ferry_binary()]
@@ -67,7 +73,7 @@ def main():
     # (syncfs in the process). "curl + sync -f" charges the peer the same work.
     tools = {"curl": curl, "curl" + DURABLE: then_sync(curl)}
     for n, f in enumerate(ferries):
-        tools["ferry" if len(ferries) == 1 else f"ferry[{n}] {f}"] = [f, "get"] + urls + ["-o", ".", "-j", "4", "--quiet"]
+        tools["ferry" if len(ferries) == 1 else f"ferry[{n}] {f}"] = [f, "get"] + urls + ["-o", ".", "-j", "4", "--json" if a.json else "--quiet"]
     runs = iter(range(1_000_000))
     fs = FreshExt4()
 
@@ -80,11 +86,18 @@ def main():
     load = os.getloadavg()
     try:
         instr = {}
+        json_lines = {}
         if not a.no_callgrind:
             for name, args in tools.items():
                 if name.endswith(DURABLE):
                     continue
-                instr[name] = callgrind(args, fresh(), os.path.join(work, f"cg{next(runs)}"))
+                out = os.path.join(work, f"cg{next(runs)}")
+                instr[name] = callgrind(args, fresh(), out)
+                if a.json and name.startswith("ferry"):
+                    # Progress lines come every 0.5 s: their number follows the run's length
+                    # under valgrind, so the table says how many each run wrote.
+                    text = open(out + ".stdout").read()
+                    json_lines[name] = (text.count('"type":"progress"'), text.count('"type":"result"'))
         cpu = {name: [] for name in tools}
         names = list(tools)
         for r in range(a.rounds):
@@ -106,6 +119,8 @@ def main():
         t = f"{total / 1e6:.0f}M" if total else "-"
         m = f"{(total - memcpy) / 1e6:.0f}M" if total else "-"
         lines.append(f"| {name} | {t} | {m} | {cpu_s:.3f} | {user_s:.3f} | {wall:.3f} |")
+    for name, (progress, results) in json_lines.items():
+        lines.append(f"\n{name} under callgrind: {progress} progress lines, {results} result lines")
     text = "\n".join(lines)
     print(text)
     if a.out:

@@ -63,7 +63,7 @@ public enum CLI {
         let json = args.contains("--json")
         guard let c = command(named: first) else {
             if json {
-                console.json(JSONFailure(command: nil, message: unknownCommand(first), code: "usage", exitCode: 2))
+                console.json(JSONFailure(command: nil, error: unknownCommand(first), errorCode: "usage", exitCode: 2))
             }
             console.error(unknownCommand(first))
             return 2
@@ -73,7 +73,7 @@ public enum CLI {
             parsed = try ArgumentParser.parse(args, spec: c.spec)
         } catch {
             if json {
-                console.json(JSONFailure(command: first, message: "\(error)", code: "usage", exitCode: 2))
+                console.json(JSONFailure(command: first, error: "\(error)", errorCode: "usage", exitCode: 2))
             }
             console.error("ferry \(first): \(sentence("\(error)"))\nusage: \(c.spec.usage)\nSee 'ferry help \(first)'.")
             return 2
@@ -117,7 +117,7 @@ public enum CLI {
             try c.validate(parsed)
             return try await c.run(parsed, console: console)
         } catch let e as UsageError {
-            if json { console.json(JSONFailure(command: name, message: e.message, code: "usage", exitCode: 2)) }
+            if json { console.json(JSONFailure(command: name, error: e.message, errorCode: "usage", exitCode: 2)) }
             console.error("ferry \(name): \(sentence(e.message))\nusage: \(c.spec.usage)")
             return 2
         } catch var e as FerryError {
@@ -133,13 +133,15 @@ public enum CLI {
             if json {
                 console.json(
                     JSONFailure(
-                        command: name, message: Hints.describe(e), code: e.code.description, exitCode: code,
+                        command: name, error: Hints.describe(e), errorCode: e.code.description, exitCode: code,
                         target: e.target, serverCode: e.serverCode))
             }
             console.error("ferry \(name): \(sentence(Hints.describe(e)))")
             return code
         } catch {
-            if json { console.json(JSONFailure(command: name, message: "\(error)", code: "unexpected", exitCode: 1)) }
+            if json {
+                console.json(JSONFailure(command: name, error: "\(error)", errorCode: "unexpected", exitCode: 1))
+            }
             console.error("ferry \(name): \(sentence("\(error)"))")
             return 1
         }
@@ -230,16 +232,4 @@ struct JSONFailure: Encodable {
     var exitCode: Int32
     var target: String?
     var serverCode: Int?
-
-    init(
-        command: String?, message: String, code: String, exitCode: Int32, target: String? = nil,
-        serverCode: Int? = nil
-    ) {
-        self.command = command
-        self.error = message
-        self.errorCode = code
-        self.exitCode = exitCode
-        self.target = target
-        self.serverCode = serverCode
-    }
 }

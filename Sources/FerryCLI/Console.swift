@@ -59,12 +59,10 @@ final class Console: Sendable {
         lock.withLock { _ in sink(.standardError, text) }
     }
 
-    /// Prints one JSON object as a line on stdout.
+    /// Prints one JSON object as a line on stdout (``JSONLine``).
     func json<T: Encodable>(_ value: T) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else { return }
-        out(String(decoding: data, as: UTF8.self) + "\n")
+        guard let line = JSONLine.encode(value) else { return }
+        out(line)
     }
 
     private static func write(_ fd: Int32, _ text: String) {

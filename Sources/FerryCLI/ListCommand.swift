@@ -36,31 +36,14 @@ enum ListCommand: Command {
         var name: String
         var path: String
         var type: String
-        var size: Int64?
-        var modified: String?
+        // size and modified are always present, null when unknown.
+        @JSONNullable var size: Int64?
+        @JSONNullable var modified: String?
         /// How precisely `modified` is known: `second`, `minute` or `day`; null without a time.
-        var modifiedPrecision: String?
+        @JSONNullable var modifiedPrecision: String?
         var hidden: Bool
         var readOnly: Bool
         var target: String?
-
-        enum CodingKeys: String, CodingKey {
-            case name, path, type, size, modified, modifiedPrecision, hidden, readOnly, target
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(name, forKey: .name)
-            try c.encode(path, forKey: .path)
-            try c.encode(type, forKey: .type)
-            // size and modified are always present, null when unknown.
-            try c.encode(size, forKey: .size)
-            try c.encode(modified, forKey: .modified)
-            try c.encode(modifiedPrecision, forKey: .modifiedPrecision)
-            try c.encode(hidden, forKey: .hidden)
-            try c.encode(readOnly, forKey: .readOnly)
-            try c.encodeIfPresent(target, forKey: .target)
-        }
     }
 
     static func row(_ e: RemoteEntry) -> JSONEntry {

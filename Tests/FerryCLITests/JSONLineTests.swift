@@ -5,13 +5,19 @@ import Testing
 @testable import FerryCLI
 @testable import FerryKit
 
-/// The per-file `--json` lines are written by hand (JSONLine.swift); they must be
-/// byte for byte what `JSONEncoder` (sorted keys, unescaped slashes) writes.
+/// The `--json` lines are written by `FlatJSONEncoder` (JSONLine.swift) where
+/// they are objects of scalars; they must be byte for byte what `JSONEncoder`
+/// (sorted keys, unescaped slashes) writes, and every other shape is left to it.
 @Suite struct JSONLineTests {
     static func encoded<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
+    }
+
+    /// The line the flat encoder itself writes (not JSONEncoder's through `JSONLine`).
+    static func direct<T: Encodable>(_ value: T) throws -> String {
+        try #require(FlatJSONEncoder.line(value))
     }
 
     static let texts = [
@@ -55,7 +61,7 @@ import Testing
             r.errorCode = i % 2 == 0 ? nil : "not-found"
             r.serverCode = i % 8 == 0 ? 550 : nil
             r.recovery = i % 10 == 0 ? "replace-or-keep" : nil
-            #expect(r.jsonLine == (try Self.encoded(r)))
+            #expect(try Self.direct(r) == (try Self.encoded(r)))
             compared += 1
         }
         #expect(compared > 9000)
@@ -73,7 +79,7 @@ import Testing
             p.fraction = i % 3 == 0 ? nil : value / 1e6
             p.bytesPerSecond = (value * 10).rounded() / 10
             p.etaSeconds = i % 4 == 0 ? nil : value
-            #expect(p.jsonLine == (try Self.encoded(p)))
+            #expect(try Self.direct(p) == (try Self.encoded(p)))
 
             let item = SyncItem(
                 remotePath: Self.texts[(i + 2) % Self.texts.count], destination: "d", size: i % 2 == 0 ? nil : 42,
@@ -88,7 +94,111 @@ import Testing
             j.errorCode = i % 6 == 0 ? "server-error" : nil
             j.serverCode = i % 7 == 0 ? 421 : nil
             j.reason = i % 8 == 0 ? "read-only" : nil
-            #expect(j.jsonLine == (try Self.encoded(j)))
+            #expect(try Self.direct(j) == (try Self.encoded(j)))
         }
+    }
+
+    @Test func theOtherCLILinesAreWrittenDirectlyToo() throws {
+        var rng = SeededRandom(seed: 77)
+        for (i, text) in Self.texts.enumerated() {
+            let failure = JSONFailure(
+                command: i % 2 == 0 ? nil : "get", error: text, errorCode: "usage", exitCode: Int32(i),
+                target: i % 3 == 0 ? text : nil, serverCode: i % 4 == 0 ? 550 : nil)
+            #expect(try Self.direct(failure) == (try Self.encoded(failure)))
+            let run = JSONRunSummary(
+                RunSummary(
+                    verb: text, transferred: i, bytes: Int64(rng.next() % 1_000_000_000), seconds: Double(i) / 7,
+                    alreadyHere: i % 3, differs: i % 2, kept: 1, failed: i % 5, interrupted: i % 2 == 0))
+            #expect(try Self.direct(run) == (try Self.encoded(run)))
+            let start = JSONPassStart(pass: i, source: text, sourceKey: Self.texts[(i + 1) % Self.texts.count])
+            #expect(try Self.direct(start) == (try Self.encoded(start)))
+            let done = ["type": "done", "action": text, "target": Self.texts[(i + 5) % Self.texts.count]]
+            #expect(try Self.direct(done) == (try Self.encoded(done)))
+            // `ls -R --json`: size and modified written as null when unknown.
+            let entry = ListCommand.row(
+                RemoteEntry(
+                    name: text, path: "/" + text, kind: i % 2 == 0 ? .file : .directory,
+                    size: i % 3 == 0 ? nil : Int64(i),
+                    modified: i % 4 == 0 ? nil : RemoteTimestamp(utc: Date(timeIntervalSince1970: Double(i) * 1e8)),
+                    symlinkTarget: i % 5 == 0 ? text : nil, isHidden: i % 2 == 1))
+            let line = try Self.direct(entry)
+            #expect(line == (try Self.encoded(entry)))
+            if i % 3 == 0 { #expect(line.contains("\"size\":null")) }
+        }
+    }
+
+    /// Keys given in any order, with digits, upper case, `_`, common prefixes,
+    /// non-ASCII, and from two containers of one value.
+    struct Keys: Encodable {
+        struct Key: CodingKey {
+            var stringValue: String
+            init(stringValue: String) { self.stringValue = stringValue }
+            var intValue: Int? { nil }
+            init?(intValue: Int) { nil }
+        }
+        var names: [String]
+
+        func encode(to encoder: any Encoder) throws {
+            let half = names.count / 2
+            var first = encoder.container(keyedBy: Key.self)
+            for (i, n) in names[..<half].enumerated() { try first.encode(i, forKey: Key(stringValue: n)) }
+            var second = encoder.container(keyedBy: Key.self)
+            for n in names[half...] { try second.encode(n, forKey: Key(stringValue: n)) }
+        }
+    }
+
+    @Test func keysAreSortedAsJSONEncoderSortsThem() throws {
+        var rng = SeededRandom(seed: 5)
+        var names = [
+            "a10", "a9", "B", "Z", "_x", "aB", "ab", "aa", "b", "bytes", "bytesPerSecond", "bytesSent", "modified",
+            "modifiedPrecision", "modifiedPrecisionX", "e", "é", "f", "日本", "", "a", "a/b",
+            "abcdefgh", "abcdefghi", "abcdefgg",
+        ]
+        for _ in 0..<200 {
+            for i in names.indices.reversed() { names.swapAt(i, Int(rng.next() % UInt64(i + 1))) }
+            let value = Keys(names: names)
+            #expect(try Self.direct(value) == (try Self.encoded(value)))
+        }
+    }
+
+    struct Nested: Encodable {
+        struct Inner: Encodable { var a = 1 }
+        var inner = Inner()
+    }
+    struct WithFloat: Encodable { var f: Float = 0.1 }
+    struct WithDate: Encodable { var d = Date(timeIntervalSince1970: 1_700_000_000.25) }
+    struct WithURL: Encodable { var u = URL(string: "http://127.0.0.1/a b")! }
+    struct WithArray: Encodable {
+        var type = "summary"
+        var deleted = ["a", "b/c"]
+    }
+    struct NotFinite: Encodable { var x = Double.infinity }
+
+    @Test func otherShapesAreLeftToJSONEncoder() throws {
+        #expect(FlatJSONEncoder.line(Nested()) == nil)
+        #expect(JSONLine.encode(Nested()) == (try Self.encoded(Nested())))
+        #expect(FlatJSONEncoder.line(WithFloat()) == nil)
+        #expect(JSONLine.encode(WithFloat()) == (try Self.encoded(WithFloat())))
+        #expect(FlatJSONEncoder.line(WithDate()) == nil)
+        #expect(JSONLine.encode(WithDate()) == (try Self.encoded(WithDate())))
+        #expect(FlatJSONEncoder.line(WithURL()) == nil)
+        #expect(JSONLine.encode(WithURL()) == (try Self.encoded(WithURL())))
+        #expect(FlatJSONEncoder.line(WithArray()) == nil)
+        #expect(JSONLine.encode(WithArray()) == (try Self.encoded(WithArray())))
+        #expect(FlatJSONEncoder.line(["a", "b"]) == nil)
+        #expect(JSONLine.encode(["a", "b"]) == (try Self.encoded(["a", "b"])))
+        #expect(FlatJSONEncoder.line("text") == nil)
+        #expect(JSONLine.encode("text") == (try Self.encoded("text")))
+        // Keys that need escaping, and the same key twice: JSONEncoder's rules, not this encoder's.
+        for names in [["a", "quote\""], ["back\\slash", "b"], ["nul\u{0}", "a"], ["tab\t"]] {
+            #expect(FlatJSONEncoder.line(Keys(names: names)) == nil)
+            #expect(JSONLine.encode(Keys(names: names)) == (try Self.encoded(Keys(names: names))))
+        }
+        let twice = Keys(names: ["k", "k"])
+        #expect(FlatJSONEncoder.line(twice) == nil)
+        #expect(JSONLine.encode(twice) == (try Self.encoded(twice)))
+        // JSONEncoder writes no line for a Double that is not finite; neither does this.
+        #expect(FlatJSONEncoder.line(NotFinite()) == nil)
+        #expect(JSONLine.encode(NotFinite()) == nil)
     }
 }

@@ -1,5 +1,6 @@
 import FerryKit
 import Foundation
+import Synchronization
 
 /// What a command reports while it works. Commands describe what happened as
 /// events; one ``CommandOutput`` (terminal text and bars, or JSON lines) is
@@ -142,5 +143,30 @@ enum Hints {
         e.recovery = nil
         e.detail = [error.detail, text(recovery)].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "; ")
         return e.description
+    }
+}
+
+/// The task that redraws an output at an interval (bars, `--json` progress
+/// lines) until ``stop()``.
+final class Ticker: Sendable {
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    /// Calls `tick` every `interval` from now on (the output passes itself weakly).
+    func start(every interval: Duration, _ tick: @escaping @Sendable () -> Void) {
+        task.withLock {
+            $0 = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    tick()
+                }
+            }
+        }
+    }
+
+    func stop() {
+        task.withLock {
+            $0?.cancel()
+            $0 = nil
+        }
     }
 }

@@ -8,18 +8,11 @@ final class JSONLinesOutput: CommandOutput {
     let console: Console
     /// Running transfers, for progress lines.
     private let running = Mutex<[Int: Transfer]>([:])
-    private let ticker = Mutex<Task<Void, Never>?>(nil)
+    private let ticker = Ticker()
 
     init(console: Console) {
         self.console = console
-        ticker.withLock {
-            $0 = Task { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(500))
-                    self?.emitProgress()
-                }
-            }
-        }
+        ticker.start(every: .milliseconds(500)) { [weak self] in self?.emitProgress() }
     }
 
     func report(_ event: OutputEvent) {
@@ -31,29 +24,26 @@ final class JSONLinesOutput: CommandOutput {
         case .finished(let transfer, let label, let result, let item):
             _ = running.withLock { $0.removeValue(forKey: transfer.id) }
             guard let item else {
-                console.out(JSONResult(transfer: transfer, result: result).jsonLine)
+                console.json(JSONResult(transfer: transfer, result: result))
                 return
             }
             switch result {
             case .success(let r):
                 var j = JSONItem(type: "imported", item: item, shown: label)
-                j.bytesTransferred = r.bytesTransferred
-                j.resumedFrom = r.resumedFrom
-                j.seconds = r.duration / .seconds(1)
-                j.size = r.size
-                console.out(j.jsonLine)
+                j.record(r)
+                console.json(j)
             case .failure(let error):
-                console.out(JSONItem(failed: error, item: item, shown: label).jsonLine)
+                console.json(JSONItem(failed: error, item: item, shown: label))
             }
         case .left(let file):
-            console.out(JSONResult(left: file).jsonLine)
+            console.json(JSONResult(left: file))
         case .did(let action, let target):
             console.json(["type": "done", "action": action, "target": target])
         case .failed(let error, let item, let shown):
             if let item {
-                console.out(JSONItem(failed: error, item: item, shown: shown ?? item.destination).jsonLine)
+                console.json(JSONItem(failed: error, item: item, shown: shown ?? item.destination))
             } else {
-                console.out(JSONResult(failed: error).jsonLine)
+                console.json(JSONResult(failed: error))
             }
         case .notice(_, let json):
             if !json.isEmpty { console.json(json) }
@@ -61,13 +51,13 @@ final class JSONLinesOutput: CommandOutput {
             console.json(JSONRunSummary(s))
         case .syncFile(let kind, let item, let shown):
             switch kind {
-            case .planned: console.out(JSONItem(type: "planned", item: item, shown: shown).jsonLine)
-            case .recorded: console.out(JSONItem(type: "recorded", item: item, shown: shown).jsonLine)
-            case .deletedFromSource: console.out(JSONItem(type: "deleted", item: item, shown: shown).jsonLine)
+            case .planned: console.json(JSONItem(type: "planned", item: item, shown: shown))
+            case .recorded: console.json(JSONItem(type: "recorded", item: item, shown: shown))
+            case .deletedFromSource: console.json(JSONItem(type: "deleted", item: item, shown: shown))
             case .keptOnSource(let reason):
                 var j = JSONItem(type: "kept", item: item, shown: shown)
                 j.reason = reason
-                console.out(j.jsonLine)
+                console.json(j)
             }
         case .passStarted(let pass, let source, let key):
             console.json(JSONPassStart(pass: pass, source: source, sourceKey: key))
@@ -77,16 +67,13 @@ final class JSONLinesOutput: CommandOutput {
     }
 
     func close() {
-        ticker.withLock {
-            $0?.cancel()
-            $0 = nil
-        }
+        ticker.stop()
     }
 
     private func emitProgress() {
         let transfers = running.withLock { Array($0.values) }.sorted { $0.id < $1.id }
         for t in transfers where t.state == .running {
-            console.out(JSONProgress(transfer: t, progress: t.currentProgress).jsonLine)
+            console.json(JSONProgress(transfer: t, progress: t.currentProgress))
         }
     }
 }
@@ -113,8 +100,37 @@ struct JSONProgress: Encodable {
     }
 }
 
+/// A per-file `--json` line (`result`, sync's `imported` and `failed`): what it
+/// says of a transfer that finished, or why the file failed.
+protocol JSONFileOutcome {
+    var size: Int64? { get set }
+    var bytesTransferred: Int64? { get set }
+    var resumedFrom: Int64? { get set }
+    var seconds: Double? { get set }
+    var error: String? { get set }
+    var errorCode: String? { get set }
+    var serverCode: Int? { get set }
+}
+
+extension JSONFileOutcome {
+    /// The size, the bytes moved, where they resumed from and the time taken.
+    mutating func record(_ r: TransferResult) {
+        size = r.size
+        bytesTransferred = r.bytesTransferred
+        resumedFrom = r.resumedFrom
+        seconds = r.duration / .seconds(1)
+    }
+
+    /// The message, its code and the server's own code.
+    mutating func describe(_ e: FerryError) {
+        error = Hints.describe(e)
+        errorCode = e.code.description
+        serverCode = e.serverCode
+    }
+}
+
 /// One `--json` result line per file.
-struct JSONResult: Encodable {
+struct JSONResult: Encodable, JSONFileOutcome {
     var type = "result"
     var ok: Bool
     var source: String
@@ -139,17 +155,12 @@ struct JSONResult: Encodable {
         switch result {
         case .success(let r):
             ok = true
-            size = r.size
-            bytesTransferred = r.bytesTransferred
+            record(r)
             bytesSent = r.bytesSent
-            resumedFrom = r.resumedFrom
             skipped = r.skipped
-            seconds = r.duration / .seconds(1)
         case .failure(let e):
             ok = false
-            error = Hints.describe(e)
-            errorCode = e.code.description
-            serverCode = e.serverCode
+            describe(e)
             recovery = e.recovery?.rawValue
         }
     }
@@ -159,9 +170,7 @@ struct JSONResult: Encodable {
         ok = false
         source = e.target ?? ""
         destination = ""
-        error = Hints.describe(e)
-        errorCode = e.code.description
-        serverCode = e.serverCode
+        describe(e)
         recovery = e.recovery?.rawValue
     }
 

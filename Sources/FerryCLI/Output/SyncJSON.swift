@@ -10,7 +10,7 @@ struct JSONPassStart: Encodable {
 }
 
 /// One file in `--json` output.
-struct JSONItem: Encodable {
+struct JSONItem: Encodable, JSONFileOutcome {
     var type: String
     var action: String
     var path: String
@@ -36,9 +36,7 @@ struct JSONItem: Encodable {
 
     init(failed error: FerryError, item: SyncItem, shown: String) {
         self.init(type: "failed", item: item, shown: shown)
-        self.error = Hints.describe(error)
-        errorCode = error.code.description
-        serverCode = error.serverCode
+        describe(error)
     }
 }
 

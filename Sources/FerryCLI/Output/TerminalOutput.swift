@@ -23,7 +23,7 @@ final class TerminalOutput: CommandOutput {
     private let table: ProgressTable
     /// Serialises erase-print-redraw sequences, so a message is never drawn over.
     private let drawing = Mutex(())
-    private let ticker = Mutex<Task<Void, Never>?>(nil)
+    private let ticker = Ticker()
 
     init(
         console: Console, bars: Bool, quiet: Bool, verb: String, command: String, labelSuffix: String = "",
@@ -40,14 +40,7 @@ final class TerminalOutput: CommandOutput {
         self.waitingText = waitingText
         table = ProgressTable(waitingText: waitingText)
         guard bars else { return }
-        ticker.withLock {
-            $0 = Task { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(100))
-                    self?.redraw()
-                }
-            }
-        }
+        ticker.start(every: .milliseconds(100)) { [weak self] in self?.redraw() }
     }
 
     func report(_ event: OutputEvent) {
@@ -141,10 +134,7 @@ final class TerminalOutput: CommandOutput {
     }
 
     func close() {
-        ticker.withLock {
-            $0?.cancel()
-            $0 = nil
-        }
+        ticker.stop()
         drawing.withLock { _ in
             table.closed = true
             if bars { clear() }

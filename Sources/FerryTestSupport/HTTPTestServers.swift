@@ -26,9 +26,7 @@ public final class NginxServer: Sendable {
         root: String, slowRate: Int = 1_000_000, basicAuth: (user: String, password: String)? = nil,
         tls: TestCertificate? = nil
     ) throws {
-        guard let nginx = TestProcess.which("nginx") else {
-            throw TestServerError.missing("nginx (apt-get install nginx-light)")
-        }
+        let nginx = try TestProcess.require("nginx", missing: "nginx (apt-get install nginx-light)")
         let dir = try TempDir(prefix: "nginx")
         self.dir = dir
         self.root = root
@@ -75,7 +73,7 @@ public final class NginxServer: Sendable {
 
     /// Lines of the access log.
     public var accessLog: [String] {
-        ((try? String(contentsOfFile: accessLogPath, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        TestLog.lines(accessLogPath)
     }
 
     public func stop() { process.stop() }
@@ -142,7 +140,7 @@ public final class PythonHTTPServer: Sendable {
     private let dir: TempDir
 
     public init(root: String) throws {
-        guard let python = TestProcess.which("python3") else { throw TestServerError.missing("python3") }
+        let python = try TestProcess.require("python3", missing: "python3")
         let dir = try TempDir(prefix: "pyhttp")
         self.dir = dir
         (port, process) = try ServerProcess.listening("python http.server") { port in

@@ -5,7 +5,7 @@ import Foundation
 /// FancyIndexing (a `<pre>` table with sort links), `/table/` with HTMLTable.
 ///
 /// Runs as one process (`-X`), so stopping it leaves no children behind.
-public final class ApacheServer: Sendable {
+public final class ApacheServer: LoggingHTTPServer {
     public let port: Int
     public let root: String
     public let accessLogPath: String
@@ -51,14 +51,6 @@ public final class ApacheServer: Sendable {
 
     deinit { process.stop() }
 
-    /// `http://127.0.0.1:PORT` + path.
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
-
-    /// Lines of the access log.
-    public var accessLog: [String] {
-        TestLog.lines(accessLogPath)
-    }
-
     public func stop() { process.stop() }
 }
 
@@ -94,7 +86,7 @@ enum ApacheProcess {
 }
 
 /// lighttpd on 127.0.0.1 with `mod_dirlisting` on, serving `root`.
-public final class LighttpdServer: Sendable {
+public final class LighttpdServer: LoopbackHTTPServer {
     public let port: Int
     public let root: String
     private let process: ServerProcess
@@ -125,9 +117,6 @@ public final class LighttpdServer: Sendable {
     }
 
     deinit { process.stop() }
-
-    /// `http://127.0.0.1:PORT` + path.
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     public func stop() { process.stop() }
 }

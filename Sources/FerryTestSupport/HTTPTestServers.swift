@@ -1,5 +1,29 @@
 import Foundation
 
+/// A test HTTP server (or proxy) on 127.0.0.1: its URLs.
+public protocol LoopbackHTTPServer: AnyObject, Sendable {
+    var port: Int { get }
+    /// `http`, or `https` for one that speaks TLS.
+    var scheme: String { get }
+}
+
+extension LoopbackHTTPServer {
+    public var scheme: String { "http" }
+
+    /// `http://127.0.0.1:PORT` (or `https://`) + path.
+    public func url(_ path: String) -> String { "\(scheme)://127.0.0.1:\(port)\(path)" }
+}
+
+/// A test HTTP server that logs every request to `accessLogPath`.
+public protocol LoggingHTTPServer: LoopbackHTTPServer {
+    var accessLogPath: String { get }
+}
+
+extension LoggingHTTPServer {
+    /// Lines of the access log.
+    public var accessLog: [String] { TestLog.lines(accessLogPath) }
+}
+
 /// nginx on 127.0.0.1 with a temporary config, serving `root`.
 ///
 /// Locations: `/` normal (Range, ETag), `/slow/` throttled with `limit_rate`,
@@ -10,7 +34,7 @@ import Foundation
 /// Range and If-Range headers, the status, the bytes sent, the Basic auth user
 /// (`user=-` when none was sent) and the `X-Ferry-Test` header of every request.
 /// With `tls`, it speaks HTTPS only.
-public final class NginxServer: Sendable {
+public final class NginxServer: LoggingHTTPServer {
     public let port: Int
     /// `http` or `https`.
     public let scheme: String
@@ -67,14 +91,6 @@ public final class NginxServer: Sendable {
     }
 
     deinit { process.stop() }
-
-    /// `http://127.0.0.1:PORT` (or `https://`) + path.
-    public func url(_ path: String) -> String { "\(scheme)://127.0.0.1:\(port)\(path)" }
-
-    /// Lines of the access log.
-    public var accessLog: [String] {
-        TestLog.lines(accessLogPath)
-    }
 
     public func stop() { process.stop() }
 }
@@ -134,7 +150,7 @@ enum NginxProcess {
 }
 
 /// `python3 -m http.server`, which answers every request with the whole file (no Range).
-public final class PythonHTTPServer: Sendable {
+public final class PythonHTTPServer: LoopbackHTTPServer {
     public let port: Int
     private let process: ServerProcess
     private let dir: TempDir
@@ -151,8 +167,6 @@ public final class PythonHTTPServer: Sendable {
     }
 
     deinit { process.stop() }
-
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 }
 
 /// Why a test server could not run.

@@ -10,7 +10,7 @@ import Foundation
 public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// The kind of failure. Compare with the static members (`.notFound`, ...).
     ///
-    /// `Code` is a struct, not an enum (``ErrorCode``), so that a later FerryKit
+    /// `Code` is a struct, not an enum (`ErrorCode`), so that a later FerryKit
     /// may add codes without breaking your build: a `switch` over codes needs a
     /// `default:` case, and `==` or `case .notFound:` patterns work as for an enum.
     /// Its `description` is the kind in words: "not found", "login failed" ...
@@ -132,15 +132,15 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
     /// ```
     ///
     /// - A `FerryError` stays itself; only a missing operation and target are filled in.
-    /// - `CancellationError` becomes ``Code/cancelled``.
+    /// - `CancellationError` becomes `.cancelled`.
     /// - A POSIX error (`POSIXError`, `NSPOSIXErrorDomain`) gets the codes of a
-    ///   failed system call on a local file: ``Code/diskFull`` for no space,
-    ///   ``Code/localIO`` otherwise, with the system's text.
+    ///   failed system call on a local file: `.diskFull` for no space,
+    ///   `.localIO` otherwise, with the system's text.
     /// - A Foundation file error (`CocoaError`, as `FileManager` throws):
-    ///   ``Code/notFound`` for a missing file, ``Code/permissionDenied`` for no
-    ///   permission, ``Code/diskFull`` for no space, ``Code/destinationExists``
-    ///   for a name that is taken, ``Code/localIO`` for the rest.
-    /// - Anything else is ``Code/unexpected``, its own description in ``detail``.
+    ///   `.notFound` for a missing file, `.permissionDenied` for no
+    ///   permission, `.diskFull` for no space, `.destinationExists`
+    ///   for a name that is taken, `.localIO` for the rest.
+    /// - Anything else is `.unexpected`, its own description in ``detail``.
     ///
     /// - Parameters:
     ///   - error: The error to turn into a `FerryError`.
@@ -228,7 +228,7 @@ extension FerryError.Code {
     public static var invalidURL: Self { Self("invalid URL") }
     /// The URL scheme is not one Ferry speaks.
     public static var unsupportedScheme: Self { Self("unsupported scheme") }
-    /// A name or folder template (``NameTemplate``) could not be read: an
+    /// A name or folder template (`NameTemplate`) could not be read: an
     /// unknown token, an unclosed brace.
     public static var invalidTemplate: Self { Self("invalid template") }
     /// The backend cannot do this operation at all (for example, delete over HTTP).
@@ -270,7 +270,7 @@ extension FerryError.Code {
     /// A file is larger than the caller's limit for reading it into memory.
     public static var tooLarge: Self { Self("over the size limit") }
     /// A failure Ferry has no code for: an error from outside Ferry (a
-    /// callback, a system library) that ``FerryError/wrap(_:operation:target:)``
-    /// could not place. ``FerryError/detail`` holds its own description.
+    /// callback, a system library) that `FerryError.wrap(_:operation:target:)`
+    /// could not place. The error's `detail` holds its own description.
     public static var unexpected: Self { Self("unexpected error") }
 }

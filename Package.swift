@@ -111,10 +111,15 @@ let package = Package(
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]
         ),
+        // `ErrorCode`, the code struct of every error type (FerryError, HTTPServerError,
+        // MultipartError, JPEGError), in a module of its own: FerryKit and FerryServer both use it
+        // and neither may depend on the other (FerryServer would link libcurl, SQLite, libgphoto2
+        // and libsmbclient for an HTTP server; FerryKit, a product, would link libmicrohttpd).
+        .target(name: "FerryErrorCode"),
         // The HTTP server under `ferry card` (FlashAir emulator) and `ferry serve` (browser UI).
         .target(
             name: "FerryServer",
-            dependencies: ["CMicroHTTPD"]
+            dependencies: ["CMicroHTTPD", "FerryErrorCode"]
         ),
         // Linux calls Glibc's overlay hides behind _GNU_SOURCE (renameat2, syncfs, utimensat's UTIME_OMIT).
         .target(name: "CFerryOS"),
@@ -122,12 +127,14 @@ let package = Package(
         // and its JSON API over FerryKit, thumbnails, and the demo's sample photos.
         .target(
             name: "FerryWeb",
-            dependencies: ["FerryKit", "FerryServer", "CJPEG", "CHeif"],
+            dependencies: ["FerryKit", "FerryServer", "FerryErrorCode", "CJPEG", "CHeif"],
             resources: [.copy("Web")]
         ),
         .target(
             name: "FerryKit",
-            dependencies: ["CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2", "CXML2", "CSMBClient"]
+            dependencies: [
+                "FerryErrorCode", "CCurl", "CFerryOS", "CSQLite", "CCrypto", "CGPhoto2", "CXML2", "CSMBClient",
+            ]
         ),
         // `ferry card`: a FlashAir card emulator on the HTTP server.
         .target(

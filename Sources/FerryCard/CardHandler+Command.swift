@@ -50,32 +50,37 @@ extension CardHandler {
     /// op=100. A trailing slash lists nothing, as on a real card; so does a
     /// folder that does not exist. Paths leaving the card are refused.
     func list(_ dir: String) -> HTTPResponse {
-        let folder: String
-        do {
-            folder = try root.existing(dir.isEmpty ? "/" : dir)
-        } catch .forbidden {
-            return CardHandler.refused(.forbidden)
-        } catch {
-            return CardHandler.reply(FlashAirListing.header + "\r\n")
+        let empty = CardHandler.reply(FlashAirListing.header + "\r\n")
+        return withFolder(dir, missing: empty) { folder in
+            if dir.count > 1 && dir.hasSuffix("/") { return empty }
+            let cardFolder = FlashAirCardPaths.normalize(dir)
+            let entries = root.entries(ofLocal: folder, cardFolder: cardFolder)
+            return CardHandler.reply(FlashAirListing.render(folder: cardFolder, entries: entries))
         }
-        if dir.count > 1 && dir.hasSuffix("/") { return CardHandler.reply(FlashAirListing.header + "\r\n") }
-        let cardFolder = FlashAirCardPaths.normalize(dir)
-        let entries = root.entries(ofLocal: folder, cardFolder: cardFolder)
-        return CardHandler.reply(FlashAirListing.render(folder: cardFolder, entries: entries))
     }
 
     /// op=101: entries that are not hidden.
     func count(_ dir: String) -> HTTPResponse {
+        withFolder(dir, missing: CardHandler.reply("0")) { folder in
+            let visible = root.entries(ofLocal: folder, cardFolder: "/").filter { !$0.attributes.contains(.hidden) }
+            return CardHandler.reply(String(visible.count))
+        }
+    }
+
+    /// Answers with `body` for the local folder of a command's `DIR` (the root
+    /// when empty): a path leaving the card is refused, a missing one answered `missing`.
+    private func withFolder(
+        _ dir: String, missing: @autoclosure () -> HTTPResponse, _ body: (_ folder: String) -> HTTPResponse
+    ) -> HTTPResponse {
         let folder: String
         do {
             folder = try root.existing(dir.isEmpty ? "/" : dir)
         } catch .forbidden {
             return CardHandler.refused(.forbidden)
         } catch {
-            return CardHandler.reply("0")
+            return missing()
         }
-        let visible = root.entries(ofLocal: folder, cardFolder: "/").filter { !$0.attributes.contains(.hidden) }
-        return CardHandler.reply(String(visible.count))
+        return body(folder)
     }
 
     /// `flashair_` and the last twelve hex digits of the CID.

@@ -54,28 +54,23 @@ extension CardHandler {
     func propfind(_ request: HTTPRequest) -> HTTPResponse {
         let depth = request.headers["Depth"]?.trimmingCharacters(in: .whitespaces) ?? "infinity"
         guard depth == "0" || depth == "1" else { return .status(403) }
-        let local: String
-        do {
-            local = try root.existing(request.path)
-        } catch {
-            return CardHandler.refused(error)
-        }
-        var st = stat()
-        guard stat(local, &st) == 0 else { return .status(404) }
-        let cardPath = root.cardPath(of: local)
-        var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:multistatus xmlns:D=\"DAV:\">\n"
-        xml += CardHandler.propResponse(cardPath: cardPath, stat: st)
-        if depth == "1" && (st.st_mode & S_IFMT) == S_IFDIR {
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: local)) ?? []).sorted()
-            for name in names where !name.hasPrefix(".ferry-card-upload-") {
-                var child = stat()
-                guard stat(local + "/" + name, &child) == 0 else { continue }
-                xml += CardHandler.propResponse(cardPath: (cardPath == "/" ? "" : cardPath) + "/" + name, stat: child)
+        return withExisting(request.path) { local, st in
+            let cardPath = root.cardPath(of: local)
+            var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:multistatus xmlns:D=\"DAV:\">\n"
+            xml += CardHandler.propResponse(cardPath: cardPath, stat: st)
+            if depth == "1" && (st.st_mode & S_IFMT) == S_IFDIR {
+                let names = ((try? FileManager.default.contentsOfDirectory(atPath: local)) ?? []).sorted()
+                for name in names where !name.hasPrefix(".ferry-card-upload-") {
+                    var child = stat()
+                    guard stat(local + "/" + name, &child) == 0 else { continue }
+                    xml += CardHandler.propResponse(
+                        cardPath: (cardPath == "/" ? "" : cardPath) + "/" + name, stat: child)
+                }
             }
+            xml += "</D:multistatus>\n"
+            return HTTPResponse(
+                status: 207, headers: ["Content-Type": "application/xml; charset=utf-8"], body: .text(xml))
         }
-        xml += "</D:multistatus>\n"
-        return HTTPResponse(
-            status: 207, headers: ["Content-Type": "application/xml; charset=utf-8"], body: .text(xml))
     }
 
     /// One `<D:response>`: kind, size and time.

@@ -121,21 +121,16 @@ final class CardHandler: Sendable {
     func file(_ request: HTTPRequest) -> HTTPResponse {
         guard request.method == "GET" || request.method == "HEAD" else { return .status(405) }
         // `path` is decoded; a `%00` in it never gets here (the server answers 400).
-        let local: String
-        do {
-            local = try root.existing(request.path)
-        } catch {
-            return CardHandler.refused(error)
+        return withExisting(request.path) { local, st in
+            guard (st.st_mode & S_IFMT) == S_IFREG else { return .status(404) }
+            return .file(
+                local, contentType: CardHandler.contentType(local), supportsRanges: configuration.supportsRanges)
         }
-        var st = stat()
-        guard stat(local, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return .status(404) }
-        return .file(
-            local, contentType: CardHandler.contentType(local), supportsRanges: configuration.supportsRanges)
     }
 
-    /// `GET /thumbnail.cgi?/PATH`: the Exif thumbnail, 404 when there is none.
-    func thumbnail(_ request: HTTPRequest) -> HTTPResponse {
-        guard let raw = request.rawQuery, let cardPath = RemoteURL.percentDecode(raw) else { return .status(404) }
+    /// Answers with `body` for the local file or folder a card path names and its
+    /// `stat`; a path the card refuses gets its refusal (403), a missing one 404.
+    func withExisting(_ cardPath: String, _ body: (_ local: String, _ st: stat) -> HTTPResponse) -> HTTPResponse {
         let local: String
         do {
             local = try root.existing(cardPath)
@@ -143,16 +138,25 @@ final class CardHandler: Sendable {
             return CardHandler.refused(error)
         }
         var st = stat()
-        guard stat(local, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
-            let found = try? EXIFThumbnail.extract(fromFileAt: local)
-        else { return .status(404) }
-        var headers: HTTPHeaders = ["Content-Type": "image/jpeg"]
-        if configuration.sendsExifHeaders {
-            if let w = found.width { headers.add(name: "X-exif-WIDTH", value: String(w)) }
-            if let h = found.height { headers.add(name: "X-exif-HEIGHT", value: String(h)) }
-            if let o = found.orientation { headers.add(name: "X-exif-ORIENTATION", value: String(o)) }
+        guard stat(local, &st) == 0 else { return .status(404) }
+        return body(local, st)
+    }
+
+    /// `GET /thumbnail.cgi?/PATH`: the Exif thumbnail, 404 when there is none.
+    func thumbnail(_ request: HTTPRequest) -> HTTPResponse {
+        guard let raw = request.rawQuery, let cardPath = RemoteURL.percentDecode(raw) else { return .status(404) }
+        return withExisting(cardPath) { local, st in
+            guard (st.st_mode & S_IFMT) == S_IFREG, let found = try? EXIFThumbnail.extract(fromFileAt: local) else {
+                return .status(404)
+            }
+            var headers: HTTPHeaders = ["Content-Type": "image/jpeg"]
+            if configuration.sendsExifHeaders {
+                if let w = found.width { headers.add(name: "X-exif-WIDTH", value: String(w)) }
+                if let h = found.height { headers.add(name: "X-exif-HEIGHT", value: String(h)) }
+                if let o = found.orientation { headers.add(name: "X-exif-ORIENTATION", value: String(o)) }
+            }
+            return HTTPResponse(status: 200, headers: headers, body: .data(Data(found.jpeg)))
         }
-        return HTTPResponse(status: 200, headers: headers, body: .data(Data(found.jpeg)))
     }
 
     /// `GET /config.cgi?MASTERCODE=...&KEY=VALUE`: settings take effect "after a

@@ -41,14 +41,12 @@ final class EzShareHandler: Sendable {
 
     /// `GET /dir?dir=A:%5CDCIM` (or `A:\DCIM`): the folder page.
     func directory(_ request: HTTPRequest) -> HTTPResponse {
-        guard let dir = EzShareHandler.parameter("dir", of: request) else { return .status(404) }
-        let components: [String]
-        do {
-            components = try EzShareHandler.components(dir)
-        } catch {
-            return .status(403)
+        let found: Found
+        switch lookUp("dir", of: request) {
+        case .success(let folder): found = folder
+        case .failure(let box): return box.response
         }
-        guard let found = resolve(components), found.isDirectory else { return .status(404) }
+        guard found.isDirectory else { return .status(404) }
         let host = linkHost(request)
         let cardFolder = "A:" + found.aliases.map { "\\" + $0 }.joined()
         var lines: [EzShareListing.Line] = []
@@ -84,18 +82,33 @@ final class EzShareHandler: Sendable {
     /// `Range`, `ETag`, `Last-Modified` (added by the server) and the card's
     /// `Content-Disposition`.
     func download(_ request: HTTPRequest) -> HTTPResponse {
-        guard let file = EzShareHandler.parameter("file", of: request) else { return .status(404) }
-        let components: [String]
-        do {
-            components = try EzShareHandler.components(file)
-        } catch {
-            return .status(403)
+        let found: Found
+        switch lookUp("file", of: request) {
+        case .success(let file): found = file
+        case .failure(let box): return box.response
         }
-        guard !components.isEmpty, let found = resolve(components), !found.isDirectory else { return .status(404) }
+        // The card's root (a `file` without names) is a folder too.
+        guard !found.isDirectory else { return .status(404) }
         var response = HTTPResponse.file(found.local, contentType: CardHandler.contentType(found.local))
         let name = LocalPath.lastComponent(found.local).lowercased().filter { $0 != "\"" && !$0.isNewline }
         response.headers.add(name: "Content-Disposition", value: "attachment; filename=\"\(name)\"")
         return response
+    }
+
+    /// What the card path in the request's parameter `name` names, or the answer:
+    /// 404 without the parameter or where nothing is, 403 for a path the card refuses.
+    private func lookUp(_ name: String, of request: HTTPRequest) -> Result<Found, HTTPResponseBox> {
+        guard let value = EzShareHandler.parameter(name, of: request) else {
+            return .failure(HTTPResponseBox(.status(404)))
+        }
+        let components: [String]
+        do {
+            components = try EzShareHandler.components(value)
+        } catch {
+            return .failure(HTTPResponseBox(.status(403)))
+        }
+        guard let found = resolve(components) else { return .failure(HTTPResponseBox(.status(404))) }
+        return .success(found)
     }
 
     /// `GET /client?command=version`: the firmware, in the card's XML; any other

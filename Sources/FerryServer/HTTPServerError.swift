@@ -1,27 +1,9 @@
+import FerryErrorCode
+
 /// Why an ``HTTPServer`` could not start.
 public struct HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of failure. Compare with the static members.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        fileprivate enum Base: String, Hashable, Sendable {
-            case invalidAddress = "invalid address"
-            case startFailed = "cannot start the server"
-            case alreadyStarted = "server already started"
-            case invalidOptions = "invalid options"
-        }
-        fileprivate let base: Base
-        fileprivate init(_ base: Base) { self.base = base }
-
-        /// The host is neither an IP address nor a name that resolves.
-        public static let invalidAddress = Code(.invalidAddress)
-        /// libmicrohttpd could not bind or start (port in use, no permission ...).
-        public static let startFailed = Code(.startFailed)
-        /// ``HTTPServer/start()`` was called twice, or after ``HTTPServer/stop()``.
-        public static let alreadyStarted = Code(.alreadyStarted)
-        /// An option is out of range.
-        public static let invalidOptions = Code(.invalidOptions)
-
-        public var description: String { base.rawValue }
-    }
+    /// The kind of failure. Compare with the static members (the extension below).
+    public typealias Code = ErrorCode<HTTPServerError>
 
     /// The kind of failure.
     public var code: Code
@@ -50,4 +32,16 @@ public struct HTTPServerError: Error, Sendable, Hashable, CustomStringConvertibl
     static func invalidOptions(_ detail: String) -> HTTPServerError {
         .init(code: .invalidOptions, address: nil, detail: detail)
     }
+}
+
+/// The codes of ``HTTPServerError``.
+extension HTTPServerError.Code {
+    /// The host is neither an IP address nor a name that resolves.
+    public static var invalidAddress: Self { Self("invalid address") }
+    /// libmicrohttpd could not bind or start (port in use, no permission ...).
+    public static var startFailed: Self { Self("cannot start the server") }
+    /// ``HTTPServer/start()`` was called twice, or after ``HTTPServer/stop()``.
+    public static var alreadyStarted: Self { Self("server already started") }
+    /// An option is out of range.
+    public static var invalidOptions: Self { Self("invalid options") }
 }

@@ -1,37 +1,13 @@
+import FerryErrorCode
+
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// Why a `multipart/form-data` body could not be taken apart.
 public struct MultipartError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of failure. Compare with the static members.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        fileprivate enum Base: String, Hashable, Sendable {
-            case malformed = "malformed multipart body"
-            case headersTooLarge = "part headers too large"
-            case fieldTooLarge = "form field too large"
-            case tooManyParts = "too many parts"
-            case fileSystem = "temporary file error"
-            case noSpace = "no space left"
-        }
-        fileprivate let base: Base
-        fileprivate init(_ base: Base) { self.base = base }
-
-        /// The body does not follow RFC 7578 (missing boundary, truncated, ...).
-        public static let malformed = Code(.malformed)
-        /// One part's header block exceeds ``MultipartParser/Limits/maxPartHeaderSize``.
-        public static let headersTooLarge = Code(.headersTooLarge)
-        /// A non-file field exceeds ``MultipartParser/Limits/maxFieldSize``.
-        public static let fieldTooLarge = Code(.fieldTooLarge)
-        /// More parts than ``MultipartParser/Limits/maxParts``.
-        public static let tooManyParts = Code(.tooManyParts)
-        /// A temporary file could not be created or written.
-        public static let fileSystem = Code(.fileSystem)
-        /// The temporary file's disk is full (or the quota is used up).
-        public static let noSpace = Code(.noSpace)
-
-        public var description: String { base.rawValue }
-    }
+    /// The kind of failure. Compare with the static members (the extension below).
+    public typealias Code = ErrorCode<MultipartError>
 
     /// The kind of failure.
     public var code: Code
@@ -57,4 +33,20 @@ public struct MultipartError: Error, Sendable, Hashable, CustomStringConvertible
     static func fileSystem(_ detail: String, errno code: Int32) -> MultipartError {
         .init(code: code == ENOSPC || code == EDQUOT ? .noSpace : .fileSystem, detail: detail)
     }
+}
+
+/// The codes of ``MultipartError``.
+extension MultipartError.Code {
+    /// The body does not follow RFC 7578 (missing boundary, truncated, ...).
+    public static var malformed: Self { Self("malformed multipart body") }
+    /// One part's header block exceeds ``MultipartParser/Limits/maxPartHeaderSize``.
+    public static var headersTooLarge: Self { Self("part headers too large") }
+    /// A non-file field exceeds ``MultipartParser/Limits/maxFieldSize``.
+    public static var fieldTooLarge: Self { Self("form field too large") }
+    /// More parts than ``MultipartParser/Limits/maxParts``.
+    public static var tooManyParts: Self { Self("too many parts") }
+    /// A temporary file could not be created or written.
+    public static var fileSystem: Self { Self("temporary file error") }
+    /// The temporary file's disk is full (or the quota is used up).
+    public static var noSpace: Self { Self("no space left") }
 }

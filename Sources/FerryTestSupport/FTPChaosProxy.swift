@@ -394,6 +394,16 @@ extension FTPChaosProxy {
             while !isStopped && ContinuousClock.now < end { usleep(20_000) }
         }
 
+        /// What one pass over a data connection's side leaves the relay to do.
+        private enum Step {
+            /// Poll again.
+            case next
+            /// Stop relaying; both sides are closed at the end.
+            case leave
+            /// Both sides are already closed.
+            case done
+        }
+
         private func relayData(_ client: Int32, host: String, port: Int, roll: UInt64, offset drawn: Int) {
             guard let upstream = Loopback.connect(port: port, host: host) else {
                 Net.resetClose(client)
@@ -413,7 +423,61 @@ extension FTPChaosProxy {
                 if let upload, !struck { count(.none, upload: upload) }
                 if upload == nil { state.withLock { $0.counts.idle += 1 } }
             }
-            while (clientOpen || serverOpen) && !isStopped {
+            /// Moves what one side sent to the other, striking the drawn fault at its byte.
+            func pass(upload isUpload: Bool) -> Step {
+                let (source, sink) = isUpload ? (client, upstream) : (upstream, client)
+                let n = read(source, &buffer, buffer.count)
+                if n < 0 {
+                    // One side reset it: so does the proxy to the other.
+                    Net.resetClose(sink)
+                    close(source)
+                    return .done
+                }
+                // After a truncated upload the client's bytes go nowhere.
+                let swallowed = isUpload && swallowing
+                if n == 0 {
+                    if isUpload { clientOpen = false } else { serverOpen = false }
+                    if !swallowed { shutdown(sink, Int32(SHUT_WR)) }
+                    return .next
+                }
+                if swallowed { return .next }
+                if upload == nil {
+                    upload = isUpload
+                    (fault, offset) = self.fault(roll: roll, offset: drawn, upload: isUpload)
+                }
+                var send = n
+                let strike = fault != .none && forwarded + n >= offset
+                if strike { send = max(0, offset - forwarded) }
+                if send > 0 && !Net.sendAll(sink, buffer[0..<send], stopped: stopped) { return .leave }
+                forwarded += send
+                guard strike else { return .next }
+                struck = true
+                count(fault, upload: isUpload)
+                switch (fault, isUpload) {
+                case (.truncate, false):
+                    close(client)  // FIN: the client sees a short file
+                    Net.resetClose(upstream)
+                case (.truncate, true):
+                    // The server stores a short file; the client goes on
+                    // sending into the void and believes it all arrived.
+                    shutdown(upstream, Int32(SHUT_WR))
+                    swallowing = true
+                    return .next
+                case (.cutUpload, true):
+                    shutdown(upstream, Int32(SHUT_WR))
+                    Net.resetClose(client)
+                    close(upstream)
+                case (.stall, _):
+                    stall()
+                    Net.resetClose(client)
+                    Net.resetClose(upstream)
+                default:
+                    Net.resetClose(client)
+                    Net.resetClose(upstream)
+                }
+                return .done
+            }
+            relay: while (clientOpen || serverOpen) && !isStopped {
                 var fds = [pollfd(fd: clientOpen ? client : -1, events: Int16(POLLIN), revents: 0)]
                 fds.append(pollfd(fd: serverOpen ? upstream : -1, events: Int16(POLLIN), revents: 0))
                 guard poll(&fds, 2, 100) > 0 else {
@@ -421,92 +485,12 @@ extension FTPChaosProxy {
                     continue
                 }
                 lastActivity = .now
-                if fds[1].revents != 0 {
-                    // Server to client: a download (or a listing).
-                    let n = read(upstream, &buffer, buffer.count)
-                    if n < 0 {
-                        // The server reset it: so does the client's side.
-                        Net.resetClose(client)
-                        close(upstream)
-                        return
-                    }
-                    if n == 0 {
-                        serverOpen = false
-                        shutdown(client, Int32(SHUT_WR))
-                    } else {
-                        if upload == nil {
-                            upload = false
-                            (fault, offset) = self.fault(roll: roll, offset: drawn, upload: false)
-                        }
-                        var send = n
-                        let strike = fault != .none && forwarded + n >= offset
-                        if strike { send = max(0, offset - forwarded) }
-                        if send > 0 && !Net.sendAll(client, buffer[0..<send], stopped: stopped) { break }
-                        forwarded += send
-                        if strike {
-                            struck = true
-                            count(fault, upload: false)
-                            switch fault {
-                            case .truncate:
-                                close(client)  // FIN: the client sees a short file
-                                Net.resetClose(upstream)
-                            case .stall:
-                                stall()
-                                Net.resetClose(client)
-                                Net.resetClose(upstream)
-                            default:
-                                Net.resetClose(client)
-                                Net.resetClose(upstream)
-                            }
-                            return
-                        }
-                    }
-                }
-                if fds[0].revents != 0 {
-                    // Client to server: an upload.
-                    let n = read(client, &buffer, buffer.count)
-                    if n < 0 {
-                        Net.resetClose(upstream)
-                        close(client)
-                        return
-                    }
-                    if n == 0 {
-                        clientOpen = false
-                        if !swallowing { shutdown(upstream, Int32(SHUT_WR)) }
-                    } else if !swallowing {
-                        if upload == nil {
-                            upload = true
-                            (fault, offset) = self.fault(roll: roll, offset: drawn, upload: true)
-                        }
-                        var send = n
-                        let strike = fault != .none && forwarded + n >= offset
-                        if strike { send = max(0, offset - forwarded) }
-                        if send > 0 && !Net.sendAll(upstream, buffer[0..<send], stopped: stopped) { break }
-                        forwarded += send
-                        if strike {
-                            struck = true
-                            count(fault, upload: true)
-                            switch fault {
-                            case .truncate:
-                                // The server stores a short file; the client goes on
-                                // sending into the void and believes it all arrived.
-                                shutdown(upstream, Int32(SHUT_WR))
-                                swallowing = true
-                                continue
-                            case .cutUpload:
-                                shutdown(upstream, Int32(SHUT_WR))
-                                Net.resetClose(client)
-                                close(upstream)
-                            case .stall:
-                                stall()
-                                Net.resetClose(client)
-                                Net.resetClose(upstream)
-                            default:
-                                Net.resetClose(client)
-                                Net.resetClose(upstream)
-                            }
-                            return
-                        }
+                // Server to client first (a download or a listing), then client to server (an upload).
+                for (ready, isUpload) in [(fds[1].revents != 0, false), (fds[0].revents != 0, true)] where ready {
+                    switch pass(upload: isUpload) {
+                    case .next: continue
+                    case .leave: break relay
+                    case .done: return
                     }
                 }
             }

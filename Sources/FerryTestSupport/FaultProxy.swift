@@ -9,7 +9,7 @@ import Synchronization
 /// the first `faultyConnections` connections cuts the connection (RST) after a
 /// random number of response bytes in `cutAfter`. It also records the highest
 /// number of connections open at once.
-public final class FaultProxy: Sendable {
+public final class FaultProxy: LoopbackHTTPServer {
     public var port: Int { listener.port }
     private let listener: ProxyListener
     private struct State {
@@ -43,8 +43,6 @@ public final class FaultProxy: Sendable {
     public var bytesFromServer: Int { shared.state.withLock { $0.bytesFromServer } }
     /// Connections cut on purpose so far.
     public var cutCount: Int { shared.state.withLock { $0.cuts } }
-
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     /// What the connections' threads share.
     private final class Shared: Sendable {

@@ -5,7 +5,7 @@ import Foundation
 /// FancyIndexing (a `<pre>` table with sort links), `/table/` with HTMLTable.
 ///
 /// Runs as one process (`-X`), so stopping it leaves no children behind.
-public final class ApacheServer: Sendable {
+public final class ApacheServer: LoggingHTTPServer {
     public let port: Int
     public let root: String
     public let accessLogPath: String
@@ -16,21 +16,59 @@ public final class ApacheServer: Sendable {
     public static var isAvailable: Bool { TestProcess.which("apache2") != nil }
 
     public init(root: String) throws {
-        guard let apache = TestProcess.which("apache2") else {
-            throw TestServerError.missing("apache2 (apt-get install apache2)")
-        }
-        let modules = "/usr/lib/apache2/modules"
+        let apache = try TestProcess.require("apache2", missing: "apache2 (apt-get install apache2)")
         let dir = try TempDir(prefix: "apache")
         self.dir = dir
         self.root = root
         let accessLogPath = dir.file("access.log")
         self.accessLogPath = accessLogPath
-        let load = ["mpm_event", "authz_core", "autoindex", "dir", "mime", "alias", "log_config"]
-            .filter { FileManager.default.fileExists(atPath: "\(modules)/mod_\($0).so") }
-            .map { "LoadModule \($0)_module \(modules)/mod_\($0).so" }
+        let modules = ["mpm_event", "authz_core", "autoindex", "dir", "mime", "alias", "log_config"]
+        (port, process) = try ApacheProcess.listening(apache, dir: dir, modules: modules) { _ in
+            """
+            TypesConfig \(FileManager.default.fileExists(atPath: "/etc/mime.types") ? "/etc/mime.types" : "/dev/null")
+            <IfModule log_config_module>
+            LogFormat "%m %U status=%s sent=%B" ferry
+            CustomLog \(accessLogPath) ferry
+            </IfModule>
+            DocumentRoot "\(root)"
+            AddDefaultCharset utf-8
+            <Directory />
+              Options +Indexes
+              Require all granted
+              IndexOptions Charset=UTF-8
+            </Directory>
+            Alias /fancy/ "\(root)/"
+            <Location /fancy/>
+              IndexOptions FancyIndexing Charset=UTF-8
+            </Location>
+            Alias /table/ "\(root)/"
+            <Location /table/>
+              IndexOptions FancyIndexing HTMLTable Charset=UTF-8
+            </Location>
+            """
+        }
+    }
+
+    deinit { process.stop() }
+
+    public func stop() { process.stop() }
+}
+
+/// What the tests' Apache servers share (`ApacheServer`, `ApacheDAVServer`): one
+/// process (`-X`) on a free 127.0.0.1 port, its configuration, pid and logs in `dir`.
+enum ApacheProcess {
+    /// Starts `apache` on `dir`/httpd.conf: the server root, pid file and `Listen`
+    /// line for the port, those of `modules` that are installed, the error log
+    /// (the diagnostics of a failed start), then what `config` gives for the port.
+    static func listening(
+        _ apache: String, dir: TempDir, modules: [String], config: (_ port: Int) throws -> String
+    ) throws -> (port: Int, process: ServerProcess) {
+        let folder = "/usr/lib/apache2/modules"
+        let load = modules.filter { FileManager.default.fileExists(atPath: "\(folder)/mod_\($0).so") }
+            .map { "LoadModule \($0)_module \(folder)/mod_\($0).so" }
             .joined(separator: "\n")
         let errors = { (try? String(contentsOfFile: dir.file("error.log"), encoding: .utf8)) ?? "" }
-        (port, process) = try ServerProcess.listening("apache2", diagnostics: errors) { port in
+        return try ServerProcess.listening("apache2", diagnostics: errors) { port in
             let conf = """
                 ServerRoot \(dir.path)
                 DefaultRuntimeDir \(dir.path)
@@ -39,48 +77,16 @@ public final class ApacheServer: Sendable {
                 ServerName 127.0.0.1
                 \(load)
                 ErrorLog \(dir.file("error.log"))
-                TypesConfig \(FileManager.default.fileExists(atPath: "/etc/mime.types") ? "/etc/mime.types" : "/dev/null")
-                <IfModule log_config_module>
-                LogFormat "%m %U status=%s sent=%B" ferry
-                CustomLog \(accessLogPath) ferry
-                </IfModule>
-                DocumentRoot "\(root)"
-                AddDefaultCharset utf-8
-                <Directory />
-                  Options +Indexes
-                  Require all granted
-                  IndexOptions Charset=UTF-8
-                </Directory>
-                Alias /fancy/ "\(root)/"
-                <Location /fancy/>
-                  IndexOptions FancyIndexing Charset=UTF-8
-                </Location>
-                Alias /table/ "\(root)/"
-                <Location /table/>
-                  IndexOptions FancyIndexing HTMLTable Charset=UTF-8
-                </Location>
+                \(try config(port))
                 """
             try conf.write(toFile: dir.file("httpd.conf"), atomically: true, encoding: .utf8)
-            return try ServerProcess(
-                apache, ["-X", "-f", dir.file("httpd.conf")], logPath: dir.file("stdout.log"))
+            return try ServerProcess(apache, ["-X", "-f", dir.file("httpd.conf")], logPath: dir.file("stdout.log"))
         }
     }
-
-    deinit { process.stop() }
-
-    /// `http://127.0.0.1:PORT` + path.
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
-
-    /// Lines of the access log.
-    public var accessLog: [String] {
-        ((try? String(contentsOfFile: accessLogPath, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-    }
-
-    public func stop() { process.stop() }
 }
 
 /// lighttpd on 127.0.0.1 with `mod_dirlisting` on, serving `root`.
-public final class LighttpdServer: Sendable {
+public final class LighttpdServer: LoopbackHTTPServer {
     public let port: Int
     public let root: String
     private let process: ServerProcess
@@ -90,9 +96,7 @@ public final class LighttpdServer: Sendable {
     public static var isAvailable: Bool { TestProcess.which("lighttpd") != nil }
 
     public init(root: String) throws {
-        guard let lighttpd = TestProcess.which("lighttpd") else {
-            throw TestServerError.missing("lighttpd (apt-get install lighttpd)")
-        }
+        let lighttpd = try TestProcess.require("lighttpd", missing: "lighttpd (apt-get install lighttpd)")
         let dir = try TempDir(prefix: "lighttpd")
         self.dir = dir
         self.root = root
@@ -113,9 +117,6 @@ public final class LighttpdServer: Sendable {
     }
 
     deinit { process.stop() }
-
-    /// `http://127.0.0.1:PORT` + path.
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     public func stop() { process.stop() }
 }

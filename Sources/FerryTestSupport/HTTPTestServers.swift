@@ -1,5 +1,29 @@
 import Foundation
 
+/// A test HTTP server (or proxy) on 127.0.0.1: its URLs.
+public protocol LoopbackHTTPServer: AnyObject, Sendable {
+    var port: Int { get }
+    /// `http`, or `https` for one that speaks TLS.
+    var scheme: String { get }
+}
+
+extension LoopbackHTTPServer {
+    public var scheme: String { "http" }
+
+    /// `http://127.0.0.1:PORT` (or `https://`) + path.
+    public func url(_ path: String) -> String { "\(scheme)://127.0.0.1:\(port)\(path)" }
+}
+
+/// A test HTTP server that logs every request to `accessLogPath`.
+public protocol LoggingHTTPServer: LoopbackHTTPServer {
+    var accessLogPath: String { get }
+}
+
+extension LoggingHTTPServer {
+    /// Lines of the access log.
+    public var accessLog: [String] { TestLog.lines(accessLogPath) }
+}
+
 /// nginx on 127.0.0.1 with a temporary config, serving `root`.
 ///
 /// Locations: `/` normal (Range, ETag), `/slow/` throttled with `limit_rate`,
@@ -10,7 +34,7 @@ import Foundation
 /// Range and If-Range headers, the status, the bytes sent, the Basic auth user
 /// (`user=-` when none was sent) and the `X-Ferry-Test` header of every request.
 /// With `tls`, it speaks HTTPS only.
-public final class NginxServer: Sendable {
+public final class NginxServer: LoggingHTTPServer {
     public let port: Int
     /// `http` or `https`.
     public let scheme: String
@@ -26,9 +50,7 @@ public final class NginxServer: Sendable {
         root: String, slowRate: Int = 1_000_000, basicAuth: (user: String, password: String)? = nil,
         tls: TestCertificate? = nil
     ) throws {
-        guard let nginx = TestProcess.which("nginx") else {
-            throw TestServerError.missing("nginx (apt-get install nginx-light)")
-        }
+        let nginx = try TestProcess.require("nginx", missing: "nginx (apt-get install nginx-light)")
         let dir = try TempDir(prefix: "nginx")
         self.dir = dir
         self.root = root
@@ -69,14 +91,6 @@ public final class NginxServer: Sendable {
     }
 
     deinit { process.stop() }
-
-    /// `http://127.0.0.1:PORT` (or `https://`) + path.
-    public func url(_ path: String) -> String { "\(scheme)://127.0.0.1:\(port)\(path)" }
-
-    /// Lines of the access log.
-    public var accessLog: [String] {
-        ((try? String(contentsOfFile: accessLogPath, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-    }
 
     public func stop() { process.stop() }
 }
@@ -136,13 +150,13 @@ enum NginxProcess {
 }
 
 /// `python3 -m http.server`, which answers every request with the whole file (no Range).
-public final class PythonHTTPServer: Sendable {
+public final class PythonHTTPServer: LoopbackHTTPServer {
     public let port: Int
     private let process: ServerProcess
     private let dir: TempDir
 
     public init(root: String) throws {
-        guard let python = TestProcess.which("python3") else { throw TestServerError.missing("python3") }
+        let python = try TestProcess.require("python3", missing: "python3")
         let dir = try TempDir(prefix: "pyhttp")
         self.dir = dir
         (port, process) = try ServerProcess.listening("python http.server") { port in
@@ -153,8 +167,6 @@ public final class PythonHTTPServer: Sendable {
     }
 
     deinit { process.stop() }
-
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 }
 
 /// Why a test server could not run.

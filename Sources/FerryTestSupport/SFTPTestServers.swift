@@ -21,7 +21,7 @@ public struct SSHTestKeys: Sendable {
 
     /// Runs `ssh-keygen` for one ed25519 key.
     public static func generate(_ path: String, type: String = "ed25519", passphrase: String = "") throws {
-        guard let keygen = TestProcess.which("ssh-keygen") else { throw TestServerError.missing("ssh-keygen") }
+        let keygen = try TestProcess.require("ssh-keygen", missing: "ssh-keygen")
         let out = try TestProcess.run(keygen, ["-q", "-t", type, "-N", passphrase, "-C", "ferry-test", "-f", path])
         guard out.status == 0 else { throw TestServerError.didNotStart("ssh-keygen: \(out.stderr)") }
     }
@@ -58,7 +58,7 @@ public final class OpenSSHTestServer: Sendable {
     /// - Throws: `TestServerError.missing` without `/usr/sbin/sshd` (Debian's
     ///   `openssh-server`, installed by `scripts/setup.sh`).
     public init(extraAuthorizedKeys: [String] = []) async throws {
-        guard let sshd = TestProcess.which("sshd") else { throw TestServerError.missing("sshd (openssh-server)") }
+        let sshd = try TestProcess.require("sshd", missing: "sshd (openssh-server)")
         dir = try TempDir(prefix: "sshd")
         rootDir = try TempDir(prefix: "sshd-root")
         root = rootDir.path

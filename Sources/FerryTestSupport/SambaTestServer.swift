@@ -36,7 +36,7 @@ public final class SambaTestServer: Sendable {
                 ?? (FileManager.default.fileExists(atPath: "/usr/sbin/smbd")
                     ? "/usr/sbin/smbd" : nil)
         else { throw TestServerError.missing("smbd (samba)") }
-        guard let smbpasswd = TestProcess.which("smbpasswd") else { throw TestServerError.missing("smbpasswd (samba)") }
+        let smbpasswd = try TestProcess.require("smbpasswd", missing: "smbpasswd (samba)")
         let dcerpcd = "/usr/libexec/samba/samba-dcerpcd"
         if shareList && !FileManager.default.fileExists(atPath: dcerpcd) {
             throw TestServerError.missing("samba-dcerpcd (samba)")

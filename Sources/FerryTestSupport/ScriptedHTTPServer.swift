@@ -89,7 +89,7 @@ public struct ScriptedResponse: Sendable {
 /// a scripted FlashAir card for tests. It serves ONE connection at a time, as a real
 /// card does (a second connection waits until the first is closed or idle for
 /// `idleTimeout`), keeps connections alive, and records every request.
-public final class ScriptedHTTPServer: Sendable {
+public final class ScriptedHTTPServer: LoopbackHTTPServer {
     /// The port it listens on.
     public let port: Int
     private let listener: Int32
@@ -141,9 +141,6 @@ public final class ScriptedHTTPServer: Sendable {
 
     /// Connections accepted so far.
     public var connectionCount: Int { state.withLock { $0.connections } }
-
-    /// `http://127.0.0.1:PORT` + path.
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     private func acceptLoop() {
         while true {

@@ -24,6 +24,13 @@ public enum TestProcess {
         return nil
     }
 
+    /// The full path of a program a test server runs, or `TestServerError.missing(missing)`
+    /// ("apache2 (apt-get install apache2)") when it is not installed.
+    public static func require(_ name: String, missing: String) throws -> String {
+        guard let path = which(name) else { throw TestServerError.missing(missing) }
+        return path
+    }
+
     /// Runs a program to its end and captures its output.
     public static func run(
         _ executable: String, _ arguments: [String], cwd: String? = nil, environment: [String: String]? = nil,
@@ -109,6 +116,19 @@ public final class TempDir: Sendable {
 
     /// A path inside the folder.
     public func file(_ name: String) -> String { path + "/" + name }
+
+    /// Makes the folder `name` inside (and its parents); its path.
+    public func folder(_ name: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: file(name), withIntermediateDirectories: true)
+        return file(name)
+    }
+}
+
+/// The lines of a log file a test server writes (none while it does not exist).
+enum TestLog {
+    static func lines(_ path: String) -> [String] {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
 }
 
 extension ServerProcess {

@@ -21,7 +21,7 @@ public enum TestVenv {
         try lock.withLock { _ in
             let python = program("python")
             if access(python, X_OK) != 0 {
-                guard let system = TestProcess.which("python3") else { throw TestServerError.missing("python3") }
+                let system = try TestProcess.require("python3", missing: "python3")
                 let made = try TestProcess.run(system, ["-m", "venv", path])
                 guard made.status == 0 else { throw TestServerError.missing("python3 -m venv: \(made.stderr)") }
             }

@@ -44,24 +44,17 @@ public final class ApacheDAVServer: WebDAVTestServer {
     }
 
     public init(basicAuth: (user: String, password: String)? = nil) throws {
-        guard let apache = TestProcess.which("apache2") else {
-            throw TestServerError.missing("apache2 (apt-get install apache2)")
-        }
-        let modules = "/usr/lib/apache2/modules"
+        let apache = try TestProcess.require("apache2", missing: "apache2 (apt-get install apache2)")
         let dir = try TempDir(prefix: "apache-dav")
         self.dir = dir
-        let root = dir.file("root")
+        let root = try dir.folder("root")
         self.root = root
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let accessLogPath = dir.file("access.log")
         self.accessLogPath = accessLogPath
-        let wanted = [
+        let modules = [
             "mpm_event", "authz_core", "authn_core", "authn_file", "auth_basic", "authz_user", "dav", "dav_fs",
             "mime", "alias", "log_config",
         ]
-        let load = wanted.filter { FileManager.default.fileExists(atPath: "\(modules)/mod_\($0).so") }
-            .map { "LoadModule \($0)_module \(modules)/mod_\($0).so" }
-            .joined(separator: "\n")
         var auth = "Require all granted"
         if let basicAuth {
             _ = try TestProcess.run(
@@ -75,34 +68,24 @@ public final class ApacheDAVServer: WebDAVTestServer {
                 """
         }
         let asRoot = getuid() == 0
-        let errors = { (try? String(contentsOfFile: dir.file("error.log"), encoding: .utf8)) ?? "" }
-        (port, process) = try ServerProcess.listening("apache2", diagnostics: errors) { port in
-            let conf = """
-                ServerRoot \(dir.path)
-                DefaultRuntimeDir \(dir.path)
-                PidFile \(dir.file("httpd.pid"))
-                Listen 127.0.0.1:\(port)
-                ServerName 127.0.0.1
-                \(load)
-                \(asRoot ? "User www-data\nGroup www-data" : "")
-                ErrorLog \(dir.file("error.log"))
-                TypesConfig /dev/null
-                LogFormat "%m %U status=%>s sent=%B range=\\"%{Range}i\\"" ferry
-                CustomLog \(accessLogPath) ferry
-                DavLockDB \(dir.file("davlock"))
-                DocumentRoot "\(dir.file("empty"))"
-                Alias /dav "\(root)"
-                <Directory "\(root)">
-                  Dav On
-                  \(auth)
-                </Directory>
-                """
-            try FileManager.default.createDirectory(atPath: dir.file("empty"), withIntermediateDirectories: true)
-            try conf.write(toFile: dir.file("httpd.conf"), atomically: true, encoding: .utf8)
-            if asRoot {
-                _ = try? TestProcess.run("/bin/chmod", ["a+rwx", dir.path, root])
-            }
-            return try ServerProcess(apache, ["-X", "-f", dir.file("httpd.conf")], logPath: dir.file("stdout.log"))
+        let empty = try dir.folder("empty")
+        if asRoot {
+            _ = try? TestProcess.run("/bin/chmod", ["a+rwx", dir.path, root])
+        }
+        (port, process) = try ApacheProcess.listening(apache, dir: dir, modules: modules) { _ in
+            """
+            \(asRoot ? "User www-data\nGroup www-data" : "")
+            TypesConfig /dev/null
+            LogFormat "%m %U status=%>s sent=%B range=\\"%{Range}i\\"" ferry
+            CustomLog \(accessLogPath) ferry
+            DavLockDB \(dir.file("davlock"))
+            DocumentRoot "\(empty)"
+            Alias /dav "\(root)"
+            <Directory "\(root)">
+              Dav On
+              \(auth)
+            </Directory>
+            """
         }
     }
 
@@ -110,7 +93,7 @@ public final class ApacheDAVServer: WebDAVTestServer {
 
     public var base: String { "dav://127.0.0.1:\(port)/dav/" }
 
-    public var accessLog: [String] { WebDAVLog.lines(accessLogPath) }
+    public var accessLog: [String] { TestLog.lines(accessLogPath) }
 
     public func stop() { process.stop() }
 }
@@ -136,17 +119,14 @@ public final class NginxDAVServer: WebDAVTestServer {
     public let scheme: String
 
     public init(tls: TestCertificate? = nil) throws {
-        guard let nginx = TestProcess.which("nginx") else {
-            throw TestServerError.missing("nginx (apt-get install nginx-light)")
-        }
+        let nginx = try TestProcess.require("nginx", missing: "nginx (apt-get install nginx-light)")
         guard FileManager.default.fileExists(atPath: NginxDAVServer.modulePath) else {
             throw TestServerError.missing("nginx's dav_ext (apt-get install libnginx-mod-http-dav-ext)")
         }
         let dir = try TempDir(prefix: "nginx-dav")
         self.dir = dir
-        let root = dir.file("root")
+        let root = try dir.folder("root")
         self.root = root
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let accessLogPath = dir.file("access.log")
         self.accessLogPath = accessLogPath
         try NginxProcess.makeFolders(in: dir)
@@ -178,7 +158,7 @@ public final class NginxDAVServer: WebDAVTestServer {
 
     public var base: String { "\(scheme)://127.0.0.1:\(port)/" }
 
-    public var accessLog: [String] { WebDAVLog.lines(accessLogPath) }
+    public var accessLog: [String] { TestLog.lines(accessLogPath) }
 
     public func stop() { process.stop() }
 }
@@ -194,14 +174,11 @@ public final class RcloneDAVServer: WebDAVTestServer {
     public static var isAvailable: Bool { TestProcess.which("rclone") != nil }
 
     public init(basicAuth: (user: String, password: String)? = nil) throws {
-        guard let rclone = TestProcess.which("rclone") else {
-            throw TestServerError.missing("rclone (apt-get install rclone)")
-        }
+        let rclone = try TestProcess.require("rclone", missing: "rclone (apt-get install rclone)")
         let dir = try TempDir(prefix: "rclone-dav")
         self.dir = dir
-        let root = dir.file("root")
+        let root = try dir.folder("root")
         self.root = root
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         (port, process) = try ServerProcess.listening("rclone") { port in
             var args = ["serve", "webdav", root, "--addr", "127.0.0.1:\(port)", "--config", dir.file("rclone.conf")]
             if let basicAuth { args += ["--user", basicAuth.user, "--pass", basicAuth.password] }
@@ -254,9 +231,8 @@ public final class SabreDAVServer: WebDAVTestServer {
         }
         let dir = try TempDir(prefix: "sabre-dav")
         self.dir = dir
-        let root = dir.file("root")
+        let root = try dir.folder("root")
         self.root = root
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         try SabreDAVServer.script.write(toFile: dir.file("server.php"), atomically: true, encoding: .utf8)
         (port, process) = try ServerProcess.listening("php -S") { port in
             try ServerProcess(
@@ -272,10 +248,4 @@ public final class SabreDAVServer: WebDAVTestServer {
     public var accessLog: [String] { [] }
 
     public func stop() { process.stop() }
-}
-
-enum WebDAVLog {
-    static func lines(_ path: String) -> [String] {
-        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-    }
 }

@@ -119,23 +119,7 @@ public struct CaptureDate: Sendable, Hashable, CustomStringConvertible {
     /// - Returns: The date, or nil when the file records none.
     /// - Throws: `FerryError` (`.localIO`) when the file cannot be opened or read.
     public static func read(fileAt path: String) throws(FerryError) -> CaptureDate? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FerryError.posix(errno, operation: "read", path: path) }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: prefixLength)
-        var filled = 0
-        while filled < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { raw in
-                Foundation.read(fd, raw.baseAddress! + filled, raw.count - filled)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw FerryError.posix(errno, operation: "read", path: path)
-            }
-            if n == 0 { break }
-            filled += n
-        }
-        return read(from: bytes[..<filled])
+        return read(from: try LocalFile.prefix(ofFileAt: path, length: prefixLength))
     }
 
     /// `YYYY:MM:DD HH:MM:SS` (Exif; `-` between the date's fields is accepted), or nil.

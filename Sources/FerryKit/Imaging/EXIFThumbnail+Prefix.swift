@@ -23,31 +23,21 @@ extension EXIFThumbnail {
         let b = Array(prefix)
         guard b.count >= 2, b[0] == 0xFF, b[1] == 0xD8 else { return nil }
         var pos = 2
-        // Every pass moves `pos` forward by at least one byte.
         while true {
-            guard pos + 4 <= b.count else { return grow(to: pos + 4 + 64 * 1024) }
-            guard b[pos] == 0xFF else { return nil }
-            let marker = b[pos + 1]
-            if marker == 0xFF {
-                pos += 1
-                continue
+            switch JPEGMarkers.next(b, from: &pos) {
+            case .needMore(let at): return grow(to: at + 4 + 64 * 1024)
+            case .end: return nil
+            case .segment(let marker, let at, let length):
+                let end = at + 2 + length
+                if marker == 0xE1 {
+                    // The Exif segment: everything the thumbnail needs is inside it.
+                    return end > b.count ? grow(to: end) : nil
+                }
+                // Exif comes first (after SOI or a JFIF APP0): past the frame there is none.
+                if JPEGMarkers.isStartOfFrame(marker) { return nil }
+                if end > b.count { return grow(to: end + 4 + 64 * 1024) }
+                pos = end
             }
-            if marker == 0xD9 || marker == 0xDA { return nil }
-            if (0xD0...0xD8).contains(marker) || marker == 0x01 {
-                pos += 2
-                continue
-            }
-            let length = Int(b[pos + 2]) << 8 | Int(b[pos + 3])
-            guard length >= 2 else { return nil }
-            let end = pos + 2 + length
-            if marker == 0xE1 {
-                // The Exif segment: everything the thumbnail needs is inside it.
-                return end > b.count ? grow(to: end) : nil
-            }
-            // Exif comes first (after SOI or a JFIF APP0): past the frame there is none.
-            if (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC { return nil }
-            if end > b.count { return grow(to: end + 4 + 64 * 1024) }
-            pos = end
         }
     }
 

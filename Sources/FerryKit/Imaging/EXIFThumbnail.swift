@@ -75,23 +75,7 @@ public enum EXIFThumbnail {
     /// - Returns: The thumbnail, or nil when the file has none.
     /// - Throws: `FerryError` (`.localIO`) when the file cannot be opened or read.
     public static func extract(fromFileAt path: String) throws(FerryError) -> Thumbnail? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FerryError.posix(errno, operation: "read", path: path) }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: sufficientPrefixLength)
-        var filled = 0
-        while filled < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { raw in
-                read(fd, raw.baseAddress! + filled, raw.count - filled)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw FerryError.posix(errno, operation: "read", path: path)
-            }
-            if n == 0 { break }
-            filled += n
-        }
-        return extract(fromJPEG: bytes[..<filled])
+        return extract(fromJPEG: try LocalFile.prefix(ofFileAt: path, length: sufficientPrefixLength))
     }
 
     // MARK: - Parsing
@@ -144,42 +128,23 @@ public enum EXIFThumbnail {
         guard b.count >= 4, b[0] == 0xFF, b[1] == 0xD8 else { return nil }
         var found = Segments()
         var pos = 2
-        // Every pass moves `pos` forward by at least one byte.
-        while pos + 4 <= b.count {
-            guard b[pos] == 0xFF else { break }
-            let marker = b[pos + 1]
-            if marker == 0xFF {  // fill byte
-                pos += 1
-                continue
-            }
-            if marker == 0xD9 || marker == 0xDA { break }  // EOI, SOS: no more headers
-            if (0xD0...0xD8).contains(marker) || marker == 0x01 {  // no length field
-                pos += 2
-                continue
-            }
-            let length = Int(b[pos + 2]) << 8 | Int(b[pos + 3])
-            guard length >= 2 else { break }
-            let start = pos + 4
-            let end = min(pos + 2 + length, b.count)
+        while case .segment(let marker, let at, let length) = JPEGMarkers.next(b, from: &pos) {
+            let start = at + 4
+            let end = min(at + 2 + length, b.count)
             if marker == 0xE1, found.exif == nil, end - start >= 6,
                 b[start] == 0x45, b[start + 1] == 0x78, b[start + 2] == 0x69,
                 b[start + 3] == 0x66, b[start + 4] == 0  // "Exif\0", then a pad byte
             {
                 found.exif = (start + 6)..<end
-            } else if isStartOfFrame(marker), found.frame == nil, end - start >= 5 {
+            } else if JPEGMarkers.isStartOfFrame(marker), found.frame == nil, end - start >= 5 {
                 let height = Int(b[start + 1]) << 8 | Int(b[start + 2])
                 let width = Int(b[start + 3]) << 8 | Int(b[start + 4])
                 if width > 0, height > 0 { found.frame = (width, height) }
             }
             if found.exif != nil, found.frame != nil { break }
-            pos += 2 + length
+            pos = at + 2 + length
         }
         return found
-    }
-
-    /// SOF0–SOF15, less DHT (C4), JPG (C8) and DAC (CC).
-    private static func isStartOfFrame(_ marker: UInt8) -> Bool {
-        (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
     }
 
     /// The TIFF structure inside the Exif segment; offsets are from its first byte.

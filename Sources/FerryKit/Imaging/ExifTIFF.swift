@@ -76,28 +76,14 @@ struct ExifTIFF {
     /// Walks a JPEG's markers from SOI to the first Exif APP1 segment (before SOS).
     private static func inJPEG(_ b: [UInt8]) -> ExifTIFF? {
         var pos = 2
-        // Every pass moves `pos` forward by at least one byte.
-        while pos + 4 <= b.count {
-            guard b[pos] == 0xFF else { return nil }
-            let marker = b[pos + 1]
-            if marker == 0xFF {
-                pos += 1
-                continue
-            }
-            if marker == 0xD9 || marker == 0xDA { return nil }
-            if (0xD0...0xD8).contains(marker) || marker == 0x01 {
-                pos += 2
-                continue
-            }
-            let length = Int(b[pos + 2]) << 8 | Int(b[pos + 3])
-            guard length >= 2 else { return nil }
-            let start = pos + 4
+        while case .segment(let marker, let at, let length) = JPEGMarkers.next(b, from: &pos) {
+            let start = at + 4
             if marker == 0xE1, start + 6 <= b.count, b[start] == 0x45, b[start + 1] == 0x78,
                 b[start + 2] == 0x69, b[start + 3] == 0x66, b[start + 4] == 0, b[start + 5] == 0
             {
-                return ExifTIFF(b, base: start + 6, end: pos + 2 + length)
+                return ExifTIFF(b, base: start + 6, end: at + 2 + length)
             }
-            pos += 2 + length
+            pos = at + 2 + length
         }
         return nil
     }

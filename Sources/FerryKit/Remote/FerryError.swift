@@ -1,3 +1,6 @@
+// Re-exported: `FerryError.Code` is an `ErrorCode`, whose words (`description`) a
+// program that imports FerryKit reads.
+@_exported import FerryErrorCode
 import Foundation
 
 /// Every failure Ferry reports: what went wrong, on which file or URL, and the
@@ -7,9 +10,10 @@ import Foundation
 public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// The kind of failure. Compare with the static members (`.notFound`, ...).
     ///
-    /// `Code` is a struct, not an enum, so that a later FerryKit may add codes
-    /// without breaking your build: a `switch` over codes needs a `default:`
-    /// case, and `==` or `case .notFound:` patterns work as for an enum.
+    /// `Code` is a struct, not an enum (`ErrorCode`), so that a later FerryKit
+    /// may add codes without breaking your build: a `switch` over codes needs a
+    /// `default:` case, and `==` or `case .notFound:` patterns work as for an enum.
+    /// Its `description` is the kind in words: "not found", "login failed" ...
     ///
     /// ```swift
     /// switch error.code {
@@ -18,88 +22,7 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
     /// default: print(error)
     /// }
     /// ```
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        fileprivate enum Base: String, Hashable, Sendable {
-            case invalidURL = "invalid URL"
-            case unsupportedScheme = "unsupported scheme"
-            case invalidTemplate = "invalid template"
-            case unsupportedOperation = "unsupported operation"
-            case notFound = "not found"
-            case permissionDenied = "permission denied"
-            case authenticationFailed = "login failed"
-            case connectionFailed = "connection failed"
-            case timedOut = "timed out"
-            case notAnswering = "not answering"
-            case serverError = "server error"
-            case protocolError = "protocol error"
-            case tls = "TLS error"
-            case hostKey = "host key not trusted"
-            case diskFull = "disk full"
-            case localIO = "local file error"
-            case destinationExists = "destination exists"
-            case cancelled = "cancelled"
-            case verificationFailed = "verification failed"
-            case badListing = "unreadable listing"
-            case directoryNotEmpty = "folder not empty"
-            case tooLarge = "over the size limit"
-            case unexpected = "unexpected error"
-        }
-        fileprivate let base: Base
-        fileprivate init(_ base: Base) { self.base = base }
-
-        /// The URL could not be parsed.
-        public static let invalidURL = Code(.invalidURL)
-        /// The URL scheme is not one Ferry speaks.
-        public static let unsupportedScheme = Code(.unsupportedScheme)
-        /// A name or folder template (``NameTemplate``) could not be read: an
-        /// unknown token, an unclosed brace.
-        public static let invalidTemplate = Code(.invalidTemplate)
-        /// The backend cannot do this operation at all (for example, delete over HTTP).
-        public static let unsupportedOperation = Code(.unsupportedOperation)
-        /// The remote file or folder does not exist (404, 550).
-        public static let notFound = Code(.notFound)
-        /// The server refused access (403, 550 permission denied).
-        public static let permissionDenied = Code(.permissionDenied)
-        /// Wrong user or password (401, 530).
-        public static let authenticationFailed = Code(.authenticationFailed)
-        /// Could not connect: refused, unreachable, or the name did not resolve.
-        public static let connectionFailed = Code(.connectionFailed)
-        /// The server stopped sending or did not answer in time.
-        public static let timedOut = Code(.timedOut)
-        /// A card (or server) that repeatedly did not answer (503, silence).
-        public static let notAnswering = Code(.notAnswering)
-        /// The server answered with an error status not covered above (5xx, other 4xx).
-        public static let serverError = Code(.serverError)
-        /// The server broke the protocol (bad Content-Range, unparsable reply).
-        public static let protocolError = Code(.protocolError)
-        /// TLS handshake or certificate verification failed.
-        public static let tls = Code(.tls)
-        /// An SSH server's host key is unknown or changed (not in `known_hosts`).
-        public static let hostKeyRejected = Code(.hostKey)
-        /// No space left on the local disk.
-        public static let diskFull = Code(.diskFull)
-        /// A local file could not be read, written or renamed.
-        public static let localIO = Code(.localIO)
-        /// The destination exists and the overwrite policy forbids replacing it.
-        public static let destinationExists = Code(.destinationExists)
-        /// The transfer was cancelled.
-        public static let cancelled = Code(.cancelled)
-        /// The transferred file did not match its expected size or checksum.
-        public static let verificationFailed = Code(.verificationFailed)
-        /// A folder listing could not be read.
-        public static let badListing = Code(.badListing)
-        /// A folder could not be removed because it is not empty.
-        public static let directoryNotEmpty = Code(.directoryNotEmpty)
-        /// A file is larger than the caller's limit for reading it into memory.
-        public static let tooLarge = Code(.tooLarge)
-        /// A failure Ferry has no code for: an error from outside Ferry (a
-        /// callback, a system library) that ``FerryError/wrap(_:operation:target:)``
-        /// could not place. ``FerryError/detail`` holds its own description.
-        public static let unexpected = Code(.unexpected)
-
-        /// The kind in words: "not found", "login failed" ...
-        public var description: String { base.rawValue }
-    }
+    public typealias Code = ErrorCode<FerryError>  // its codes: the extension below
 
     /// The kind of failure.
     public var code: Code
@@ -209,15 +132,15 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
     /// ```
     ///
     /// - A `FerryError` stays itself; only a missing operation and target are filled in.
-    /// - `CancellationError` becomes ``Code/cancelled``.
+    /// - `CancellationError` becomes `.cancelled`.
     /// - A POSIX error (`POSIXError`, `NSPOSIXErrorDomain`) gets the codes of a
-    ///   failed system call on a local file: ``Code/diskFull`` for no space,
-    ///   ``Code/localIO`` otherwise, with the system's text.
+    ///   failed system call on a local file: `.diskFull` for no space,
+    ///   `.localIO` otherwise, with the system's text.
     /// - A Foundation file error (`CocoaError`, as `FileManager` throws):
-    ///   ``Code/notFound`` for a missing file, ``Code/permissionDenied`` for no
-    ///   permission, ``Code/diskFull`` for no space, ``Code/destinationExists``
-    ///   for a name that is taken, ``Code/localIO`` for the rest.
-    /// - Anything else is ``Code/unexpected``, its own description in ``detail``.
+    ///   `.notFound` for a missing file, `.permissionDenied` for no
+    ///   permission, `.diskFull` for no space, `.destinationExists`
+    ///   for a name that is taken, `.localIO` for the rest.
+    /// - Anything else is `.unexpected`, its own description in ``detail``.
     ///
     /// - Parameters:
     ///   - error: The error to turn into a `FerryError`.
@@ -297,4 +220,57 @@ public struct FerryError: Error, Sendable, Hashable, CustomStringConvertible, Lo
             return FerryError(.localIO, operation: operation, target: target, serverText: text)
         }
     }
+}
+
+/// The codes of ``FerryError``.
+extension FerryError.Code {
+    /// The URL could not be parsed.
+    public static var invalidURL: Self { Self("invalid URL") }
+    /// The URL scheme is not one Ferry speaks.
+    public static var unsupportedScheme: Self { Self("unsupported scheme") }
+    /// A name or folder template (`NameTemplate`) could not be read: an
+    /// unknown token, an unclosed brace.
+    public static var invalidTemplate: Self { Self("invalid template") }
+    /// The backend cannot do this operation at all (for example, delete over HTTP).
+    public static var unsupportedOperation: Self { Self("unsupported operation") }
+    /// The remote file or folder does not exist (404, 550).
+    public static var notFound: Self { Self("not found") }
+    /// The server refused access (403, 550 permission denied).
+    public static var permissionDenied: Self { Self("permission denied") }
+    /// Wrong user or password (401, 530).
+    public static var authenticationFailed: Self { Self("login failed") }
+    /// Could not connect: refused, unreachable, or the name did not resolve.
+    public static var connectionFailed: Self { Self("connection failed") }
+    /// The server stopped sending or did not answer in time.
+    public static var timedOut: Self { Self("timed out") }
+    /// A card (or server) that repeatedly did not answer (503, silence).
+    public static var notAnswering: Self { Self("not answering") }
+    /// The server answered with an error status not covered above (5xx, other 4xx).
+    public static var serverError: Self { Self("server error") }
+    /// The server broke the protocol (bad Content-Range, unparsable reply).
+    public static var protocolError: Self { Self("protocol error") }
+    /// TLS handshake or certificate verification failed.
+    public static var tls: Self { Self("TLS error") }
+    /// An SSH server's host key is unknown or changed (not in `known_hosts`).
+    public static var hostKeyRejected: Self { Self("host key not trusted") }
+    /// No space left on the local disk.
+    public static var diskFull: Self { Self("disk full") }
+    /// A local file could not be read, written or renamed.
+    public static var localIO: Self { Self("local file error") }
+    /// The destination exists and the overwrite policy forbids replacing it.
+    public static var destinationExists: Self { Self("destination exists") }
+    /// The transfer was cancelled.
+    public static var cancelled: Self { Self("cancelled") }
+    /// The transferred file did not match its expected size or checksum.
+    public static var verificationFailed: Self { Self("verification failed") }
+    /// A folder listing could not be read.
+    public static var badListing: Self { Self("unreadable listing") }
+    /// A folder could not be removed because it is not empty.
+    public static var directoryNotEmpty: Self { Self("folder not empty") }
+    /// A file is larger than the caller's limit for reading it into memory.
+    public static var tooLarge: Self { Self("over the size limit") }
+    /// A failure Ferry has no code for: an error from outside Ferry (a
+    /// callback, a system library) that `FerryError.wrap(_:operation:target:)`
+    /// could not place. The error's `detail` holds its own description.
+    public static var unexpected: Self { Self("unexpected error") }
 }

@@ -126,20 +126,16 @@ public struct RemoteTimestamp: Sendable, Hashable, Codable, Comparable, CustomSt
 
     /// Creates a UTC timestamp from a `Date`.
     public init(utc date: Date) {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        self.year = c.year!
-        self.month = c.month!
-        self.day = c.day!
-        self.hour = c.hour!
-        self.minute = c.minute!
-        self.second = c.second!
-        self.zone = .utc
+        self.init(date, seenIn: TimeZone(identifier: "UTC")!, zone: .utc)
     }
 
     /// Creates a floating (zone-less) timestamp from a `Date` seen in `timeZone`.
     public init(local date: Date, in timeZone: TimeZone = .current) {
+        self.init(date, seenIn: timeZone, zone: .floating)
+    }
+
+    /// The fields of `date` on a clock in `timeZone`, marked `zone`.
+    private init(_ date: Date, seenIn timeZone: TimeZone, zone: Zone) {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
@@ -149,7 +145,7 @@ public struct RemoteTimestamp: Sendable, Hashable, Codable, Comparable, CustomSt
         self.hour = c.hour!
         self.minute = c.minute!
         self.second = c.second!
-        self.zone = .floating
+        self.zone = zone
     }
 
     static func daysIn(month: Int, year: Int) -> Int {

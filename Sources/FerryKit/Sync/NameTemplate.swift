@@ -73,7 +73,7 @@ public struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a template.
     ///
-    /// - Throws: `FerryError` ``FerryError/Code/invalidTemplate`` naming what is wrong.
+    /// - Throws: `FerryError` `.invalidTemplate` naming what is wrong.
     public init(_ text: String) throws(FerryError) {
         self.text = text
         parts = try NameTemplate.parse(text)

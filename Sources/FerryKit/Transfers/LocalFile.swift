@@ -62,6 +62,29 @@ enum LocalFile {
         return fd
     }
 
+    /// The first `length` bytes of a file, fewer when it is shorter: what the
+    /// readers of a file's head take (``EXIFThumbnail``, ``CaptureDate``).
+    static func prefix(ofFileAt path: String, length: Int) throws(FerryError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FerryError.posix(errno, operation: "read", path: path) }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: length)
+        var filled = 0
+        while filled < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { raw in
+                read(fd, raw.baseAddress! + filled, raw.count - filled)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FerryError.posix(errno, operation: "read", path: path)
+            }
+            if n == 0 { break }
+            filled += n
+        }
+        bytes.removeLast(bytes.count - filled)
+        return bytes
+    }
+
     /// Size of an open file.
     static func size(_ fd: Int32) -> Int64 {
         var st = stat()

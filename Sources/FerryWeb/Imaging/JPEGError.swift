@@ -1,30 +1,9 @@
+import FerryErrorCode
+
 /// Why a JPEG could not be decoded or encoded.
 public struct JPEGError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of failure. Compare with the static members.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        fileprivate enum Base: String, Hashable, Sendable {
-            case corrupt = "not a readable JPEG"
-            case unreadable = "cannot open"
-            case outOfMemory = "out of memory"
-            case invalidArgument = "invalid image"
-            case heif = "not a readable HEIF image"
-        }
-        fileprivate let base: Base
-        fileprivate init(_ base: Base) { self.base = base }
-
-        /// libjpeg rejected the data (truncated, not a JPEG, CMYK ...).
-        public static let corrupt = Code(.corrupt)
-        /// The file could not be opened.
-        public static let unreadable = Code(.unreadable)
-        /// Memory for the pixels could not be allocated.
-        public static let outOfMemory = Code(.outOfMemory)
-        /// An empty buffer or a nonsensical size.
-        public static let invalidArgument = Code(.invalidArgument)
-        /// libheif rejected a HEIC/HEIF file (truncated, not HEIF, an unsupported codec ...).
-        public static let heif = Code(.heif)
-
-        public var description: String { base.rawValue }
-    }
+    /// The kind of failure. Compare with the static members (the extension below).
+    public typealias Code = ErrorCode<JPEGError>
 
     /// The kind of failure.
     public var code: Code
@@ -47,4 +26,18 @@ public struct JPEGError: Error, Sendable, Hashable, CustomStringConvertible {
         if let detail, !detail.isEmpty { text += " (\(detail))" }
         return text
     }
+}
+
+/// The codes of ``JPEGError``.
+extension JPEGError.Code {
+    /// libjpeg rejected the data (truncated, not a JPEG, CMYK ...).
+    public static var corrupt: Self { Self("not a readable JPEG") }
+    /// The file could not be opened.
+    public static var unreadable: Self { Self("cannot open") }
+    /// Memory for the pixels could not be allocated.
+    public static var outOfMemory: Self { Self("out of memory") }
+    /// An empty buffer or a nonsensical size.
+    public static var invalidArgument: Self { Self("invalid image") }
+    /// libheif rejected a HEIC/HEIF file (truncated, not HEIF, an unsupported codec ...).
+    public static var heif: Self { Self("not a readable HEIF image") }
 }

@@ -112,8 +112,9 @@ struct PhotoInfo: Encodable, Sendable, Equatable {
         return info
     }
 
-    /// A little- or big-endian TIFF block's readers, every read bounds-checked.
-    private struct TIFF {
+    /// A little- or big-endian TIFF block's readers, every read bounds-checked
+    /// (also a raw file's header: ``RawPreview``).
+    struct TIFF {
         typealias Field = (type: Int, count: Int, at: Int)
         let t: [UInt8]
         var little: Bool { t.first == 0x49 }

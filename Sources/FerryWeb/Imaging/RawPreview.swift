@@ -35,31 +35,22 @@ enum RawPreview {
             return offset > 0 && length > 0 && offset + length <= fileSize ? (offset, length) : nil
         }
         guard header.count >= 8 else { return nil }
-        let little: Bool
         switch (header[0], header[1]) {
-        case (0x49, 0x49): little = true
-        case (0x4D, 0x4D): little = false
+        case (0x49, 0x49), (0x4D, 0x4D): break
         default: return nil
         }
-        func u16(_ at: Int) -> Int? {
-            guard at >= 0, at + 2 <= header.count else { return nil }
-            return little ? Int(header[at]) | Int(header[at + 1]) << 8 : Int(header[at]) << 8 | Int(header[at + 1])
-        }
-        func u32(_ at: Int) -> Int? {
-            guard let a = u16(at), let b = u16(at + 2) else { return nil }
-            return little ? a | b << 16 : a << 16 | b
-        }
+        let tiff = PhotoInfo.TIFF(t: header)
         var best: (offset: Int, length: Int)?
-        var pending = [u32(4) ?? 0]
+        var pending = [tiff.u32(4) ?? 0]
         var seen: Set<Int> = []
         while let ifd = pending.popLast() {
-            guard ifd > 0, !seen.contains(ifd), seen.count < 64, let n = u16(ifd), n < 1000 else { continue }
+            guard ifd > 0, !seen.contains(ifd), seen.count < 64, let n = tiff.u16(ifd), n < 1000 else { continue }
             seen.insert(ifd)
             var values: [Int: (type: Int, count: Int, value: Int, at: Int)] = [:]
             for k in 0..<n {
                 let e = ifd + 2 + 12 * k
-                guard let tag = u16(e), let type = u16(e + 2), let count = u32(e + 4) else { break }
-                let value = type == 3 && count == 1 ? (u16(e + 8) ?? 0) : (u32(e + 8) ?? 0)
+                guard let tag = tiff.u16(e), let type = tiff.u16(e + 2), let count = tiff.u32(e + 4) else { break }
+                let value = type == 3 && count == 1 ? (tiff.u16(e + 8) ?? 0) : (tiff.u32(e + 8) ?? 0)
                 values[tag] = (type, count, value, e + 8)
             }
             func consider(_ offset: Int?, _ length: Int?) {
@@ -75,11 +66,11 @@ enum RawPreview {
                 if sub.count == 1 {
                     pending.append(sub.value)
                 } else {
-                    for i in 0..<min(sub.count, 8) { if let o = u32(sub.value + 4 * i) { pending.append(o) } }
+                    for i in 0..<min(sub.count, 8) { if let o = tiff.u32(sub.value + 4 * i) { pending.append(o) } }
                 }
             }
             if let exif = values[0x8769] { pending.append(exif.value) }
-            if let next = u32(ifd + 2 + 12 * n) { pending.append(next) }
+            if let next = tiff.u32(ifd + 2 + 12 * n) { pending.append(next) }
         }
         return best
     }

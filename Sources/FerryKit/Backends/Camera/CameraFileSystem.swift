@@ -139,17 +139,9 @@ public struct CameraFileSystem: RemoteFileSystem {
     public func stat(_ path: String) async throws(FerryError) -> RemoteEntry {
         let p = RemotePath.normalize(path, keepingServerRoot: false)
         if p == "/" { return RemoteEntry(name: "/", path: "/", kind: .directory) }
-        let (parent, name) = RemotePath.split(p)
-        let entries: [RemoteEntry]
-        do {
-            entries = try await list(parent)
-        } catch  where error.code == .notFound {
-            throw FerryError(.notFound, operation: "stat", target: shown(p))
+        return try await ListedEntry.stat(p, shown: shown(p)) { parent async throws(FerryError) in
+            try await list(parent)
         }
-        guard let found = entries.first(where: { $0.name == name }) else {
-            throw FerryError(.notFound, operation: "stat", target: shown(p))
-        }
-        return found
     }
 
     /// Downloads a file into `NAME.part` beside `destination`, checks its size

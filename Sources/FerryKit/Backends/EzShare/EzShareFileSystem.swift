@@ -141,16 +141,10 @@ public struct EzShareFileSystem: RemoteFileSystem {
     /// The card's `dir` for a folder: `A:` for the root, else the folder's link.
     private func directoryLink(_ folder: String, operation: String) async throws(FerryError) -> [UInt8] {
         if folder == "/" { return EzShareListing.root }
-        let item: EzShareListing.Entry
-        do {
-            item = try await entry(folder, operation: operation)
-        } catch  where error.code == .notFound {
-            throw FerryError(.notFound, operation: operation, target: shown(folder), detail: "no such folder")
-        }
-        guard item.isDirectory else {
-            throw FerryError(.notFound, operation: operation, target: shown(folder), detail: "is a file, not a folder")
-        }
-        return item.link
+        let lookup = { () async throws(FerryError) in try await entry(folder, operation: operation) }
+        return try await ListedEntry.folder(
+            operation: operation, shown: shown(folder), isDirectory: \.isDirectory, lookup
+        ).link
     }
 
     /// The card's `file` for a file.
@@ -195,22 +189,18 @@ public struct EzShareFileSystem: RemoteFileSystem {
 
     /// Reads one byte range of a file (`GET /download` with `Range`).
     public func data(at path: String, range: Range<Int64>) async throws(FerryError) -> Data {
-        Data(try await read(path, range: range, sizeLimit: nil))
+        try await memoryFile(path).data(range: range)
     }
 
     /// Reads a whole file, refusing one over `limit` before its body.
     public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
-        try await HTTPMemoryRead.whole(limit: limit, shown: shown(path)) {
-            (range, sizeLimit) async throws(FerryError) -> [UInt8] in
-            try await read(path, range: range, sizeLimit: sizeLimit)
-        }
+        try await memoryFile(path).data(limit: limit)
     }
 
-    private func read(_ path: String, range: Range<Int64>, sizeLimit: Int64?) async throws(FerryError) -> [UInt8] {
-        let link = try await fileLink(path, operation: "read")
-        return try await HTTPMemoryRead.read(
-            downloadURL(link), wireScheme: "http", range: range, sizeLimit: sizeLimit, engine: engine,
-            verifyTLS: true)
+    private func memoryFile(_ path: String) -> HTTPMemoryRead.File {
+        HTTPMemoryRead.File(shown: shown(path), engine: engine, wireScheme: "http") { () async throws(FerryError) in
+            downloadURL(try await fileLink(path, operation: "read"))
+        }
     }
 
     // MARK: The card

@@ -11,21 +11,18 @@ extension FlashAirFileSystem {
 
     /// Reads one byte range of a file on the card (`GET` with `Range`).
     public func data(at path: String, range: Range<Int64>) async throws(FerryError) -> Data {
-        Data(try await read(path, range: range, sizeLimit: nil))
+        try await memoryFile(path).data(range: range)
     }
 
     /// Reads a whole file from the card, refusing one over `limit` before its body.
     public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
-        try await HTTPMemoryRead.whole(limit: limit, shown: shown(path)) {
-            (range, sizeLimit) async throws(FerryError) -> [UInt8] in
-            try await read(path, range: range, sizeLimit: sizeLimit)
-        }
+        try await memoryFile(path).data(limit: limit)
     }
 
-    private func read(_ path: String, range: Range<Int64>, sizeLimit: Int64?) async throws(FerryError) -> [UInt8] {
-        try await HTTPMemoryRead.read(
-            url.with(path: RemotePath.normalize(path, keepingServerRoot: false)), wireScheme: "http", range: range,
-            sizeLimit: sizeLimit, engine: engine, verifyTLS: true)
+    private func memoryFile(_ path: String) -> HTTPMemoryRead.File {
+        HTTPMemoryRead.File(shown: shown(path), engine: engine, wireScheme: "http") {
+            url.with(path: RemotePath.normalize(path, keepingServerRoot: false))
+        }
     }
 
     /// The card's CID (op=120); nil when its firmware lacks it.

@@ -140,14 +140,8 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Throws `notFound` unless `folder` is a folder on the card.
     private func requireFolder(_ folder: String, operation: String) async throws(FerryError) {
-        let me: RemoteEntry
-        do {
-            me = try await existing(folder, operation: operation)
-        } catch  where error.code == .notFound {
-            throw FerryError(.notFound, operation: operation, target: shown(folder), detail: "no such folder")
-        }
-        guard me.isDirectory else {
-            throw FerryError(.notFound, operation: operation, target: shown(folder), detail: "is a file, not a folder")
+        _ = try await ListedEntry.folder(operation: operation, shown: shown(folder), isDirectory: \.isDirectory) {
+            () async throws(FerryError) in try await existing(folder, operation: operation)
         }
     }
 
@@ -155,15 +149,8 @@ public struct FlashAirFileSystem: RemoteFileSystem, DownloadSourceFactory {
     public func stat(_ path: String) async throws(FerryError) -> RemoteEntry {
         let p = RemotePath.normalize(path, keepingServerRoot: false)
         if p == "/" { return RemoteEntry(name: "/", path: "/", kind: .directory) }
-        let (parent, name) = RemotePath.split(p)
-        let entries: [RemoteEntry]
-        do {
-            entries = try await listing(parent, operation: "stat")
-        } catch  where error.code == .notFound {
-            throw FerryError(.notFound, operation: "stat", target: shown(p))
-        }
-        guard let found = FlashAirFileSystem.find(name, in: entries) else {
-            throw FerryError(.notFound, operation: "stat", target: shown(p))
+        let found = try await ListedEntry.stat(p, shown: shown(p), find: FlashAirFileSystem.find) {
+            parent async throws(FerryError) in try await listing(parent, operation: "stat")
         }
         return FlashAirEntryFilter(controlImage: await controlImage()).marked(found)
     }

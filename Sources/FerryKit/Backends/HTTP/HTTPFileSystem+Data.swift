@@ -8,19 +8,18 @@ extension HTTPFileSystem {
 
     /// Reads one byte range with a `Range` request (see ``RemoteFileSystem/data(at:range:)``).
     public func data(at path: String, range: Range<Int64>) async throws(FerryError) -> Data {
-        Data(
-            try await HTTPMemoryRead.read(
-                target(path), range: range, sizeLimit: nil, engine: engine, verifyTLS: verifyTLS, settings: settings))
+        try await memoryFile(path).data(range: range)
     }
 
     /// Reads a whole file, refusing it before its body when the server announces
     /// a size over `limit`, else after `limit + 1` bytes.
     public func data(at path: String, limit: Int) async throws(FerryError) -> Data {
-        try await HTTPMemoryRead.whole(limit: limit, shown: target(path).redacted) {
-            (range, sizeLimit) async throws(FerryError) -> [UInt8] in
-            try await HTTPMemoryRead.read(
-                target(path), range: range, sizeLimit: sizeLimit, engine: engine, verifyTLS: verifyTLS,
-                settings: settings)
+        try await memoryFile(path).data(limit: limit)
+    }
+
+    private func memoryFile(_ path: String) -> HTTPMemoryRead.File {
+        HTTPMemoryRead.File(shown: target(path).redacted, engine: engine, verifyTLS: verifyTLS, settings: settings) {
+            target(path)
         }
     }
 
@@ -30,6 +29,41 @@ extension HTTPFileSystem {
 
 /// Capped HTTP reads into memory, for HTTP, WebDAV and the cards.
 enum HTTPMemoryRead {
+    /// A file one of these backends reads into memory: where it is (looked up
+    /// for each read, where a card hands out links), how to ask for it, and its
+    /// name in errors. Its two reads are the backends' `data(at:range:)` and
+    /// `data(at:limit:)`.
+    struct File {
+        /// The file as errors name it (a redacted URL).
+        let shown: String
+        let engine: CurlEngine
+        /// The scheme libcurl speaks (`http` for a card, `https` for `davs://`); nil: the URL's own.
+        var wireScheme: String? = nil
+        var verifyTLS = true
+        /// An HTTP file system's credentials, headers and CA file; nil: the URL's own credentials.
+        var settings: HTTPRequestSettings? = nil
+        /// The file's URL.
+        let url: () async throws(FerryError) -> RemoteURL
+
+        /// The bytes of `range`.
+        func data(range: Range<Int64>) async throws(FerryError) -> Data {
+            Data(try await read(range, sizeLimit: nil))
+        }
+
+        /// The whole file, refused over `limit` bytes (``HTTPMemoryRead/whole(limit:shown:_:)``).
+        func data(limit: Int) async throws(FerryError) -> Data {
+            try await whole(limit: limit, shown: shown) { (range, sizeLimit) async throws(FerryError) -> [UInt8] in
+                try await read(range, sizeLimit: sizeLimit)
+            }
+        }
+
+        private func read(_ range: Range<Int64>, sizeLimit: Int64?) async throws(FerryError) -> [UInt8] {
+            try await HTTPMemoryRead.read(
+                try await url(), wireScheme: wireScheme, range: range, sizeLimit: sizeLimit, engine: engine,
+                verifyTLS: verifyTLS, settings: settings)
+        }
+    }
+
     /// A whole file of at most `limit` bytes, as each of these backends'
     /// `data(at:limit:)` reads one: `read` asks for the range `0..<limit + 1`
     /// with `limit` as its size limit (refused before the body when the server

@@ -13,79 +13,70 @@ extension SMBContext {
     /// for a missing share), so "wrong user name or password" and "no such share"
     /// are said only when they are so.
     func error(_ code: Int32, operation: String, target: String, path: String) -> FerryError {
+        meaning(of: code, operation: operation, path: path).context(operation: operation, target: target)
+    }
+
+    /// The error an `errno` stands for, without the operation and target.
+    private func meaning(of code: Int32, operation: String, path: String) -> FerryError {
         let share = SMBPath.share(of: path)
         switch code {
         case ENOENT:
             if let share, !shareExists(share) {
                 return FerryError(
-                    .notFound, operation: operation, target: target, serverText: "NT_STATUS_BAD_NETWORK_NAME",
+                    .notFound, serverText: "NT_STATUS_BAD_NETWORK_NAME",
                     detail: "no such share \"\(share)\" on \(key.host); `ferry ls smb://\(key.host)/` lists the shares")
             }
-            return FerryError(
-                .notFound, operation: operation, target: target, serverText: "NT_STATUS_OBJECT_NAME_NOT_FOUND")
+            return FerryError(.notFound, serverText: "NT_STATUS_OBJECT_NAME_NOT_FOUND")
         case EACCES, EPERM:
             if !loginAccepted() {
                 return FerryError(
-                    .authenticationFailed, operation: operation, target: target, serverText: "NT_STATUS_LOGON_FAILURE",
+                    .authenticationFailed, serverText: "NT_STATUS_LOGON_FAILURE",
                     detail: key.user.isEmpty
                         ? "the server wants a user name and password: smb://USER@\(key.host)/..., FERRY_PASSWORD or ~/.netrc"
                         : "wrong user name or password for \(key.user)")
             }
             return FerryError(
-                .permissionDenied, operation: operation, target: target, serverText: "NT_STATUS_ACCESS_DENIED",
+                .permissionDenied, serverText: "NT_STATUS_ACCESS_DENIED",
                 detail: key.user.isEmpty
                     ? "a guest may not do this here; log in as a user who may (smb://USER@\(key.host)/...)"
                     : "\(key.user) may not do this here; ask the server's owner for the rights")
         case EBUSY, ETXTBSY:
             return FerryError(
-                .serverError, operation: operation, target: target, serverText: "NT_STATUS_SHARING_VIOLATION",
+                .serverError, serverText: "NT_STATUS_SHARING_VIOLATION",
                 detail: "another program has the file open; close it and try again", isTransient: true)
         case ENOSPC, EDQUOT:
             return FerryError(
-                .diskFull, operation: operation, target: target, serverText: "NT_STATUS_DISK_FULL",
+                .diskFull, serverText: "NT_STATUS_DISK_FULL",
                 detail: "the share is full (or the user's quota is used up); free some space on it")
         case EEXIST:
-            return FerryError(
-                .destinationExists, operation: operation, target: target, serverText: "NT_STATUS_OBJECT_NAME_COLLISION")
+            return FerryError(.destinationExists, serverText: "NT_STATUS_OBJECT_NAME_COLLISION")
         case ENOTEMPTY:
             return FerryError(
-                .directoryNotEmpty, operation: operation, target: target, serverText: "NT_STATUS_DIRECTORY_NOT_EMPTY",
-                detail: "remove what it holds first")
+                .directoryNotEmpty, serverText: "NT_STATUS_DIRECTORY_NOT_EMPTY", detail: "remove what it holds first")
         case ENOTDIR:
-            return FerryError(
-                .notFound, operation: operation, target: target, serverText: "NT_STATUS_NOT_A_DIRECTORY")
+            return FerryError(.notFound, serverText: "NT_STATUS_NOT_A_DIRECTORY")
         case EISDIR:
-            return FerryError(
-                .localIO, operation: operation, target: target, serverText: "NT_STATUS_FILE_IS_A_DIRECTORY",
-                detail: "is a folder; name a file")
+            return FerryError(.localIO, serverText: "NT_STATUS_FILE_IS_A_DIRECTORY", detail: "is a folder; name a file")
         case EROFS:
             return FerryError(
-                .permissionDenied, operation: operation, target: target, serverText: "NT_STATUS_MEDIA_WRITE_PROTECTED",
-                detail: "the share is read-only")
+                .permissionDenied, serverText: "NT_STATUS_MEDIA_WRITE_PROTECTED", detail: "the share is read-only")
         case ECONNREFUSED:
             return FerryError(
-                .connectionFailed, operation: operation, target: target, serverText: "connection refused",
+                .connectionFailed, serverText: "connection refused",
                 detail: "nothing answers SMB on \(key.host) port \(key.port); is the server on, and SMB turned on?")
         case EHOSTUNREACH, ENETUNREACH, EHOSTDOWN:
-            return FerryError(
-                .connectionFailed, operation: operation, target: target,
-                serverText: String(cString: strerror(code)), isTransient: true)
+            return FerryError(.connectionFailed, serverText: String(cString: strerror(code)), isTransient: true)
         case ETIMEDOUT:
-            return FerryError(
-                .timedOut, operation: operation, target: target, serverText: "NT_STATUS_IO_TIMEOUT",
-                isTransient: true)
+            return FerryError(.timedOut, serverText: "NT_STATUS_IO_TIMEOUT", isTransient: true)
         case ECONNRESET, ECONNABORTED, EPIPE, ENOTCONN, EIO, ENETRESET:
             return FerryError(
-                .connectionFailed, operation: operation, target: target,
+                .connectionFailed,
                 serverText: code == EIO ? "NT_STATUS_CONNECTION_DISCONNECTED" : String(cString: strerror(code)),
                 detail: "the connection to the server dropped", isTransient: true)
-        case EINVAL where SMBPath.share(of: path) == nil && operation != "list":
-            return FerryError(
-                .unsupportedOperation, operation: operation, target: target,
-                detail: "name a share: smb://\(key.host)/SHARE/...")
+        case EINVAL where share == nil && operation != "list":
+            return FerryError(.unsupportedOperation, detail: "name a share: smb://\(key.host)/SHARE/...")
         default:
-            return FerryError(
-                .serverError, operation: operation, target: target, serverText: String(cString: strerror(code)))
+            return FerryError(.serverError, serverText: String(cString: strerror(code)))
         }
     }
 

@@ -201,14 +201,22 @@ public struct SMBFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Deletes a file.
     public func delete(_ path: String) async throws(FerryError) {
+        try await call("delete", path) { ferry_smb_unlink($0, $1) }
+    }
+
+    /// Runs one libsmbclient call on the normalized `path` (its `smb://` URL)
+    /// that answers 0 when it did it; another answer is its `errno` in words.
+    private func call(
+        _ operation: String, _ path: String, _ call: @escaping @Sendable (SMBHandle, String) -> Int32
+    ) async throws(FerryError) {
         let p = SMBPath.normalize(path)
         let target = shown(p)
         try await run(
             { smb, c throws(FerryError) in
-                guard ferry_smb_unlink(c, smb.wire(p)) == 0 else {
-                    throw smb.error(errno, operation: "delete", target: target, path: p)
+                guard call(c, smb.wire(p)) == 0 else {
+                    throw smb.error(errno, operation: operation, target: target, path: p)
                 }
-            }, operation: "delete", path: p)
+            }, operation: operation, path: p)
     }
 
     /// Creates a folder; with `createParents`, the missing folders above it too,
@@ -254,14 +262,7 @@ public struct SMBFileSystem: RemoteFileSystem, DownloadSourceFactory {
 
     /// Removes an empty folder; one that holds something fails with `directoryNotEmpty`.
     public func removeDirectory(_ path: String) async throws(FerryError) {
-        let p = SMBPath.normalize(path)
-        let target = shown(p)
-        try await run(
-            { smb, c throws(FerryError) in
-                guard ferry_smb_rmdir(c, smb.wire(p)) == 0 else {
-                    throw smb.error(errno, operation: "rmdir", target: target, path: p)
-                }
-            }, operation: "rmdir", path: p)
+        try await call("rmdir", path) { ferry_smb_rmdir($0, $1) }
     }
 
     /// Renames or moves a file or folder within its share. A `newPath` without a

@@ -104,6 +104,9 @@ struct WebDAVErrorTests {
         } catch {
             #expect(error.code == .diskFull && !error.isTransient, "\(error)")
             #expect(error.description.contains("1024 required, 0 available"), "\(error)")
+            // The user's file is named, and the temporary it was writing only as a note.
+            #expect(error.target?.hasSuffix("/full.jpg") == true, "\(error)")
+            #expect(error.detail?.contains("writing the temporary .full.jpg.ferry-part") == true, "\(error)")
         }
         // Never tried again: a full disk does not empty itself.
         #expect(server.requests.filter { $0.method == "PUT" }.count == 1)

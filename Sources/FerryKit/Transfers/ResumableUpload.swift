@@ -162,6 +162,19 @@ enum ResumableUpload {
         return RemotePath.join(parent, name)
     }
 
+    /// An error about the temporary file `shownTemporary` as one about the user's
+    /// file `display`, the temporary's name kept as a note ("upload
+    /// dav://h/a.jpg: 507 Insufficient Storage (writing the temporary
+    /// .a.jpg.ferry-part)"); an error about anything else (the local file) as it is.
+    static func naming(_ display: String, in error: FerryError, about shownTemporary: String) -> FerryError {
+        guard error.target == shownTemporary, shownTemporary != display else { return error }
+        var named = error
+        named.target = display
+        let note = "writing the temporary " + RemotePath.name(of: shownTemporary)
+        named.detail = error.detail.map { $0 + "; " + note } ?? note
+        return named
+    }
+
     /// Starts an upload as a `Transfer` (a backend's `upload(_:to:options:)`):
     /// `~` in `source` expanded, `path` normalized and checked by `validate`
     /// (a path the protocol cannot carry fails the transfer at once), then `run`.
@@ -301,7 +314,11 @@ enum ResumableUpload {
                             + "upload again")
                 }
                 tried = true
-                try await target.rename(temporary, to: path, replacing: replacing)
+                do throws(FerryError) {
+                    try await target.rename(temporary, to: path, replacing: replacing)
+                } catch {
+                    throw ResumableUpload.naming(display, in: error, about: target.display(temporary))
+                }
             }
         }
 
@@ -311,7 +328,11 @@ enum ResumableUpload {
         {
             let upload = UploadSource(
                 source: source, fd: fd, size: size, options: options, transfer: transfer, destination: display)
-            try await target.send(to: remote, from: start, upload, budget: &budget)
+            do throws(FerryError) {
+                try await target.send(to: remote, from: start, upload, budget: &budget)
+            } catch {
+                throw ResumableUpload.naming(display, in: error, about: target.display(remote))
+            }
         }
     }
 }

@@ -112,6 +112,20 @@ static inline int ferry_heif_open(const char *path, const void *data, size_t siz
     return FERRY_HEIF_OK;
 }
 
+/// The primary image of an open file; NULL with libheif's message copied out and the
+/// context freed when there is none.
+static inline struct heif_image_handle *ferry_heif_primary(struct heif_context *ctx, char *message,
+                                                           size_t message_size) {
+    struct heif_image_handle *primary = NULL;
+    struct heif_error error = FERRY_HEIF_CALL(heif_context_get_primary_image_handle)(ctx, &primary);
+    if (error.code != heif_error_Ok) {
+        ferry_heif_copy_message(error, message, message_size);
+        FERRY_HEIF_CALL(heif_context_free)(ctx);
+        return NULL;
+    }
+    return primary;
+}
+
 /// Decodes the primary image of an open file to upright RGB and frees the context. When
 /// `min_side` > 0 and the file has a thumbnail item whose longer side is at least `min_side`,
 /// that (small) item is decoded instead of the whole image: an iPhone's 12 MP photo carries
@@ -119,13 +133,8 @@ static inline int ferry_heif_open(const char *path, const void *data, size_t siz
 /// image is decoded, or nothing (FERRY_HEIF_NONE): the bytes of a sparse copy are only its own.
 static inline int ferry_heif_decode_context(struct heif_context *ctx, int min_side, heif_item_id only_thumbnail,
                                             ferry_heif_image *out, char *message, size_t message_size) {
-    struct heif_image_handle *primary = NULL;
-    struct heif_error error = FERRY_HEIF_CALL(heif_context_get_primary_image_handle)(ctx, &primary);
-    if (error.code != heif_error_Ok) {
-        ferry_heif_copy_message(error, message, message_size);
-        FERRY_HEIF_CALL(heif_context_free)(ctx);
-        return FERRY_HEIF_ERROR;
-    }
+    struct heif_image_handle *primary = ferry_heif_primary(ctx, message, message_size);
+    if (!primary) return FERRY_HEIF_ERROR;
     out->image_width = FERRY_HEIF_CALL(heif_image_handle_get_width)(primary);
     out->image_height = FERRY_HEIF_CALL(heif_image_handle_get_height)(primary);
     struct heif_image_handle *chosen = primary;
@@ -167,7 +176,7 @@ static inline int ferry_heif_decode_context(struct heif_context *ctx, int min_si
         return FERRY_HEIF_MEMORY;
     }
     struct heif_image *image = NULL;
-    error = FERRY_HEIF_CALL(heif_decode_image)(chosen, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGB, NULL);
+    struct heif_error error = FERRY_HEIF_CALL(heif_decode_image)(chosen, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGB, NULL);
     int status = FERRY_HEIF_OK;
     if (error.code != heif_error_Ok) {
         ferry_heif_copy_message(error, message, message_size);
@@ -287,13 +296,8 @@ static inline int ferry_heif_exif(const char *path, unsigned char **out, size_t 
     struct heif_context *ctx = NULL;
     int opened = ferry_heif_open(path, NULL, 0, NULL, NULL, &ctx, message, message_size);
     if (opened != FERRY_HEIF_OK) return opened;
-    struct heif_image_handle *primary = NULL;
-    struct heif_error error = FERRY_HEIF_CALL(heif_context_get_primary_image_handle)(ctx, &primary);
-    if (error.code != heif_error_Ok) {
-        ferry_heif_copy_message(error, message, message_size);
-        FERRY_HEIF_CALL(heif_context_free)(ctx);
-        return FERRY_HEIF_ERROR;
-    }
+    struct heif_image_handle *primary = ferry_heif_primary(ctx, message, message_size);
+    if (!primary) return FERRY_HEIF_ERROR;
     if (width) *width = FERRY_HEIF_CALL(heif_image_handle_get_width)(primary);
     if (height) *height = FERRY_HEIF_CALL(heif_image_handle_get_height)(primary);
     int status = FERRY_HEIF_NONE;

@@ -55,6 +55,16 @@ static inline void ferry_jpeg_silent(j_common_ptr info) {
     (void)info;  // warnings (corrupt data that libjpeg can recover from) are not printed
 }
 
+/// Sets `state` up as a coder's error manager: errors jump back to `state->jump` with
+/// their message kept, warnings are not printed.
+static inline struct jpeg_error_mgr *ferry_jpeg_errors(ferry_jpeg_error_state *state) {
+    memset(state, 0, sizeof *state);
+    struct jpeg_error_mgr *manager = jpeg_std_error(&state->manager);
+    state->manager.error_exit = ferry_jpeg_error_exit;
+    state->manager.output_message = ferry_jpeg_silent;
+    return manager;
+}
+
 static inline void ferry_jpeg_copy_message(const ferry_jpeg_error_state *state, char *message, size_t size) {
     if (message && size > 0) {
         strncpy(message, state->message, size - 1);
@@ -78,11 +88,8 @@ static inline int ferry_jpeg_decode(const char *path, const unsigned char *data,
     }
     struct jpeg_decompress_struct info;
     ferry_jpeg_error_state state;
-    memset(&state, 0, sizeof state);
     unsigned char *volatile pixels = NULL;
-    info.err = jpeg_std_error(&state.manager);
-    state.manager.error_exit = ferry_jpeg_error_exit;
-    state.manager.output_message = ferry_jpeg_silent;
+    info.err = ferry_jpeg_errors(&state);
     if (setjmp(state.jump)) {
         ferry_jpeg_copy_message(&state, message, message_size);
         jpeg_destroy_decompress(&info);
@@ -157,12 +164,9 @@ static inline int ferry_jpeg_encode(const unsigned char *pixels, int width, int 
     *out_size = 0;
     struct jpeg_compress_struct info;
     ferry_jpeg_error_state state;
-    memset(&state, 0, sizeof state);
     unsigned char *buffer = NULL;
     unsigned long buffer_size = 0;
-    info.err = jpeg_std_error(&state.manager);
-    state.manager.error_exit = ferry_jpeg_error_exit;
-    state.manager.output_message = ferry_jpeg_silent;
+    info.err = ferry_jpeg_errors(&state);
     if (setjmp(state.jump)) {
         ferry_jpeg_copy_message(&state, message, message_size);
         jpeg_destroy_compress(&info);

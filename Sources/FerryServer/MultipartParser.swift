@@ -129,15 +129,7 @@ public final class MultipartParser {
     ///
     /// - Throws: ``MultipartError``.
     public func feed(_ data: Data) throws(MultipartError) {
-        let result: Result<Void, MultipartError> = data.withUnsafeBytes { bytes in
-            do throws(MultipartError) {
-                try feed(bytes)
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
-        }
-        try result.get()
+        try withBytes(of: data) { (bytes) throws(MultipartError) in try feed(bytes) }
     }
 
     /// Ends the body and returns the parts in order.
@@ -301,15 +293,9 @@ public final class MultipartParser {
         guard !range.isEmpty, let sink else { return }
         switch sink {
         case .file(let file):
-            let result: Result<Void, MultipartError> = buffer.withUnsafeBytes { bytes in
-                do throws(MultipartError) {
-                    try file.write(UnsafeRawBufferPointer(rebasing: bytes[range]))
-                    return .success(())
-                } catch {
-                    return .failure(error)
-                }
+            try withBytes(of: buffer) { (bytes) throws(MultipartError) in
+                try file.write(UnsafeRawBufferPointer(rebasing: bytes[range]))
             }
-            try result.get()
         case .memory(var data):
             guard data.count + range.count <= limits.maxFieldSize else {
                 throw .fieldTooLarge(current?.name, limit: limits.maxFieldSize)

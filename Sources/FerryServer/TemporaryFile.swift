@@ -63,15 +63,7 @@ final class TemporaryFile {
 
     /// Appends bytes.
     func write(_ data: Data) throws(MultipartError) {
-        let result: Result<Void, MultipartError> = data.withUnsafeBytes { raw in
-            do throws(MultipartError) {
-                try write(raw)
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
-        }
-        try result.get()
+        try withBytes(of: data) { (raw) throws(MultipartError) in try write(raw) }
     }
 
     /// Writes out the buffer and closes the descriptor; the file stays.
@@ -95,16 +87,8 @@ final class TemporaryFile {
 
     private func flush() throws(MultipartError) {
         guard !buffer.isEmpty else { return }
-        let result: Result<Void, MultipartError> = buffer.withUnsafeBytes { bytes in
-            do throws(MultipartError) {
-                try writeAll(bytes)
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
-        }
-        buffer.removeAll(keepingCapacity: true)
-        try result.get()
+        defer { buffer.removeAll(keepingCapacity: true) }
+        try withBytes(of: buffer) { (bytes) throws(MultipartError) in try writeAll(bytes) }
     }
 
     private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(MultipartError) {
@@ -119,4 +103,20 @@ final class TemporaryFile {
             offset += written
         }
     }
+}
+
+/// Runs `body` over the storage of `bytes` with its typed error
+/// (`withUnsafeBytes` passes only untyped errors through).
+func withBytes<E: Error>(
+    of bytes: some ContiguousBytes, _ body: (UnsafeRawBufferPointer) throws(E) -> Void
+) throws(E) {
+    let result: Result<Void, E> = bytes.withUnsafeBytes { raw in
+        do throws(E) {
+            try body(raw)
+            return .success(())
+        } catch {
+            return .failure(error)
+        }
+    }
+    try result.get()
 }

@@ -88,6 +88,25 @@ struct SyncDateTakenTests {
         #expect(SyncNaming.stagedName(l) == long)
     }
 
+    /// Placing a staged photo removes only a folder it had to itself, never the
+    /// staging root: other downloads of the pass write there, and their unnamed
+    /// files (`O_TMPFILE`) leave it looking empty until their final link (a
+    /// photo group's placing removed it, and the photo beside it failed with
+    /// "link .../HASH-IMG_0002.JPG: No such file or directory" about one pass in three).
+    @Test func placingAStagedPhotoKeepsTheStagingRoot() throws {
+        let out = try TempDir(prefix: "staging-root")
+        let flat = SyncNaming.stagingPath(in: out.path, key: "k", name: "IMG_0001.JPG")
+        let long = SyncNaming.stagingPath(in: out.path, key: "k", name: String(repeating: "n", count: 240) + ".JPG")
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: LocalPath.parent(long), withIntermediateDirectories: true)
+        let root = out.file(SyncEngine.stagingFolder)
+        SyncEngine.dropStagingFolder(of: flat)
+        #expect(fm.fileExists(atPath: root), "the staging root stays while the pass runs")
+        SyncEngine.dropStagingFolder(of: long)
+        #expect(!fm.fileExists(atPath: LocalPath.parent(long)), "a long name's own folder goes")
+        #expect(fm.fileExists(atPath: root))
+    }
+
     /// A photo with a short name (flat staging file) and one whose name is too
     /// long for that (a staging folder of its own) both land in their day, and
     /// the staging folder is gone afterwards.

@@ -187,7 +187,7 @@ extension SyncEngine {
                         ).path
                     }
                 }
-                rmdir(LocalPath.parent(f.download.target))
+                SyncEngine.dropStagingFolder(of: f.download.target)
             } catch {
                 events(.failed(f.item, error))
                 outcomes.append(.failed(f.item, error))
@@ -395,15 +395,6 @@ extension SyncEngine {
                 throw FerryError(.localIO, operation: "mkdir", target: folder, detail: error.localizedDescription)
             }
         }
-        func dropStaging() {
-            // A long name's own staging folder (`HASH/NAME`) held only it; a
-            // flat `HASH-NAME` has none. The staging root stays until the pass
-            // ends (`SyncEngine.pass`): removed here, it raced a download beside
-            // this one that had made it and not yet its file in it ("mkdir ...
-            // The file doesn't exist", 2-3 of 500 photos).
-            let parent = LocalPath.parent(staged)
-            if LocalPath.lastComponent(parent) != SyncEngine.stagingFolder { rmdir(parent) }
-        }
         let base = folder + "/" + fileName
         var n = 1
         while true {
@@ -413,7 +404,7 @@ extension SyncEngine {
             if LocalFile.exists(name) {
                 if holds(name, size: size, sha256: sha256) {
                     LocalFile.remove(staged)
-                    dropStaging()
+                    SyncEngine.dropStagingFolder(of: staged)
                     return (name, true)
                 }
                 continue
@@ -423,9 +414,21 @@ extension SyncEngine {
             } catch  where error.code == .destinationExists {
                 continue
             }
-            dropStaging()
+            SyncEngine.dropStagingFolder(of: staged)
             return (name, false)
         }
+    }
+
+    /// Removes the staging folder a placed file had to itself: a long name's
+    /// `HASH/NAME` held only it; a flat `HASH-NAME` has none. The staging root
+    /// stays until the pass ends (`SyncEngine.pass`): removed under a download
+    /// beside this one, it looks empty while that download's unnamed file
+    /// (`O_TMPFILE`) is in it, and the download's final link fails ("link
+    /// .../HASH-IMG_0002.JPG: No such file or directory"; before it had a file
+    /// in it: "mkdir ... The file doesn't exist", 2-3 of 500 photos).
+    static func dropStagingFolder(of staged: String) {
+        let parent = LocalPath.parent(staged)
+        if LocalPath.lastComponent(parent) != SyncEngine.stagingFolder { rmdir(parent) }
     }
 
     // MARK: Delete after

@@ -154,17 +154,9 @@ struct DownloadLoop: Sendable {
             switch budget.restart() {
             case .again: return .startOver
             case .tooManyRestarts(let n):
-                return done(
-                    .fail(
-                        FerryError(
-                            .protocolError, operation: "download", target: display,
-                            detail: "gave up after \(n) restarts: \(reason)")))
+                return gaveUp("\(n) restarts", reason)
             case .exhaustedInAll(let attempts):
-                return done(
-                    .fail(
-                        FerryError(
-                            .protocolError, operation: "download", target: display,
-                            detail: "gave up after \(attempts) attempts (the transfer's retry budget): \(reason)")))
+                return gaveUp("\(attempts) attempts (the transfer's retry budget)", reason)
             case .exhaustedInRow:
                 preconditionFailure("a restart is not a failure in a row")
             }
@@ -209,6 +201,15 @@ struct DownloadLoop: Sendable {
         case .tooManyRestarts:
             preconditionFailure("a failure is not a restart")
         }
+    }
+
+    /// Ends the download failed: the file kept starting over for `reason`.
+    private mutating func gaveUp(_ after: String, _ reason: String) -> Action {
+        done(
+            .fail(
+                FerryError(
+                    .protocolError, operation: "download", target: display, detail: "gave up after \(after): \(reason)"
+                )))
     }
 
     private mutating func done(_ action: Action) -> Action {

@@ -7,11 +7,29 @@ extension WebAPI {
         var uploaded: [APIEntry]
     }
 
-    private struct PathBody: Decodable {
+    /// A change's JSON body: it names the path it changes.
+    private protocol ChangeBody: Decodable {
+        var path: String { get }
+    }
+
+    private struct PathBody: ChangeBody {
         var path: String
     }
 
-    private struct DeleteBody: Decodable {
+    /// What a change to one path starts from: the source, the request's JSON
+    /// body (400 with `shape` when it is not one), the body's path resolved
+    /// (``resolve(_:in:)``); the root is refused with `root`.
+    private func change<Body: ChangeBody>(
+        _ request: HTTPRequest, as: Body.Type, expecting shape: String, root: APIRefusal
+    ) throws(APIRefusal) -> (source: WebSource, body: Body, web: String, backend: String) {
+        let source = try connectedSource()
+        let body: Body = try jsonBody(of: request, expecting: shape)
+        let (web, backend) = try resolve(body.path, in: source)
+        guard web != "/" else { throw root }
+        return (source, body, web, backend)
+    }
+
+    private struct DeleteBody: ChangeBody {
         var path: String
         /// Delete a folder with everything in it.
         var recursive: Bool?
@@ -31,7 +49,7 @@ extension WebAPI {
         var folders: Int
     }
 
-    private struct RenameBody: Decodable {
+    private struct RenameBody: ChangeBody {
         var path: String
         var name: String
     }
@@ -74,10 +92,9 @@ extension WebAPI {
     /// one, deepest first. A card's system folders at its root are refused.
     func delete(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            let source = try connectedSource()
-            let body: DeleteBody = try jsonBody(of: request, expecting: "expected JSON {\"path\": ...}")
-            let (web, backend) = try resolve(body.path, in: source)
-            guard web != "/" else { throw APIRefusal(400, "the root cannot be deleted") }
+            let (source, body, web, backend) = try change(
+                request, as: DeleteBody.self, expecting: "expected JSON {\"path\": ...}",
+                root: APIRefusal(400, "the root cannot be deleted"))
             guard !source.isProtected(web) else {
                 throw APIRefusal(
                     403, "\(WebPath.name(web)) is a system folder of the card: it is not deleted from here")
@@ -110,10 +127,9 @@ extension WebAPI {
     /// `POST /api/mkdir {"path"}`: one new folder (its parent must exist).
     func makeDirectory(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            let source = try connectedSource()
-            let body: PathBody = try jsonBody(of: request, expecting: "expected JSON {\"path\": ...}")
-            let (web, backend) = try resolve(body.path, in: source)
-            guard web != "/" else { throw APIRefusal(409, "the root exists") }
+            let (source, _, web, backend) = try change(
+                request, as: PathBody.self, expecting: "expected JSON {\"path\": ...}",
+                root: APIRefusal(409, "the root exists"))
             try await source.fs.makeDirectory(backend, createParents: false)
             let entry =
                 (try? await source.fs.stat(backend))
@@ -125,10 +141,9 @@ extension WebAPI {
     /// `POST /api/rename {"path", "name"}`: a new name in the same folder.
     func rename(_ request: HTTPRequest) async -> HTTPResponse {
         await answer {
-            let source = try connectedSource()
-            let body: RenameBody = try jsonBody(of: request, expecting: "expected JSON {\"path\": ..., \"name\": ...}")
-            let (web, backend) = try resolve(body.path, in: source)
-            guard web != "/" else { throw APIRefusal(400, "the root cannot be renamed") }
+            let (source, body, web, backend) = try change(
+                request, as: RenameBody.self, expecting: "expected JSON {\"path\": ..., \"name\": ...}",
+                root: APIRefusal(400, "the root cannot be renamed"))
             guard WebPath.isValidName(body.name) else { throw APIRefusal(400, "bad name: \(body.name)") }
             let (newWeb, newBackend) = try resolve(RemotePath.join(WebPath.parent(web), body.name), in: source)
             try await source.fs.rename(backend, to: newBackend)

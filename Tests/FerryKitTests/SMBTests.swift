@@ -120,6 +120,38 @@ struct SMBTests {
     /// An upload interrupted earlier left `.NAME.ferry-part`: the next upload
     /// goes on from its length when its last bytes are the local file's, and
     /// starts over when they are not.
+    /// A listed small file downloads by its listing (no `fstat` after the
+    /// open): exact bytes, the listing's time; one that grew or shrank since it
+    /// was listed is caught by its length and comes whole, never cut at the
+    /// listed size; a large one asks the server as before.
+    @Test func aListedFileGoesByItsListingAndAChangedOneComesWhole() async throws {
+        let fs = try fs()
+        _ = try TestData.file(server.local("user", "same.bin"), size: 70_000, seed: 1)
+        _ = try TestData.file(server.local("user", "grows.bin"), size: 50_000, seed: 2)
+        _ = try TestData.file(server.local("user", "shrinks.bin"), size: 90_000, seed: 3)
+        _ = try TestData.file(server.local("user", "large.bin"), size: 3 << 20, seed: 4)
+        let listed = try await fs.list("/user")
+        func entry(_ name: String) throws -> RemoteEntry { try #require(listed.first { $0.name == name }) }
+        #expect(SMBListedFacts(try entry("same.bin"))?.size == 70_000)
+        #expect(SMBListedFacts(try entry("large.bin")) == nil, "a large file asks the server")
+        // Changed behind the listing's back.
+        _ = try TestData.file(server.local("user", "grows.bin"), size: 2_500_000, seed: 5)
+        _ = try TestData.file(server.local("user", "shrinks.bin"), size: 10_000, seed: 6)
+        for name in ["same.bin", "grows.bin", "shrinks.bin", "large.bin"] {
+            let dest = work.file("listed-" + name)
+            let result = try await fs.download(try entry(name), to: dest, options: .init()).result
+            let bytes = FileManager.default.contents(atPath: server.local("user", name))
+            #expect(FileManager.default.contents(atPath: dest) == bytes, "\(name)")
+            #expect(result.size == Int64(bytes?.count ?? -1), "\(name)")
+        }
+        let local = try FileManager.default.attributesOfItem(atPath: work.file("listed-same.bin"))[.modificationDate]
+        let remote = try FileManager.default.attributesOfItem(atPath: server.local("user", "same.bin"))[
+            .modificationDate]
+        #expect(
+            (local as? Date).map { Int($0.timeIntervalSince1970) }
+                == (remote as? Date).map { Int($0.timeIntervalSince1970) }, "the listing's time, to the second")
+    }
+
     @Test func anInterruptedUploadResumesFromTheServersPart() async throws {
         let fs = try fs()
         let local = work.file("resume.bin")

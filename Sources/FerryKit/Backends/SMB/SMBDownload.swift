@@ -14,8 +14,36 @@ final class SMBStopFlag: Sendable {
     var isSet: Bool { flag.load(ordering: .relaxed) }
 }
 
+/// What a listing said of a small file, standing in for `fstat` in its first
+/// attempt from offset 0: libsmbclient keeps the size and times the open's
+/// reply carries to itself, so asking costs one more request a file (bench/RESULTS.md,
+/// "Issue 30: the SMB tree's extra request"). A file that changed since it was
+/// listed is caught at the end (its length against the listed size) and fetched
+/// again with `fstat`; a part of it left by a kill is at most `smallFile` bytes
+/// started over, its validator being the listing's second, not `fstat`'s nanosecond.
+final class SMBListedFacts: Sendable {
+    let size: Int64
+    let modified: SourceTime?
+    private let spent = Atomic<Bool>(false)
+
+    /// Files up to this size go by their listing.
+    static let smallFile: Int64 = 1 << 20
+
+    init?(_ entry: RemoteEntry) {
+        guard entry.kind == .file, let size = entry.size, size >= 0, size <= SMBListedFacts.smallFile,
+            let t = entry.modified, t.zone == .utc
+        else { return nil }
+        self.size = size
+        modified = .stamp(seconds: Int64(t.date().timeIntervalSince1970), nanoseconds: 0)
+    }
+
+    /// True for the first caller only.
+    func take() -> Bool { !spent.exchange(true, ordering: .relaxed) }
+}
+
 /// One attempt of an SMB download, on a context's thread: `open` and `fstat` for
-/// the file's size and time, then reads from the part's length.
+/// the file's size and time (or a small file's listing, `SMBListedFacts`), then
+/// reads from the part's length.
 ///
 /// The size and modification time (to the nanosecond, as the journal's
 /// `@SECONDS.NANOSECONDS`) are the validators, as FTP's `SIZE` and `MDTM` are:
@@ -28,15 +56,18 @@ enum SMBDownloadAttempt {
     static let chunk = 4 << 20
 
     /// The source the driver asks for attempts: one per file.
-    static func source(fs: SMBFileSystem, path: String) -> DownloadSource {
+    /// `listed` stands in for `fstat` in the first attempt from offset 0 only.
+    static func source(fs: SMBFileSystem, path: String, listed: SMBListedFacts?) -> DownloadSource {
         let display = fs.shown(path)
         return DownloadSource(displayName: display) { offset, part, transfer, options in
             let stop = SMBStopFlag()
             transfer.setInterrupter { stop.set() }
             defer { transfer.setInterrupter(nil) }
+            let facts = offset == 0 && listed?.take() == true ? listed : nil
             return await fs.server.holding { connection in
                 let attempt = SMBDownloadAttempt.Attempt(
-                    path: path, display: display, offset: offset, part: part, transfer: transfer, stop: stop)
+                    path: path, display: display, offset: offset, part: part, transfer: transfer, stop: stop,
+                    listed: facts)
                 return await attempt.run(on: connection)
             }
         }
@@ -56,18 +87,25 @@ enum SMBDownloadAttempt {
         private var received: Int64 = 0
         private var file: OpaquePointer?
         private var report: AttemptReport?
-        /// The file's size as `fstat` said when it was opened.
+        /// The file's size as `fstat` (or the listing) said when it was opened.
         private var expectedSize: Int64?
+        private let listed: SMBListedFacts?
         private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
 
-        init(path: String, display: String, offset: Int64, part: PartFile, transfer: Transfer, stop: SMBStopFlag) {
+        init(
+            path: String, display: String, offset: Int64, part: PartFile, transfer: Transfer, stop: SMBStopFlag,
+            listed: SMBListedFacts?
+        ) {
             self.path = path
             self.display = display
             self.offset = offset
             self.part = part
             self.transfer = transfer
             self.stop = stop
-            decision = SizeAndTimeDownloadDecision(offset: offset, journal: part.journal, display: display)
+            self.listed = listed
+            decision = SizeAndTimeDownloadDecision(
+                offset: offset, journal: part.journal, listedSize: listed?.size, skipsTimeCheck: listed != nil,
+                display: display)
         }
 
         deinit { buffer.deallocate() }
@@ -111,20 +149,26 @@ enum SMBDownloadAttempt {
             }
             guard let f = ferry_smb_open(c, smb.wire(path), O_RDONLY, 0) else { return failed(smb, errno) }
             file = f
-            var st = OS.FileStatus()
-            guard ferry_smb_fstat(c, f, &st) == 0 else { return failed(smb, errno) }
-            if (st.st_mode & S_IFMT) == S_IFDIR {
-                return end(
-                    .failed(
-                        FerryError(
-                            .localIO, operation: "download", target: display, detail: "is a folder; name a file")))
+            let facts: SizeAndTimeDownloadDecision.Facts
+            if let listed {
+                facts = .init(size: listed.size, modified: listed.modified)
+            } else {
+                var st = OS.FileStatus()
+                guard ferry_smb_fstat(c, f, &st) == 0 else { return failed(smb, errno) }
+                if (st.st_mode & S_IFMT) == S_IFDIR {
+                    return end(
+                        .failed(
+                            FerryError(
+                                .localIO, operation: "download", target: display, detail: "is a folder; name a file")
+                        ))
+                }
+                let time = OS.modificationTime(st)
+                facts = .init(
+                    size: Int64(st.st_size),
+                    modified: time.seconds > 0
+                        ? .stamp(seconds: Int64(time.seconds), nanoseconds: Int64(time.nanoseconds)) : nil)
             }
-            expectedSize = Int64(st.st_size)
-            let time = OS.modificationTime(st)
-            let facts = SizeAndTimeDownloadDecision.Facts(
-                size: Int64(st.st_size),
-                modified: time.seconds > 0
-                    ? .stamp(seconds: Int64(time.seconds), nanoseconds: Int64(time.nanoseconds)) : nil)
+            expectedSize = facts.size
             switch decision.handle(.head(facts)) {
             case .begin(let start):
                 do {
@@ -161,8 +205,11 @@ enum SMBDownloadAttempt {
             received += Int64(n)
             transfer.report(bytesDone: part.length, totalBytes: part.journal.totalSize)
             // All the bytes `fstat` announced: no read more to hear the end (one round trip
-            // a file); the driver checks the size again before the rename.
-            if let size = expectedSize, part.length >= size { end(.ok(length: part.length)) }
+            // a file); the driver checks the size again before the rename. By a listing,
+            // only a short read says the file ends there (it may have grown since).
+            if let size = expectedSize, part.length >= size, listed == nil || n < chunk {
+                end(.ok(length: part.length))
+            }
         }
 
         private func close(_ smb: SMBContext) {

@@ -179,8 +179,18 @@ public struct SMBFileSystem: RemoteFileSystem, DownloadSourceFactory {
         return DownloadDriver.start(downloadSource(for: path), to: destination, options: options)
     }
 
+    /// Starts downloading a listed file: a small one's first attempt takes its
+    /// size and time from the listing instead of asking the server after the
+    /// open (one request a file fewer; `SMBListedFacts`).
+    public func download(_ entry: RemoteEntry, to destination: String, options: DownloadOptions) -> Transfer {
+        let destination = LocalDestination.prepare(destination, options)
+        let source = SMBDownloadAttempt.source(
+            fs: self, path: SMBPath.normalize(entry.path), listed: SMBListedFacts(entry))
+        return DownloadDriver.start(source, to: destination, options: options)
+    }
+
     func downloadSource(for path: String) -> DownloadSource {
-        SMBDownloadAttempt.source(fs: self, path: SMBPath.normalize(path))
+        SMBDownloadAttempt.source(fs: self, path: SMBPath.normalize(path), listed: nil)
     }
 
     // MARK: upload

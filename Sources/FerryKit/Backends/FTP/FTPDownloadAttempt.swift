@@ -1,6 +1,5 @@
 import CCurl
 import Foundation
-import Synchronization
 
 /// What a listing said about a file, used by the first attempt of a fresh
 /// download instead of asking again: no `SIZE`, and no `MDTM` when the listing's
@@ -18,13 +17,12 @@ import Synchronization
 /// in the server's zone) has no validator at all: should it stop early, its part
 /// is marked unverifiable and started over, which costs less than the `MDTM` of
 /// every small file.
-final class FTPListedFacts: Sendable {
+struct FTPListedFacts: Sendable {
     let size: Int64
     /// The time in `MDTM` form (`YYYYMMDDHHMMSS`), when exact.
     let modified: SourceTime?
     /// Whether the attempt goes without `MDTM`.
     let skipsMDTM: Bool
-    private let spent = Atomic<Bool>(false)
 
     /// Files up to this size skip `MDTM` even without an exact listed time.
     static let smallFile: Int64 = 1 << 20
@@ -39,9 +37,6 @@ final class FTPListedFacts: Sendable {
         }
         skipsMDTM = modified != nil || size <= FTPListedFacts.smallFile
     }
-
-    /// True for the first caller only.
-    func take() -> Bool { !spent.exchange(true, ordering: .relaxed) }
 }
 
 /// What FTP adds to a download attempt (`DownloadAttempt`): `MDTM`, `SIZE`,
@@ -63,11 +58,11 @@ struct FTPDownloadAttempt: DownloadAttemptAdapter {
 
     /// The source the driver asks for attempts: one per file. `listed` stands in
     /// for `SIZE` (and `MDTM`) in the first attempt from offset 0 only.
-    static func source(endpoint: FTPEndpoint, path: String, listed: FTPListedFacts?) -> DownloadSource {
+    static func source(endpoint: FTPEndpoint, path: String, listed: ListedFacts<FTPListedFacts>?) -> DownloadSource {
         DownloadSource(
             displayName: endpoint.display(path), engine: endpoint.engine,
             makeAttempt: { offset, part, transfer, options in
-                let facts = offset == 0 && listed?.take() == true ? listed : nil
+                let facts = listed?.forAttempt(from: offset)
                 return DownloadAttempt(
                     FTPDownloadAttempt(
                         endpoint: endpoint, path: path, offset: offset, journal: part.journal, options: options,

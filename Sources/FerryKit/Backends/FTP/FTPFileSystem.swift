@@ -225,10 +225,12 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     /// an `MLSD` listing, its exact time) from the listing instead of `SIZE` and
     /// `MDTM` (`FTPListedFacts`).
     public func download(_ entry: RemoteEntry, to destination: String, options: DownloadOptions) -> Transfer {
-        download(entry.path, listed: FTPListedFacts(entry), to: destination, options: options)
+        download(entry.path, listed: FTPListedFacts(entry).map(ListedFacts.init), to: destination, options: options)
     }
 
-    private func download(_ path: String, listed: FTPListedFacts?, to destination: String, options: DownloadOptions)
+    private func download(
+        _ path: String, listed: ListedFacts<FTPListedFacts>?, to destination: String, options: DownloadOptions
+    )
         -> Transfer
     {
         let destination = LocalDestination.prepare(destination, options)
@@ -248,7 +250,9 @@ public struct FTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         downloadSource(for: path, verifyTLS: endpoint.verifyTLS, listed: nil)
     }
 
-    private func downloadSource(for path: String, verifyTLS: Bool, listed: FTPListedFacts?) -> DownloadSource {
+    private func downloadSource(for path: String, verifyTLS: Bool, listed: ListedFacts<FTPListedFacts>?)
+        -> DownloadSource
+    {
         let e = endpoint
         return FTPDownloadAttempt.source(
             endpoint: FTPEndpoint(

@@ -15,16 +15,15 @@ final class SMBStopFlag: Sendable {
 }
 
 /// What a listing said of a small file, standing in for `fstat` in its first
-/// attempt from offset 0: libsmbclient keeps the size and times the open's
+/// attempt from offset 0 (`ListedFacts`): libsmbclient keeps the size and times the open's
 /// reply carries to itself, so asking costs one more request a file (bench/RESULTS.md,
 /// "Issue 30: the SMB tree's extra request"). A file that changed since it was
 /// listed is caught at the end (its length against the listed size) and fetched
 /// again with `fstat`; a part of it left by a kill is at most `smallFile` bytes
 /// started over, its validator being the listing's second, not `fstat`'s nanosecond.
-final class SMBListedFacts: Sendable {
+struct SMBListedFacts: Sendable {
     let size: Int64
     let modified: SourceTime?
-    private let spent = Atomic<Bool>(false)
 
     /// Files up to this size go by their listing.
     static let smallFile: Int64 = 1 << 20
@@ -36,9 +35,6 @@ final class SMBListedFacts: Sendable {
         self.size = size
         modified = .stamp(seconds: Int64(t.date().timeIntervalSince1970), nanoseconds: 0)
     }
-
-    /// True for the first caller only.
-    func take() -> Bool { !spent.exchange(true, ordering: .relaxed) }
 }
 
 /// One attempt of an SMB download, on a context's thread: `open` and `fstat` for
@@ -57,13 +53,13 @@ enum SMBDownloadAttempt {
 
     /// The source the driver asks for attempts: one per file.
     /// `listed` stands in for `fstat` in the first attempt from offset 0 only.
-    static func source(fs: SMBFileSystem, path: String, listed: SMBListedFacts?) -> DownloadSource {
+    static func source(fs: SMBFileSystem, path: String, listed: ListedFacts<SMBListedFacts>?) -> DownloadSource {
         let display = fs.shown(path)
         return DownloadSource(displayName: display) { offset, part, transfer, options in
             let stop = SMBStopFlag()
             transfer.setInterrupter { stop.set() }
             defer { transfer.setInterrupter(nil) }
-            let facts = offset == 0 && listed?.take() == true ? listed : nil
+            let facts = listed?.forAttempt(from: offset)
             return await fs.server.holding { connection in
                 let attempt = SMBDownloadAttempt.Attempt(
                     path: path, display: display, offset: offset, part: part, transfer: transfer, stop: stop,

@@ -185,7 +185,7 @@ public struct SMBFileSystem: RemoteFileSystem, DownloadSourceFactory {
     public func download(_ entry: RemoteEntry, to destination: String, options: DownloadOptions) -> Transfer {
         let destination = LocalDestination.prepare(destination, options)
         let source = SMBDownloadAttempt.source(
-            fs: self, path: SMBPath.normalize(entry.path), listed: SMBListedFacts(entry))
+            fs: self, path: SMBPath.normalize(entry.path), listed: SMBListedFacts(entry).map(ListedFacts.init))
         return DownloadDriver.start(source, to: destination, options: options)
     }
 

@@ -50,10 +50,11 @@ public enum Ferry {
     }
 
     /// Sets the global connection limits of the shared transfer engine, and the
-    /// transfers at once per SMB server (whose options set no `maxConnections`).
+    /// transfers at once per SMB server and per SFTP server over OpenSSH (whose
+    /// options set no `maxConnections`).
     public static func setConnectionLimits(total: Int, perHost: Int) {
         CurlEngine.shared.setLimits(.init(total: max(1, total), perHost: max(1, perHost)))
-        SMBServer.setDefaultSize(perHost)
+        ConnectionSlots.setDefaultSize(perHost)
     }
 
     /// Sets the connection limit for one server (`RemoteURL.hostKey`); a FlashAir card gets 1.

@@ -195,6 +195,11 @@ public struct ConnectionOptions: Sendable, Hashable {
     public var hostKeys: HostKeyPolicy = .openSSH
     /// SFTP: a private key file to log in with instead of `~/.ssh/id_ed25519`, `id_ecdsa`, `id_rsa`.
     public var identityFile: String?
+    /// SFTP: which SSH implementation carries downloads. `libssh2` (the
+    /// default, until the OpenSSH transport is measured side by side) or
+    /// `openSSH`/`automatic`: OpenSSH's `ssh` where it can log in without
+    /// asking (a key without a passphrase, the agent), libssh2 otherwise.
+    public var sshTransport: SSHTransport = .libssh2
 
     /// Creates connection options; the defaults verify TLS with the system's
     /// certificate authorities and read no credentials beyond the URL's.

@@ -9,8 +9,32 @@ extension SFTPFileSystem {
         return Transfer.start(source: endpoint.display(p), destination: destination) {
             transfer async throws(FerryError) in
             let method = try await fs.loginMethod(for: "download", p)
-            let source = SFTPDownloadAttempt.source(fs: fs, path: p, method: method)
-            return try await DownloadDriver.run(source, to: destination, options: options, transfer: transfer)
+            return try await DownloadDriver.run(
+                fs.source(p, method: method), to: destination, options: options, transfer: transfer)
+        }
+    }
+
+    /// Where a file's attempts come from: OpenSSH's channels when `ssh` can log
+    /// in as libssh2 did (`SFTPEndpoint.openSSHPool`), else libssh2's. `method`:
+    /// found before (`download`), else asked when the first attempt starts.
+    func source(_ p: String, method: SSHLogin.Method?) -> DownloadSource {
+        let libssh2 = SFTPDownloadAttempt.source(fs: self, path: p, method: method)
+        guard endpoint.openSSH != nil else { return libssh2 }
+        let fs = self
+        let display = endpoint.display(p)
+        return DownloadSource(displayName: display) { offset, part, transfer, options in
+            let found: SSHLogin.Method
+            do throws(FerryError) {
+                if let method { found = method } else { found = try await fs.loginMethod(for: "download", p) }
+            } catch {
+                return AttemptReport(outcome: .failed(error), begunAt: nil, bytesReceived: 0)
+            }
+            guard let pool = fs.endpoint.openSSHPool(for: found) else {
+                return await libssh2.attempt(offset, part, transfer, options)
+            }
+            return await SFTPOpenSSHDownload.attempt(
+                pool: pool, path: p, display: display, offset: offset, part: part, transfer: transfer,
+                options: options)
         }
     }
 }

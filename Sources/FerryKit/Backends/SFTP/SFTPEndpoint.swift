@@ -16,6 +16,31 @@ struct SFTPEndpoint: Sendable {
     /// How the connection reaches the server, when `ssh_config` puts it behind
     /// a `ProxyJump` or `ProxyCommand`; nil: directly.
     let proxy: SSHProxy?
+    /// How OpenSSH's `ssh` would reach the same server, for the transfers it
+    /// carries (`SFTPOpenSSH`); nil: libssh2 only.
+    let openSSH: OpenSSHRoute?
+
+    /// What `SFTPOpenSSH.make` needs besides the login method.
+    struct OpenSSHRoute: Sendable {
+        var transport: SSHTransport
+        /// The host as the URL names it (a `Host` alias), and the URL's own port.
+        var alias: String
+        var port: Int?
+        var configFile: String?
+        var maxConnections: Int?
+    }
+
+    /// The pool of OpenSSH channels for `method`, nil when the transfers go by libssh2.
+    func openSSHPool(for method: SSHLogin.Method) -> SFTPChannelPool? {
+        guard let route = openSSH else { return nil }
+        let knownHosts = hostKeys.file().map { [$0] + hostKeys.otherFiles() } ?? []
+        guard
+            let command = SFTPOpenSSH.make(
+                transport: route.transport, method: method, user: login.user, alias: route.alias, port: route.port,
+                configFile: route.configFile, knownHosts: knownHosts, connectTimeout: .seconds(15))
+        else { return nil }
+        return SFTPChannelPool.shared(command, size: route.maxConnections)
+    }
 
     var hostKey: String { url.hostKey }
 
@@ -30,12 +55,16 @@ struct SFTPEndpoint: Sendable {
     /// so `-j 4` still gets four connections, each reused file after file.
     let connectionCache: TLSSessionCache
 
-    init(url: RemoteURL, login: SSHLogin, hostKeys: HostKeyPolicy, engine: CurlEngine, proxy: SSHProxy? = nil) {
+    init(
+        url: RemoteURL, login: SSHLogin, hostKeys: HostKeyPolicy, engine: CurlEngine, proxy: SSHProxy? = nil,
+        openSSH: OpenSSHRoute? = nil
+    ) {
         self.url = url
         self.login = login
         self.hostKeys = hostKeys
         self.engine = engine
         self.proxy = proxy
+        self.openSSH = openSSH
         // A proxied connection is another lane: never served to a direct one.
         connectionCache = .lane(
             "sftp|\(url.hostKey)|" + hostKeys.identity()

@@ -45,16 +45,28 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
         // `ssh` reads the account's own ~/.ssh/config; another HOME's is given as -F.
         let accountHome = getpwuid(geteuid())?.pointee.pw_dir.map { String(cString: $0) } ?? NSHomeDirectory()
         let accountConfig = accountHome + "/.ssh/config"
+        let otherConfig =
+            userConfig != accountConfig && FileManager.default.fileExists(atPath: userConfig) ? userConfig : nil
         let proxy = config.proxy.map {
             SSHProxy.make(
                 $0, host: server.host, port: server.port ?? 22, user: login.user, alias: url.host,
-                configFile: userConfig != accountConfig && FileManager.default.fileExists(atPath: userConfig)
-                    ? userConfig : nil,
-                acceptNewHostKey: options.verifyTLS && options.hostKeys.acceptNew)
+                configFile: otherConfig, acceptNewHostKey: options.verifyTLS && options.hostKeys.acceptNew)
         }
+        // Another HOME without a config of its own: ssh must not read the account's.
+        let sshConfig =
+            otherConfig
+            ?? (userConfig == accountConfig
+                ? nil
+                : FileManager.default.fileExists(atPath: SSHClientConfig.systemFile)
+                    ? SSHClientConfig.systemFile : "/dev/null")
         endpoint = SFTPEndpoint(
             url: server, login: login,
-            hostKeys: options.verifyTLS ? options.hostKeys.applying(config) : .insecure, engine: engine, proxy: proxy)
+            hostKeys: options.verifyTLS ? options.hostKeys.applying(config) : .insecure, engine: engine, proxy: proxy,
+            openSSH: options.sshTransport == .libssh2
+                ? nil
+                : .init(
+                    transport: options.sshTransport, alias: url.host, port: url.port, configFile: sshConfig,
+                    maxConnections: options.maxConnections))
     }
 
     init(url: RemoteURL, endpoint: SFTPEndpoint) {
@@ -202,7 +214,7 @@ public struct SFTPFileSystem: RemoteFileSystem, DownloadSourceFactory {
     }
 
     func downloadSource(for path: String) -> DownloadSource {
-        SFTPDownloadAttempt.source(fs: self, path: RemotePath.normalize(path), method: nil)
+        source(RemotePath.normalize(path), method: nil)
     }
 
     // MARK: upload

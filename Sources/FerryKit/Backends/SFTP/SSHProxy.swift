@@ -183,7 +183,8 @@ final class SSHTunnel: @unchecked Sendable {
     }
 }
 
-/// The child process behind one proxied connection.
+/// The child process behind one proxied connection, or behind one SFTP channel
+/// (`SFTPChannel`: `ssh -s HOST sftp`).
 final class SSHProxyProcess: @unchecked Sendable {
     /// The proxied connections libcurl holds, by socket.
     static let live = Mutex<[Int32: SSHProxyProcess]>([:])
@@ -218,7 +219,7 @@ final class SSHProxyProcess: @unchecked Sendable {
         live.withLock { $0.removeValue(forKey: fd) }?.stop()
     }
 
-    private func stop() {
+    func stop() {
         state.withLock { s in
             s.stopping = true
             if s.pid > 0 && s.status == nil { kill(s.pid, SIGTERM) }
@@ -257,8 +258,14 @@ final class SSHProxyProcess: @unchecked Sendable {
         // The child's writes are the server's data: no Nagle wait on loopback.
         var on: Int32 = 1
         _ = setsockopt(accepted, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-        let pid = spawn(socket: accepted)
-        close(accepted)
+        run(on: accepted)
+    }
+
+    /// Starts the child with `socket` as its standard input and output (closed
+    /// here once the child has it), and waits for it to end. On a thread of its own.
+    func run(on socket: Int32) {
+        let pid = spawn(socket: socket)
+        close(socket)
         guard let pid else { return }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}

@@ -26,22 +26,16 @@ final class SMBServer: Sendable {
 
     let key: Key
     private let connections = Mutex<[SMBConnection]>([])
-    /// Contexts and transfers at once; nil: the process's per-server limit
+    /// Contexts and transfers at once; nil size: the process's per-server limit
     /// (`Ferry.setConnectionLimits`, the CLI's `-j`) when the first is made.
-    private let chosenSize: Int?
+    private let slots: ConnectionSlots
 
     private init(key: Key, size: Int?) {
         self.key = key
-        chosenSize = size.map { max(1, $0) }
+        slots = ConnectionSlots(size: size)
     }
 
-    /// Transfers at once per server where the options set no limit.
-    private static let defaultSize = Atomic(4)
-
-    /// Sets the per-server limit of servers whose options set none (`Ferry.setConnectionLimits`).
-    static func setDefaultSize(_ n: Int) { defaultSize.store(max(1, n), ordering: .relaxed) }
-
-    private var size: Int { chosenSize ?? SMBServer.defaultSize.load(ordering: .relaxed) }
+    private var size: Int { slots.size }
 
     private static let servers = Mutex<[Key: SMBServer]>([:])
 
@@ -83,44 +77,11 @@ final class SMBServer: Sendable {
     /// transfers run at once per server (`maxConnections`, the CLI's `-j`); the
     /// others wait here, in turn, before they take any memory or server handle.
     func holding<T: Sendable, E: Error>(_ body: (SMBConnection) async throws(E) -> T) async throws(E) -> T {
-        await takeSlot()
-        defer { giveSlot() }
-        let connection = pick()
-        defer { connection.release() }
-        return try await body(connection)
-    }
-
-    private struct Slots {
-        /// Transfers running.
-        var running = 0
-        var waiting: [CheckedContinuation<Void, Never>] = []
-    }
-    private let slots = Mutex(Slots())
-
-    private func takeSlot() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let size = self.size
-            let now = slots.withLock { s -> Bool in
-                if s.running < size {
-                    s.running += 1
-                    return true
-                }
-                s.waiting.append(c)
-                return false
-            }
-            if now { c.resume() }
+        try await slots.holding { () async throws(E) -> T in
+            let connection = pick()
+            defer { connection.release() }
+            return try await body(connection)
         }
-    }
-
-    private func giveSlot() {
-        let next = slots.withLock { s -> CheckedContinuation<Void, Never>? in
-            if s.waiting.isEmpty {
-                s.running -= 1
-                return nil
-            }
-            return s.waiting.removeFirst()
-        }
-        next?.resume()
     }
 }
 

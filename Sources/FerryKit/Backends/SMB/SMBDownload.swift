@@ -6,14 +6,6 @@ import Synchronization
     import Glibc
 #endif
 
-/// Set from any thread to stop an attempt running on a context's thread (pause,
-/// cancel); read between reads.
-final class SMBStopFlag: Sendable {
-    private let flag = Atomic(false)
-    func set() { flag.store(true, ordering: .relaxed) }
-    var isSet: Bool { flag.load(ordering: .relaxed) }
-}
-
 /// What a listing said of a small file, standing in for `fstat` in its first
 /// attempt from offset 0 (`ListedFacts`): libsmbclient keeps the size and times the open's
 /// reply carries to itself, so asking costs one more request a file (bench/RESULTS.md,
@@ -56,7 +48,7 @@ enum SMBDownloadAttempt {
     static func source(fs: SMBFileSystem, path: String, listed: ListedFacts<SMBListedFacts>?) -> DownloadSource {
         let display = fs.shown(path)
         return DownloadSource(displayName: display) { offset, part, transfer, options in
-            let stop = SMBStopFlag()
+            let stop = StopFlag()
             transfer.setInterrupter { stop.set() }
             defer { transfer.setInterrupter(nil) }
             let facts = listed?.forAttempt(from: offset)
@@ -77,19 +69,17 @@ enum SMBDownloadAttempt {
         let offset: Int64
         let part: PartFile
         let transfer: Transfer
-        let stop: SMBStopFlag
-        private var decision: SizeAndTimeDownloadDecision
-        private var begunAt: Int64?
-        private var received: Int64 = 0
+        let stop: StopFlag
+        private var state: ChunkedAttempt
         private var file: OpaquePointer?
-        private var report: AttemptReport?
+        private var report: AttemptReport? { state.report }
         /// The file's size as `fstat` (or the listing) said when it was opened.
         private var expectedSize: Int64?
         private let listed: SMBListedFacts?
         private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
 
         init(
-            path: String, display: String, offset: Int64, part: PartFile, transfer: Transfer, stop: SMBStopFlag,
+            path: String, display: String, offset: Int64, part: PartFile, transfer: Transfer, stop: StopFlag,
             listed: SMBListedFacts?
         ) {
             self.path = path
@@ -99,9 +89,11 @@ enum SMBDownloadAttempt {
             self.transfer = transfer
             self.stop = stop
             self.listed = listed
-            decision = SizeAndTimeDownloadDecision(
-                offset: offset, journal: part.journal, listedSize: listed?.size, skipsTimeCheck: listed != nil,
-                display: display)
+            state = ChunkedAttempt(
+                decision: SizeAndTimeDownloadDecision(
+                    offset: offset, journal: part.journal, listedSize: listed?.size, skipsTimeCheck: listed != nil,
+                    display: display),
+                part: part, transfer: transfer, offset: offset)
         }
 
         deinit { buffer.deallocate() }
@@ -125,11 +117,7 @@ enum SMBDownloadAttempt {
             return report!
         }
 
-        private func end(_ ending: SizeAndTimeDownloadDecision.Ending) {
-            if decision.handle(.end(ending)) == .recordWholeFileAndFinish { part.recordWholeFile() }
-            part.releaseBuffer()
-            report = AttemptReport(outcome: decision.outcome, begunAt: begunAt, bytesReceived: received)
-        }
+        private func end(_ ending: SizeAndTimeDownloadDecision.Ending) { state.end(ending) }
 
         private func failed(_ smb: SMBContext, _ code: Int32) {
             end(.failed(smb.error(code, operation: "download", target: display, path: path)))
@@ -165,21 +153,7 @@ enum SMBDownloadAttempt {
                         ? .stamp(seconds: Int64(time.seconds), nanoseconds: Int64(time.nanoseconds)) : nil)
             }
             expectedSize = facts.size
-            switch decision.handle(.head(facts)) {
-            case .begin(let start):
-                do {
-                    try part.begin(start, showingOn: transfer)
-                } catch {
-                    _ = decision.handle(.localFailure(error))
-                    return end(.interrupted)
-                }
-                begunAt = start.at
-            case .stop:
-                return end(.interrupted)
-            default:
-                break
-            }
-            let from = begunAt ?? offset
+            guard let from = state.head(facts) else { return }
             if from > 0 && ferry_smb_lseek(c, f, off_t(from), SEEK_SET) < 0 { return failed(smb, errno) }
         }
 
@@ -192,14 +166,7 @@ enum SMBDownloadAttempt {
             let n = ferry_smb_read(c, f, buffer.baseAddress, chunk)
             if n < 0 { return failed(smb, errno) }
             if n == 0 { return end(.ok(length: part.length)) }
-            guard decision.handle(.body(n)) == .write else { return end(.interrupted) }
-            guard part.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n])) else {
-                _ = decision.handle(
-                    .localFailure(part.writeError ?? FerryError(.localIO, operation: "write", target: part.partPath)))
-                return end(.interrupted)
-            }
-            received += Int64(n)
-            transfer.report(bytesDone: part.length, totalBytes: part.journal.totalSize)
+            guard state.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n])) else { return }
             // All the bytes `fstat` announced: no read more to hear the end (one round trip
             // a file); the driver checks the size again before the rename. By a listing,
             // only a short read says the file ends there (it may have grown since).

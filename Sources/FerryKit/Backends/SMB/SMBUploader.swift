@@ -47,7 +47,7 @@ struct SMBUploadTarget: UploadTarget {
         budget.startsAt(offset)
         while true {
             try await transfer.waitWhilePaused()
-            let stop = SMBStopFlag()
+            let stop = StopFlag()
             transfer.setInterrupter { stop.set() }
             let from = offset
             let sent = await fs.server.holding { connection in
@@ -97,7 +97,7 @@ enum SMBUploader {
         let createParents: Bool
         let target: String
         let transfer: Transfer
-        let stop: SMBStopFlag
+        let stop: StopFlag
         private var offset: Int64
         private var sent: Int64 = 0
         private var file: OpaquePointer?
@@ -106,7 +106,7 @@ enum SMBUploader {
         init(
             fd: Int32, source: String, size: Int64, from: Int64, remote: String,
             mtime: (seconds: Int64, nanoseconds: Int64), createParents: Bool, target: String, transfer: Transfer,
-            stop: SMBStopFlag
+            stop: StopFlag
         ) {
             self.fd = fd
             self.source = source

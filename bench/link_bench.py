@@ -101,7 +101,8 @@ def sftp_case(ferry, rounds, work, link, files):
     try:
         with LinkProcess(link, [("sftp", server.port)]) as proxy:
             server.through(proxy.ports[0])
-            rows, tools, total, where = sftp_bench.tree(ferry, rounds, files, work, server)
+            rows, tools, total, where = sftp_bench.tree(ferry, rounds, files, work, server,
+                                                             transports=sftp_bench.TRANSPORTS)
     finally:
         server.stop()
     ferry_secs = next(r[1] for r in rows if r[0] == "ferry -j 4")
@@ -137,7 +138,8 @@ def sftp_big_case(ferry, rounds, work, link, size_mb):
     try:
         with LinkProcess(link, [("sftp", server.port)]) as proxy:
             server.through(proxy.ports[0])
-            rows, tools = sftp_bench.single_file(ferry, rounds, size_mb, work, server)
+            rows, tools = sftp_bench.single_file(ferry, rounds, size_mb, work, server,
+                                                          transports=sftp_bench.TRANSPORTS)
     finally:
         server.stop()
     lines = [f"#### One file of {size_mb} MiB from sshd (SSH login included)\n"]

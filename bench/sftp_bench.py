@@ -109,11 +109,19 @@ Subsystem sftp internal-sftp
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def with_env(env, cmd):
-    return ["env", f"HOME={env['HOME']}", "SSH_AUTH_SOCK="] + cmd
+def with_env(env, cmd, transport=None):
+    """`cmd` with the server's HOME and no agent; `transport`: FERRY_SSH_TRANSPORT
+    for a ferry row of the other SSH transport (`libssh2`, `openssh`)."""
+    return ["env", f"HOME={env['HOME']}", "SSH_AUTH_SOCK="] + (
+        [f"FERRY_SSH_TRANSPORT={transport}"] if transport else []) + cmd
 
 
-def single_file(ferry, rounds, size_mb, work, server):
+# The ferry rows besides the default one: each SSH transport by name, so both
+# are measured in the same rounds (`--transports`).
+TRANSPORTS = ["libssh2", "openssh"]
+
+
+def single_file(ferry, rounds, size_mb, work, server, transports=()):
     src_dir = os.path.join(work, "one")
     os.makedirs(src_dir)
     src = os.path.join(src_dir, "big.bin")
@@ -127,6 +135,8 @@ def single_file(ferry, rounds, size_mb, work, server):
         f.write(f"get {src} big.bin\n")
     tools = {
         "ferry": with_env(server.env, [ferry, "get", server.url(src), "-o", "big.bin", "--quiet", "--overwrite"]),
+        **{f"ferry ({t})": with_env(server.env, [ferry, "get", server.url(src), "-o", "big.bin", "--quiet",
+                                                  "--overwrite"], t) for t in transports},
         "curl": with_env(server.env, ["curl", "-s", "--key", server.key, "--pubkey", server.key + ".pub",
                                       "-o", "big.bin", server.url(src)]),
         "sftp -b": server.sftp(batch),
@@ -158,7 +168,7 @@ def single_file(ferry, rounds, size_mb, work, server):
     return rows, tools
 
 
-def tree(ferry, rounds, count, work, server, extra=()):
+def tree(ferry, rounds, count, work, server, extra=(), transports=()):
     src = os.path.join(work, "tree")
     files = make_tree(src, count)
     total = sum(files.values())
@@ -172,6 +182,8 @@ def tree(ferry, rounds, count, work, server, extra=()):
         "ferry -j 4": with_env(server.env, [ferry, "get", "-r", server.url(src), "-o", "tree", "-j", "4", "--quiet"]),
         **{f"ferry -j 4 ({name})": with_env(server.env, [path, "get", "-r", server.url(src), "-o", "tree", "-j", "4",
                                                           "--quiet"]) for name, path in extra},
+        **{f"ferry -j 4 ({t})": with_env(server.env, [ferry, "get", "-r", server.url(src), "-o", "tree", "-j", "4",
+                                                       "--quiet"], t) for t in transports},
         "lftp mirror": server.lftp(f"mirror {src} tree"),
         "lftp mirror --parallel=4": server.lftp(f"mirror --parallel=4 {src} tree"),
         "sftp -b (get -r)": server.sftp(batch),
@@ -207,7 +219,11 @@ def main():
     ap.add_argument("--ferry", default=None, help="this ferry binary instead of a release build of the checkout")
     ap.add_argument("--also", action="append", default=[], metavar="NAME=PATH",
                     help="another ferry binary in the tree rounds (e.g. an older build), as 'ferry -j 4 (NAME)'")
+    ap.add_argument("--transports", default=",".join(TRANSPORTS),
+                    help="ferry rows with FERRY_SSH_TRANSPORT set to each of these besides the default row "
+                         "(comma-separated; empty for none)")
     a = ap.parse_args()
+    transports = [t for t in a.transports.split(",") if t]
     missing = [t for t in PEERS if shutil.which(t) is None]
     if missing:
         sys.exit(f"sftp_bench: missing {', '.join(missing)}: run scripts/setup.sh --bench")
@@ -219,7 +235,7 @@ def main():
     load_before = os.getloadavg()
     try:
         if a.only in (None, "single"):
-            rows, tools = single_file(ferry, a.rounds, a.size_mb, work, server)
+            rows, tools = single_file(ferry, a.rounds, a.size_mb, work, server, transports)
             t = {r[0]: r[1] for r in rows}
             lines.append(f"### One {a.size_mb} MiB file from sshd on loopback ({a.rounds} rounds, alternating, median)\n")
             lines.append("| tool | MB/s | seconds | ratio to curl | ratio to sftp -b | peak RSS MB |")
@@ -231,7 +247,7 @@ def main():
             lines.append(f"\nGoals (ferry >= 1.0x curl and >= 0.8x sftp -b): {'met' if ok else 'NOT met'}\n")
             lines += command_lines(tools)
         if a.only in (None, "tree"):
-            rows, tools, total, where = tree(ferry, a.rounds, a.files, work, server, extra)
+            rows, tools, total, where = tree(ferry, a.rounds, a.files, work, server, extra, transports)
             ferry_secs = next(r[1] for r in rows if r[0] == "ferry -j 4")
             lines.append(f"\n### A tree of {a.files} files, 4 KiB-4 MiB ({total / 1e6:.0f} MB), from sshd on loopback "
                          f"({a.rounds} rounds, alternating, median)\n")

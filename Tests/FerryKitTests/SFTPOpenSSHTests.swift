@@ -104,30 +104,10 @@ struct SFTPOverOpenSSHTests {
     }
 }
 
-/// Downloads over OpenSSH's `ssh` against a real sshd (`sshTransport = .openSSH`).
-@Suite(.serialized)
-struct SFTPOverOpenSSHServerTests {
-    let server: OpenSSHTestServer
-    let work: TempDir
-    let knownHosts: String
-
-    init() async throws {
-        server = try await OpenSSHTestServer()
-        work = try TempDir(prefix: "sftp-openssh")
-        knownHosts = work.file("known_hosts")
-        try (server.knownHostsLine() + "\n").write(toFile: knownHosts, atomically: true, encoding: .utf8)
-    }
-
-    func fs() throws -> SFTPFileSystem {
-        var options = ConnectionOptions()
-        options.identityFile = server.keys.clientKey
-        options.hostKeys = .knownHosts(knownHosts)
-        options.sshTransport = .openSSH
-        return SFTPFileSystem(url: try RemoteURL(parsing: server.url()), options: options)
-    }
-
-    @Test func filesComeWholeWithTheirTimeAndRefusalsInTheServersWords() async throws {
-        let fs = try fs()
+/// Downloads over OpenSSH's `ssh` against the real sshd of the backend's tests.
+extension SFTPOpenSSHTests {
+    @Test func overOpenSSHFilesComeWholeWithTheirTimeAndRefusalsInTheServersWords() async throws {
+        let fs = try fs(transport: .openSSH)
         let pool = try #require(fs.endpoint.openSSHPool(for: .key(server.keys.clientKey)))
         // Larger than the reads in flight, one read exactly, one byte, empty.
         let sizes = [9_000_123, 261_120, 1, 0]

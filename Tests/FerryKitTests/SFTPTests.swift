@@ -18,10 +18,13 @@ struct SFTPOpenSSHTests {
         try (server.knownHostsLine() + "\n").write(toFile: knownHosts, atomically: true, encoding: .utf8)
     }
 
-    func fs(_ policy: HostKeyPolicy? = nil, identity: String? = nil) throws -> SFTPFileSystem {
+    func fs(_ policy: HostKeyPolicy? = nil, identity: String? = nil, transport: SSHTransport? = nil) throws
+        -> SFTPFileSystem
+    {
         var options = ConnectionOptions()
         options.identityFile = identity ?? server.keys.clientKey
         options.hostKeys = policy ?? .knownHosts(knownHosts)
+        if let transport { options.sshTransport = transport }
         return SFTPFileSystem(url: try RemoteURL(parsing: server.url()), options: options)
     }
 

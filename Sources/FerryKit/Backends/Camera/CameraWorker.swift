@@ -61,15 +61,10 @@ final class CameraWorker: Sendable {
     }
 
     /// One worker per camera for the life of the process.
-    private static let workers = Mutex<[Key: CameraWorker]>([:])
+    private static let workers = Registry<Key, CameraWorker>()
 
     static func shared(_ key: Key) -> CameraWorker {
-        workers.withLock { all in
-            if let w = all[key] { return w }
-            let w = CameraWorker(key: key)
-            all[key] = w
-            return w
-        }
+        workers.value(for: key) { CameraWorker(key: key) }
     }
 
     /// The folder of a `disk:` port (the Directory Browse driver), nil for other ports.

@@ -28,18 +28,24 @@ struct SFTPEndpoint: Sendable {
         var port: Int?
         var configFile: String?
         var maxConnections: Int?
+        /// The pool found for each login method (nil: libssh2's), so a tree's
+        /// files do not build the command again one by one.
+        let pools = Registry<SSHLogin.Method, SFTPChannelPool?>()
     }
 
     /// The pool of OpenSSH channels for `method`, nil when the transfers go by libssh2.
     func openSSHPool(for method: SSHLogin.Method) -> SFTPChannelPool? {
         guard let route = openSSH else { return nil }
-        let knownHosts = hostKeys.file().map { [$0] + hostKeys.otherFiles() } ?? []
-        guard
-            let command = SFTPOpenSSH.make(
-                transport: route.transport, method: method, user: login.user, alias: route.alias, port: route.port,
-                configFile: route.configFile, knownHosts: knownHosts, connectTimeout: .seconds(15))
-        else { return nil }
-        return SFTPChannelPool.shared(command, size: route.maxConnections)
+        return route.pools.value(for: method) {
+            let knownHosts = hostKeys.file().map { [$0] + hostKeys.otherFiles() } ?? []
+            guard
+                let command = SFTPOpenSSH.make(
+                    transport: route.transport, method: method, user: login.user, alias: route.alias,
+                    port: route.port, configFile: route.configFile, knownHosts: knownHosts,
+                    connectTimeout: .seconds(15))
+            else { return nil }
+            return SFTPChannelPool.shared(command, size: route.maxConnections)
+        }
     }
 
     var hostKey: String { url.hostKey }

@@ -37,16 +37,11 @@ final class SMBServer: Sendable {
 
     private var size: Int { slots.size }
 
-    private static let servers = Mutex<[Key: SMBServer]>([:])
+    private static let servers = Registry<Key, SMBServer>()
 
     /// The pool for `key`, made with up to `size` contexts on first use.
     static func shared(_ key: Key, size: Int?) -> SMBServer {
-        servers.withLock { all in
-            if let s = all[key] { return s }
-            let s = SMBServer(key: key, size: size)
-            all[key] = s
-            return s
-        }
+        servers.value(for: key) { SMBServer(key: key, size: size) }
     }
 
     /// The context with the least work queued: an idle one, else a new one

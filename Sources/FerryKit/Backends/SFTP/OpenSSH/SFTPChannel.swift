@@ -224,9 +224,9 @@ final class SFTPChannel: @unchecked Sendable {
     private func fail(operation: String, target: String) -> FerryError {
         let words = process.failure(waiting: .seconds(2))
         let e = SFTPOpenSSH.error(sshSaid: words, operation: operation, target: target)
+        // Set before `close`, which marks a channel closed without a cause as cancelled.
         broken = e
         close()
-        broken = e
         return e
     }
 

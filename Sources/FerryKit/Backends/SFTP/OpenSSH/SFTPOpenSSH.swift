@@ -114,10 +114,11 @@ struct SFTPOpenSSH: Sendable, Hashable {
 
     /// The error for an SFTP status other than OK, in the server's words.
     static func error(status: UInt32, message: String, operation: String, target: String) -> FerryError {
-        let known = SFTPStatus.table.first { $0.1.number == Int(status) }?.1
+        let row = SFTPStatus.table.first { $0.1.number == Int(status) }
+        let known = row?.1
         return FerryError(
             known?.code ?? .serverError, operation: operation, target: target, serverCode: Int(status),
-            serverText: message.isEmpty ? (SFTPStatus.table.first { $0.1.number == Int(status) }?.0 ?? "") : message,
+            serverText: message.isEmpty ? (row?.0 ?? "") : message,
             detail: known?.advice, isTransient: known?.transient ?? false)
     }
 
@@ -144,15 +145,10 @@ final class SFTPChannelPool: Sendable {
         slots = ConnectionSlots(size: size)
     }
 
-    private static let pools = Mutex<[SFTPOpenSSH: SFTPChannelPool]>([:])
+    private static let pools = Registry<SFTPOpenSSH, SFTPChannelPool>()
 
     static func shared(_ command: SFTPOpenSSH, size: Int?) -> SFTPChannelPool {
-        pools.withLock { all in
-            if let p = all[command] { return p }
-            let p = SFTPChannelPool(command: command, size: size)
-            all[command] = p
-            return p
-        }
+        pools.value(for: command) { SFTPChannelPool(command: command, size: size) }
     }
 
     /// Lanes made so far (tests).

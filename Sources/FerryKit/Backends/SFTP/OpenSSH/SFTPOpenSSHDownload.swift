@@ -96,7 +96,9 @@ final class SFTPOpenSSHDownload: @unchecked Sendable {
                 }
             }
         }
-        guard let handle else { return failed(refusal ?? statusError(SFTPWire.Status.failure, "")) }
+        // The open's refusal, else the stat's, else the bare status for a reply that named neither.
+        var refused: FerryError { refusal ?? statusError(SFTPWire.Status.failure, "") }
+        guard let handle else { return failed(refused) }
         defer {
             // Not waited for: its reply is dropped when it comes.
             let closeID = ch.id()
@@ -104,7 +106,7 @@ final class SFTPOpenSSHDownload: @unchecked Sendable {
             close.string(handle)
             if (try? ch.send(close, operation: "download", target: display)) != nil { ch.forget(closeID) }
         }
-        guard let attributes else { return failed(refusal ?? statusError(SFTPWire.Status.failure, "")) }
+        guard let attributes else { return failed(refused) }
         if attributes.kind == .directory {
             return failed(
                 FerryError(.localIO, operation: "download", target: display, detail: "is a folder; name a file"))

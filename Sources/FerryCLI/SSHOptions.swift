@@ -17,8 +17,8 @@ let sshOptions: [any OptionKey] = [SSHKeys.identity, SSHKeys.acceptNewHostKey]
 func applySSHOptions(_ options: inout ConnectionOptions, _ args: ParsedArguments) {
     options.identityFile = args.value(SSHKeys.identity).map { LocalPath.expandingTilde($0) }
     if args.has(SSHKeys.acceptNewHostKey) { options.hostKeys = .openSSHAcceptNew }
-    // FERRY_SSH_TRANSPORT=openssh (or automatic): SFTP downloads through OpenSSH's
-    // ssh where it can log in without asking; libssh2 by default until measured.
+    // FERRY_SSH_TRANSPORT=libssh2: SFTP downloads through libssh2 only; by default
+    // (automatic, openssh) through OpenSSH's ssh where it can log in without asking.
     if let name = ProcessInfo.processInfo.environment["FERRY_SSH_TRANSPORT"], let t = SSHTransport(rawValue: name) {
         options.sshTransport = t
     }

@@ -195,11 +195,12 @@ public struct ConnectionOptions: Sendable, Hashable {
     public var hostKeys: HostKeyPolicy = .openSSH
     /// SFTP: a private key file to log in with instead of `~/.ssh/id_ed25519`, `id_ecdsa`, `id_rsa`.
     public var identityFile: String?
-    /// SFTP: which SSH implementation carries downloads. `libssh2` (the
-    /// default, until the OpenSSH transport is measured side by side) or
-    /// `openSSH`/`automatic`: OpenSSH's `ssh` where it can log in without
-    /// asking (a key without a passphrase, the agent), libssh2 otherwise.
-    public var sshTransport: SSHTransport = .libssh2
+    /// SFTP: which SSH implementation carries downloads. `automatic` (the
+    /// default) and `openSSH`: OpenSSH's `ssh` where it is installed and can log
+    /// in without asking (a key without a passphrase, the agent), libssh2
+    /// otherwise; `libssh2`: libssh2 only. (Measured side by side: docs/DESIGN.md,
+    /// "SFTP over OpenSSH's ssh".)
+    public var sshTransport: SSHTransport = .automatic
 
     /// Creates connection options; the defaults verify TLS with the system's
     /// certificate authorities and read no credentials beyond the URL's.

@@ -1,0 +1,76 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A plain TCP relay on 127.0.0.1 that passes every byte through untouched and
+/// counts them: the evidence that a connection went this way (an SSH jump
+/// host's leg, say) when the server's own log does not say how much it carried.
+public final class CountingRelay: Sendable {
+    public var port: Int { listener.port }
+    private let listener: ProxyListener
+    private let core: Core
+
+    public init(upstreamPort: Int) throws {
+        let core = Core(upstreamPort: upstreamPort)
+        self.core = core
+        listener = try ProxyListener(what: "counting relay") { client in
+            Thread { core.relay(client) }.start()
+        }
+    }
+
+    deinit { stop() }
+
+    public func stop() { listener.stop() }
+
+    /// Bytes passed from the upstream server to clients so far.
+    public var bytesDown: Int { core.down.load(ordering: .acquiring) }
+    /// Bytes passed from clients to the upstream server so far.
+    public var bytesUp: Int { core.up.load(ordering: .acquiring) }
+    /// Connections accepted so far.
+    public var connections: Int { core.connections.load(ordering: .acquiring) }
+
+    private final class Core: Sendable {
+        let upstreamPort: Int
+        let down = Atomic<Int>(0)
+        let up = Atomic<Int>(0)
+        let connections = Atomic<Int>(0)
+
+        init(upstreamPort: Int) { self.upstreamPort = upstreamPort }
+
+        func relay(_ client: Int32) {
+            connections.add(1, ordering: .acquiringAndReleasing)
+            guard let upstream = Loopback.connect(port: upstreamPort) else {
+                close(client)
+                return
+            }
+            let upDone = DispatchSemaphore(value: 0)
+            let toServer = Thread { [self] in
+                pump(from: client, to: upstream, count: up)
+                shutdown(upstream, Int32(SHUT_WR))
+                upDone.signal()
+            }
+            toServer.start()
+            pump(from: upstream, to: client, count: down)
+            shutdown(client, Int32(SHUT_RDWR))
+            shutdown(upstream, Int32(SHUT_RDWR))
+            // Closed only when the other direction has ended: a number closed while
+            // it still reads could go to another socket.
+            upDone.wait()
+            close(client)
+            close(upstream)
+        }
+
+        private func pump(from: Int32, to: Int32, count: borrowing Atomic<Int>) {
+            var buf = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = read(from, &buf, buf.count)
+                if n <= 0 { return }
+                if send(to, buf, n, Int32(MSG_NOSIGNAL)) != n { return }
+                count.add(n, ordering: .acquiringAndReleasing)
+            }
+        }
+    }
+}

@@ -156,7 +156,7 @@ struct TransferOptionGroup: Sendable {
 func connectionSettings(_ args: ParsedArguments) throws -> ConnectionOptions {
     var options = ConnectionOptions(verifyTLS: !args.has(ConnectionKeys.insecure), resolveCredentials: true)
     options.caCertificateFile = ConnectionOptions.caCertificateFile(given: args.value(ConnectionKeys.cacert))
-    applySSHOptions(&options, args)
+    try applySSHOptions(&options, args)
     if let n = try args.value(ConnectionKeys.connections) { options.maxConnections = n }
     return options
 }

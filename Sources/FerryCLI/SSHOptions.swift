@@ -13,13 +13,18 @@ enum SSHKeys {
 
 let sshOptions: [any OptionKey] = [SSHKeys.identity, SSHKeys.acceptNewHostKey]
 
-/// Adds `--identity` and `--accept-new-host-key` to connection options.
-func applySSHOptions(_ options: inout ConnectionOptions, _ args: ParsedArguments) {
+/// Adds `--identity`, `--accept-new-host-key` and `FERRY_SSH_TRANSPORT` to
+/// connection options; a transport the variable misspells is a usage error.
+func applySSHOptions(_ options: inout ConnectionOptions, _ args: ParsedArguments) throws {
     options.identityFile = args.value(SSHKeys.identity).map { LocalPath.expandingTilde($0) }
     if args.has(SSHKeys.acceptNewHostKey) { options.hostKeys = .openSSHAcceptNew }
     // FERRY_SSH_TRANSPORT=libssh2: SFTP downloads through libssh2 only; by default
     // (automatic, openssh) through OpenSSH's ssh where it can log in without asking.
-    if let name = ProcessInfo.processInfo.environment["FERRY_SSH_TRANSPORT"], let t = SSHTransport(rawValue: name) {
+    if let name = ProcessInfo.processInfo.environment["FERRY_SSH_TRANSPORT"], !name.isEmpty {
+        guard let t = SSHTransport(rawValue: name) else {
+            let known = SSHTransport.allCases.map(\.rawValue).joined(separator: ", ")
+            throw UsageError(message: "FERRY_SSH_TRANSPORT=\(name): not a transport; use one of \(known)")
+        }
         options.sshTransport = t
     }
 }

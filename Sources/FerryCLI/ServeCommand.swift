@@ -75,7 +75,7 @@ enum ServeCommand: Command {
         configuration.connectionOptions.resolveCredentials = true
         configuration.connectionOptions.caCertificateFile = ConnectionOptions.caCertificateFile(
             given: args.value(ConnectionKeys.cacert))
-        applySSHOptions(&configuration.connectionOptions, args)
+        try applySSHOptions(&configuration.connectionOptions, args)
         warnIfHostKeyUnchecked(configuration.source, configuration.connectionOptions)
         if let token = args.value(Keys.token) {
             guard token.count >= 4,

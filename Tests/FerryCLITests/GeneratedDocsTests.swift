@@ -47,7 +47,8 @@ struct GeneratedDocsTests {
     @Test func theManPageNamesEverySchemeAndVariableAndConnectionOptionsOnce() throws {
         let page = try generate("man")
         for text in [
-            "sftp://", "SFTP", "smb://", "dav://", "davs://", "WebDAV", "FERRY_KEY_PASSPHRASE", "SSH_AUTH_SOCK",
+            "sftp://", "SFTP", "smb://", "dav://", "davs://", "WebDAV", "FERRY_KEY_PASSPHRASE", "FERRY_SSH_TRANSPORT",
+            "SSH_AUTH_SOCK",
             "CURL_CA_BUNDLE", "SSL_CERT_FILE", "FERRY_USER",
             ".SH CONNECTION OPTIONS", "\\fB\\-\\-human\\-readable\\fR", "\"type\":\"error\"",
         ] {

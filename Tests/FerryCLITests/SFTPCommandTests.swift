@@ -319,6 +319,25 @@ struct SFTPCommandTests {
         }
     }
 
+    /// `FERRY_SSH_TRANSPORT` names what carries downloads; a misspelt one is bad
+    /// usage (exit 2, the choices named) before anything connects, and
+    /// `libssh2` downloads as the default does.
+    @Test func theTransportVariableIsCheckedAndLibssh2StillDownloads() async throws {
+        let refused = try run(["ls", "sftp://127.0.0.1:1/x"], env: ["FERRY_SSH_TRANSPORT": "ssh"])
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("FERRY_SSH_TRANSPORT=ssh") && refused.stderr.contains("libssh2"))
+        let server = try await OpenSSHTestServer()
+        defer { server.stop() }
+        _ = try key(server, named: "nas_key")
+        try trust(server.knownHostsLine())
+        let bytes = try TestData.file(server.local("one.bin"), size: 1_500_000, seed: 4)
+        let get = try run(
+            ["get", server.url() + "/one.bin", "--identity", home.file("keys/nas_key")],
+            env: ["FERRY_SSH_TRANSPORT": "libssh2"])
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(FileManager.default.contents(atPath: work.file("one.bin")) == Data(bytes))
+    }
+
     @Test func wrongPasswordFailsOnceAndInsecureWarns() async throws {
         let server = try await AsyncSSHTestServer()
         let wrong = "Wr0ng-secret-word"

@@ -196,6 +196,11 @@ enum ManPage {
         .B FERRY_KEY_PASSPHRASE
         the passphrase of the SFTP private key (\\fB\\-\\-identity\\fR or \\fI~/.ssh/id_*\\fR)
         .TP
+        .B FERRY_SSH_TRANSPORT
+        what carries SFTP downloads: \\fBautomatic\\fR (the default) or \\fBopenssh\\fR, OpenSSH's own
+        \\fBssh\\fR (its ciphers, agent and ssh_config) where it can log in without asking, else libssh2;
+        \\fBlibssh2\\fR, libssh2 only. Listings and uploads always go by libssh2
+        .TP
         .B SSH_AUTH_SOCK
         the ssh\\-agent that SFTP logins ask for keys
         .TP

@@ -295,6 +295,64 @@ struct SFTPCommandTests {
         #expect(!(again.stdout + again.stderr).contains(AsyncSSHTestServer.password))
     }
 
+    /// The same kill -9 against OpenSSH's sshd with a key, over each transport:
+    /// `automatic` downloads through an `ssh -s sftp` child, which must go with
+    /// Ferry, and the rerun fetches only what the part lacks (a counting relay,
+    /// paced at 2 MB/s so the kill lands mid-file, shows the bytes the server sent).
+    @Test(arguments: ["automatic", "libssh2"])
+    func killNineOverOpenSSHResumesByteIdentical(transport: String) async throws {
+        let server = try await OpenSSHTestServer()
+        defer { server.stop() }
+        let relay = try CountingRelay(upstreamPort: server.port, downBytesPerSecond: 2_000_000)
+        defer { relay.stop() }
+        let line = try server.knownHostsLine().split(separator: " ", maxSplits: 1)
+        try trust("[127.0.0.1]:\(relay.port) \(line[1])")
+        let identity = try key(server, named: "nas_key")
+        let size = 8_000_000
+        try TestData.file(server.local("big.bin"), size: size, seed: 12)
+        let url = "sftp://\(server.user)@127.0.0.1:\(relay.port)\(server.root)/big.bin"
+        let environment = env.merging(["FERRY_SSH_TRANSPORT": transport]) { $1 }
+        let first = try ServerProcess(
+            ferry, ["get", url, "--identity", identity, "--quiet"], cwd: work.path,
+            logPath: work.file("first-\(transport).log"), environment: environment)
+        let part = work.file("big.bin.part")
+        let deadline = Date().addingTimeInterval(20)
+        while ((LocalFileSize.of(part) ?? 0) < 1_000_000 || !FileManager.default.fileExists(atPath: part + ".journal"))
+            && Date() < deadline
+        {
+            usleep(20_000)
+        }
+        // The child that carries the file under the default transport, found by its port.
+        let pattern = "ssh .*-p \(relay.port) -l \(server.user) -s"
+        let pgrep = try #require(TestProcess.which("pgrep"))
+        let children = try TestProcess.run(pgrep, ["-f", pattern])
+        #expect(
+            (children.status == 0) == (transport == "automatic"),
+            "ssh children: \(children.stdout) (\(transport))")
+        first.signal(SIGKILL)
+        first.stop()
+        let partSize = LocalFileSize.of(part) ?? 0
+        #expect(partSize >= 1_000_000 && partSize < Int64(size), "part \(partSize)")
+        // ssh reads EOF on its stdin when Ferry is gone and ends; none is left behind.
+        let gone = Date().addingTimeInterval(5)
+        while try TestProcess.run(pgrep, ["-f", pattern]).status == 0 && Date() < gone { usleep(50_000) }
+        #expect(try TestProcess.run(pgrep, ["-f", pattern]).status != 0, "an ssh child outlived ferry")
+
+        let downBefore = relay.bytesDown
+        let again = try TestProcess.run(
+            ferry, ["get", url, "--identity", identity, "--json"], cwd: work.path, environment: environment)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(
+            FileManager.default.contents(atPath: work.file("big.bin"))
+                == FileManager.default.contents(atPath: server.local("big.bin")))
+        #expect(!FileManager.default.fileExists(atPath: part))
+        // What the rerun carried: the rest of the file plus the SSH session's own
+        // bytes (key exchange, listing, packet headers), never the part again.
+        let sent = relay.bytesDown - downBefore
+        let rest = size - Int(partSize)
+        #expect(sent >= rest && sent < rest + 200_000, "sent \(sent), rest \(rest), part \(partSize)")
+    }
+
     @Test func unknownHostThenAcceptNewThenKnown() async throws {
         let server = try await AsyncSSHTestServer()
         let url = server.url("/", password: AsyncSSHTestServer.password)

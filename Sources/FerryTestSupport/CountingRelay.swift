@@ -8,15 +8,16 @@ import Synchronization
 /// A plain TCP relay on 127.0.0.1 that passes every byte through untouched and
 /// counts them: the evidence that a connection went this way (an SSH jump
 /// host's leg, say) when the server's own log does not say how much it carried.
-/// With `downBytesPerSecond`, the server-to-client direction is paced to that
-/// rate, so that a test can stop a client mid-file.
+/// With `downBytesPerSecond` (`upBytesPerSecond`), the server-to-client
+/// (client-to-server) direction is paced to that rate, so that a test can stop
+/// a client mid-file.
 public final class CountingRelay: Sendable {
     public var port: Int { listener.port }
     private let listener: ProxyListener
     private let core: Core
 
-    public init(upstreamPort: Int, downBytesPerSecond: Int? = nil) throws {
-        let core = Core(upstreamPort: upstreamPort, downRate: downBytesPerSecond)
+    public init(upstreamPort: Int, downBytesPerSecond: Int? = nil, upBytesPerSecond: Int? = nil) throws {
+        let core = Core(upstreamPort: upstreamPort, downRate: downBytesPerSecond, upRate: upBytesPerSecond)
         self.core = core
         listener = try ProxyListener(what: "counting relay") { client in
             Thread { core.relay(client) }.start()
@@ -40,10 +41,12 @@ public final class CountingRelay: Sendable {
         let up = Atomic<Int>(0)
         let connections = Atomic<Int>(0)
         let downRate: Int?
+        let upRate: Int?
 
-        init(upstreamPort: Int, downRate: Int?) {
+        init(upstreamPort: Int, downRate: Int?, upRate: Int?) {
             self.upstreamPort = upstreamPort
             self.downRate = downRate
+            self.upRate = upRate
         }
 
         func relay(_ client: Int32) {
@@ -54,7 +57,7 @@ public final class CountingRelay: Sendable {
             }
             let upDone = DispatchSemaphore(value: 0)
             let toServer = Thread { [self] in
-                pump(from: client, to: upstream, count: up)
+                pump(from: client, to: upstream, count: up, rate: upRate)
                 shutdown(upstream, Int32(SHUT_WR))
                 upDone.signal()
             }

@@ -61,6 +61,54 @@ struct WebDAVCommandTests {
     /// put -r, ls --json, get -r, mv, rm, mkdir -p and rmdir with the password
     /// from FERRY_PASSWORD (Apache, basic auth); a wrong one fails with exit 1,
     /// says which user, and shows no password.
+    /// kill -9 in the middle of an upload to Apache (which writes a ranged PUT
+    /// at its offset), then the same command: the pieces the server holds stay,
+    /// and only the rest is sent (a counting relay in front of Apache, paced at
+    /// 8 MB/s so the kill lands mid-file, counts the bytes).
+    @Test func killNineMidUploadThenTheSameCommandSendsOnlyTheRest() throws {
+        let server = try ApacheDAVServer()
+        defer { server.stop() }
+        server.allowWrites()
+        let relay = try CountingRelay(upstreamPort: server.port, upBytesPerSecond: 8_000_000)
+        defer { relay.stop() }
+        let total = 40_000_000
+        let data = try TestData.file(work.file("big.bin"), size: total, seed: 31)
+        let url = "dav://127.0.0.1:\(relay.port)/dav/big.bin"
+        let first = try ServerProcess(
+            ferry, ["put", work.file("big.bin"), url, "--quiet"], cwd: work.path, logPath: work.file("put1.log"),
+            environment: env)
+        let temp = server.local(".big.bin.ferry-part")
+        // Killed once the server holds the first piece (16 MiB) and the next is on its way.
+        let deadline = Date().addingTimeInterval(30)
+        while (size(temp) < 16 << 20 || relay.bytesUp < (16 << 20) + 2_000_000) && Date() < deadline {
+            usleep(20_000)
+        }
+        first.signal(SIGKILL)
+        first.stop()
+        // What the relay still held from the killed run reaches Apache first:
+        // counted and written before the second run starts.
+        var quiet = Date()
+        var last = relay.bytesUp
+        while Date().timeIntervalSince(quiet) < 1, Date() < deadline {
+            usleep(50_000)
+            if relay.bytesUp != last { (last, quiet) = (relay.bytesUp, Date()) }
+        }
+        usleep(300_000)
+        let kept = Int(size(temp))
+        #expect(kept >= 16 << 20 && kept < total, "kept \(kept)")
+        #expect(!FileManager.default.fileExists(atPath: server.local("big.bin")))
+
+        let upBefore = relay.bytesUp
+        let again = try run(["put", work.file("big.bin"), url, "--json"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(FileManager.default.contents(atPath: server.local("big.bin")) == data)
+        #expect(!FileManager.default.fileExists(atPath: temp))
+        // The rest of the file and the requests' own bytes; never the kept pieces again.
+        let sent = relay.bytesUp - upBefore
+        #expect(sent >= total - kept && sent < total - kept + 100_000, "sent \(sent), kept \(kept)")
+        #expect(again.stdout.contains("\"resumedFrom\":\(kept),"), "\(again.stdout.suffix(400))")
+    }
+
     @Test func everyCommandWithAPasswordAndAWrongOne() throws {
         let server = try ApacheDAVServer(basicAuth: ("anna", "right-pass"))
         defer { server.stop() }

@@ -288,6 +288,75 @@ struct WebDAVTests {
         let gets = server.accessLog.filter { $0.hasPrefix("GET /slow/big.bin") }
         #expect(gets.last?.contains("range=\"bytes=\(have)-\"") == true, "\(gets)")
     }
+
+    /// A file larger than one piece goes in pieces where the server writes a
+    /// ranged PUT at its offset (Apache), and whole, byte for byte, where it
+    /// refuses one (nginx and sabre/dav: 501) or ignores it (rclone: the piece
+    /// becomes the whole file, which the size check catches).
+    @Test(arguments: Kind.allCases)
+    func aLargeUploadGoesInPiecesWhereTheServerTakesThem(_ kind: Kind) async throws {
+        let server = try kind.start()
+        defer { server.stop() }
+        server.allowWrites()
+        var fs = try fs(server)
+        fs.uploadPiece = 256 << 10
+        let data = try TestData.file(work.file("up.bin"), size: 1_000_007, seed: 21)
+        let r = try await fs.upload(work.file("up.bin"), to: path(server, "up.bin"), options: .init()).result
+        #expect(FileManager.default.contents(atPath: server.local("up.bin")) == data, "\(server.name)")
+        #expect(!FileManager.default.fileExists(atPath: server.local(".up.bin.ferry-part")))
+        let support = fs.rangedPut.support
+        switch kind {
+        case .apache:
+            #expect(support == .yes)
+            #expect(r.bytesSent == 1_000_007 && r.retries == 0, "\(r)")
+            // Four PUTs of at most 256 KiB each, the first without a range.
+            let puts = server.accessLog.filter { $0.hasPrefix("PUT /dav/.up.bin.ferry-part") }
+            #expect(puts.count == 4, "\(puts)")
+        case .nginx, .sabre, .rclone:
+            #expect(support == .no, "\(server.name)")
+            // The first piece, the second as far as the server read it before
+            // it refused or mis-wrote it, then the whole file, in one retry.
+            let sent = r.bytesSent ?? 0
+            #expect(sent >= 1_000_007 + (256 << 10) && sent <= 1_000_007 + (512 << 10), "\(server.name): \(r)")
+            #expect(r.retries == 1, "\(server.name): \(r)")
+        }
+        // The server's answer is remembered: the next file goes whole at once, or in pieces.
+        let again = try await fs.upload(work.file("up.bin"), to: path(server, "again.bin"), options: .init()).result
+        #expect(again.bytesSent == 1_000_007 && again.retries == 0, "\(server.name): \(again)")
+        #expect(FileManager.default.contents(atPath: server.local("again.bin")) == data)
+    }
+
+    /// A leftover temporary of an earlier run (its bytes the file's own) is
+    /// continued where the server takes ranged PUTs: only the rest is sent.
+    /// Elsewhere the whole file goes again; a leftover whose last bytes differ
+    /// is never continued.
+    @Test(arguments: [Kind.apache, .nginx])
+    func aLeftoverIsContinuedWhereTheServerTakesRangedPuts(_ kind: Kind) async throws {
+        let server = try kind.start()
+        defer { server.stop() }
+        server.allowWrites()
+        let data = try TestData.file(work.file("up.bin"), size: 3_000_000, seed: 22)
+        try data.prefix(1_200_000).write(to: URL(fileURLWithPath: server.local(".up.bin.ferry-part")))
+        server.allowWrites()
+        var fs = try fs(server)
+        fs.uploadPiece = 1 << 20
+        let r = try await fs.upload(work.file("up.bin"), to: path(server, "up.bin"), options: .init()).result
+        #expect(FileManager.default.contents(atPath: server.local("up.bin")) == data, "\(server.name)")
+        if kind == .apache {
+            #expect(r.resumedFrom == 1_200_000 && r.bytesSent == 1_800_000, "\(r)")
+        } else {
+            // The ranged PUT refused, the whole file sent: nothing was kept.
+            #expect(r.resumedFrom == 0 && r.bytesTransferred == 3_000_000 && (r.bytesSent ?? 0) >= 3_000_000, "\(r)")
+        }
+        // A leftover that is not this file's start: sent whole, never continued.
+        var other = data.prefix(1_200_000)
+        other[other.startIndex + 1_199_999] ^= 0xFF
+        try other.write(to: URL(fileURLWithPath: server.local(".up2.bin.ferry-part")))
+        server.allowWrites()
+        let r2 = try await fs.upload(work.file("up.bin"), to: path(server, "up2.bin"), options: .init()).result
+        #expect(r2.resumedFrom == 0 && r2.bytesSent == 3_000_000, "\(r2)")
+        #expect(FileManager.default.contents(atPath: server.local("up2.bin")) == data)
+    }
 }
 
 /// The size of a local file, nil when there is none.

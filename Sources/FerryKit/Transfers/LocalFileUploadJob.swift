@@ -5,15 +5,19 @@ import Foundation
 #endif
 
 /// An upload whose bytes come from a local file, read with `pread` as libcurl
-/// asks for them (never held whole in memory), from `offset` to the end. The
-/// protocol's subclass sets the URL and options (`FTPUploadJob`, `SFTPUploadJob`).
+/// asks for them (never held whole in memory), from `offset` to `end` (the end
+/// of the file unless the protocol sends it in pieces: WebDAV's ranged PUTs).
+/// The protocol's subclass sets the URL and options (`FTPUploadJob`, `SFTPUploadJob`).
 ///
 /// Engine-thread confined while running (see `CurlJob`).
 class LocalFileUploadJob: CurlJob, @unchecked Sendable {
     private let fd: Int32
     private let sourcePath: String
     private let transfer: Transfer
-    private let size: Int64
+    /// The whole file's size.
+    let size: Int64
+    /// Where this transfer's bytes end: `size`, or the end of a piece.
+    let end: Int64
     /// Next byte of the local file to send.
     private(set) var position: Int64
     /// Bytes handed to libcurl by this attempt.
@@ -23,19 +27,20 @@ class LocalFileUploadJob: CurlJob, @unchecked Sendable {
 
     init(
         hostKey: String, tlsSessionCache: TLSSessionCache = .own, fd: Int32, sourcePath: String, offset: Int64,
-        size: Int64, transfer: Transfer
+        size: Int64, end: Int64? = nil, transfer: Transfer
     ) {
         self.fd = fd
         self.sourcePath = sourcePath
         self.transfer = transfer
         self.size = size
+        self.end = min(end ?? size, size)
         position = offset
         super.init(hostKey: hostKey, tlsSessionCache: tlsSessionCache)
         enableUpload()
     }
 
     override func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
-        let want = min(Int64(buffer.count), size - position)
+        let want = min(Int64(buffer.count), end - position)
         guard want > 0 else { return 0 }
         while true {
             let n = pread(fd, buffer.baseAddress!, Int(want), off_t(position))

@@ -17,8 +17,9 @@ protocol UploadTarget: Sendable {
     func entry(_ path: String) async throws(FerryError) -> RemoteEntry
 
     /// Whether the protocol can append to a remote file (FTP's `APPE`, SFTP's
-    /// append); without it (WebDAV's PUT) an upload is never resumed from a
-    /// leftover and every try sends the whole file. Default: true.
+    /// append, WebDAV's ranged PUT where the server takes it); without it an
+    /// upload is never resumed from a leftover and every try sends the whole
+    /// file. Default: true.
     var appends: Bool { get }
 
     /// Whether this upload goes straight under its final name, with no
@@ -148,7 +149,8 @@ extension UploadTarget {
 /// 3. An interrupted upload (pause, dropped connection, an earlier run) goes
 ///    on by appending from the size the server holds, after checking that its
 ///    last bytes (`UploadSteps.tailCheckLength`) are the local file's; a target
-///    that cannot append (`appends` false: WebDAV) sends the whole file again.
+///    that cannot append (`appends` false: a WebDAV server without ranged
+///    PUTs) sends the whole file again.
 /// 4. Every step (the checks before and after a transfer, the transfers, the
 ///    rename) draws on one `UploadBudget`: `maxRetries` failures in a row give
 ///    up, and only bytes the server confirms holding start a new row. A rename

@@ -15,6 +15,9 @@ struct UploadBudget: Sendable {
     private(set) var budget: RetryBudget
     /// Bytes handed to the network by every attempt, retried ones included.
     var sent: Int64 = 0
+    /// A transfer started at the file's first byte: kept bytes of an earlier
+    /// try, if any, were not used (the result's `resumedFrom` is then 0).
+    var sentFromStart = false
     /// The most bytes of the file being sent the server has confirmed holding.
     private(set) var confirmed: Int64 = 0
     /// The server confirmed more since the last failure.
@@ -109,6 +112,7 @@ enum UploadSteps {
         source: String, destination: String, size: Int64, resumedFrom: Int64, budget: UploadBudget,
         started: ContinuousClock.Instant
     ) -> TransferResult {
+        let resumedFrom = budget.sentFromStart ? 0 : resumedFrom
         var result = TransferResult(
             source: source, destination: destination, size: size, bytesTransferred: size - resumedFrom,
             resumedFrom: resumedFrom, retries: budget.retries, duration: .now - started)
@@ -169,6 +173,7 @@ extension UploadSteps {
                     budget.serverHolds(from)
                 }
                 offset = from
+                if from == 0 { budget.sentFromStart = true }
                 if from == size && size > 0 {
                     // Everything is already there (a leftover that was complete, or a
                     // transfer whose check failed).
@@ -191,6 +196,13 @@ extension UploadSteps {
                     // Check what arrived: a dropped data connection can look like success
                     // (and libcurl 7.88 + vsftpd over TLS 1.3 has stored 0 bytes that way).
                     let stored = try await storedLength()
+                    if let stored, job.end < size, stored == job.end {
+                        // A piece of the file arrived (WebDAV's ranged PUTs): the next
+                        // one goes on from there, with a new row of failures.
+                        budget.serverHolds(stored)
+                        offset = stored
+                        continue
+                    }
                     guard let stored, stored != size else {
                         // All there: the steps after (the rename) get a row of their own.
                         budget.serverHolds(size)

@@ -21,6 +21,10 @@ public struct WebDAVFileSystem: RemoteFileSystem, DownloadSourceFactory {
     let settings: HTTPRequestSettings
     /// What the server's `401` asked for, learnt once and shared by copies.
     let auth: WebDAVAuthMemo
+    /// Whether the server writes a ranged PUT at its offset, once an upload found out.
+    let rangedPut = WebDAVRangedPut.Memo()
+    /// The largest PUT of an upload while the server may take ranged ones.
+    var uploadPiece = WebDAVRangedPut.piece
 
     /// Opens a `dav://` or `davs://` URL.
     ///

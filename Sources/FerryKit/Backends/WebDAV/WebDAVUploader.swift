@@ -2,22 +2,28 @@ import CCurl
 import Foundation
 import Synchronization
 
-/// One PUT of the whole local file to a temporary name (WebDAV has no standard
-/// way to append: `ResumableUploadTarget.appends` is false).
+/// One PUT to a temporary name: of the whole local file, or of the piece from
+/// `offset` to `end`, with `Content-Range` when it does not start the file
+/// (`WebDAVRangedPut`).
 final class WebDAVPutJob: LocalFileUploadJob, @unchecked Sendable {
+    let offset: Int64
     private(set) var headers = HTTPHeaders()
     private var reply = CappedBody(limit: 64 << 10)
     /// The error body, for the server's words.
     var body: [UInt8] { reply.bytes }
 
     init(
-        fs: WebDAVFileSystem, target: RemoteURL, fd: Int32, sourcePath: String, size: Int64, transfer: Transfer,
-        stallTimeout: Duration
+        fs: WebDAVFileSystem, target: RemoteURL, fd: Int32, sourcePath: String, offset: Int64, end: Int64,
+        size: Int64, transfer: Transfer, stallTimeout: Duration
     ) {
-        super.init(hostKey: target.hostKey, fd: fd, sourcePath: sourcePath, offset: 0, size: size, transfer: transfer)
-        fs.configure(easy, target)
+        self.offset = offset
+        super.init(
+            hostKey: target.hostKey, fd: fd, sourcePath: sourcePath, offset: offset, size: size, end: end,
+            transfer: transfer)
+        let range = offset > 0 ? ["Content-Range: bytes \(offset)-\(end - 1)/\(size)"] : []
+        fs.configure(easy, target, headers: range)
         easy.set(CURLOPT_UPLOAD, 1)
-        easy.set(CURLOPT_INFILESIZE_LARGE, large: size)
+        easy.set(CURLOPT_INFILESIZE_LARGE, large: end - offset)
         easy.setTimeouts(connect: .seconds(15), stall: stallTimeout)
     }
 
@@ -36,10 +42,12 @@ final class WebDAVPutJob: LocalFileUploadJob, @unchecked Sendable {
 }
 
 /// WebDAV's steps of the one upload algorithm (`ResumableUpload`, docs/DESIGN.md,
-/// "Transfers: the contract"): PUT of the whole file to `.NAME.ferry-part`,
-/// PROPFIND to see what the server holds, MOVE into place with `Overwrite: F`
-/// unless the policy allows replacing what was there. No partial file is ever
-/// under the final name; an interrupted PUT is sent again whole.
+/// "Transfers: the contract"): PUTs to `.NAME.ferry-part` (in pieces with
+/// `Content-Range` where the server takes them, `WebDAVRangedPut`; else the
+/// whole file), PROPFIND to see what the server holds, MOVE into place with
+/// `Overwrite: F` unless the policy allows replacing what was there. No partial
+/// file is ever under the final name. An interrupted upload goes on from the
+/// pieces the server holds; on a server without ranged PUTs it is sent again whole.
 ///
 /// A PUT's refusal comes back as a status with the server's words, not as a
 /// libcurl error: the driver's look at what the server holds afterwards
@@ -53,7 +61,8 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
     private let lastPut = LastPut()
 
     var engine: CurlEngine { fs.engine }
-    var appends: Bool { false }
+    /// Until a server refused or ignored a ranged PUT.
+    var appends: Bool { fs.rangedPut.support != .no }
 
     init(fs: WebDAVFileSystem, createParents: Bool) {
         self.fs = fs
@@ -69,7 +78,36 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
     /// The PUT's own answer: a refusal is thrown, a missing folder made first
     /// when `createParents` (then the error is transient: the file goes again).
     func checkAnswer(_ path: String) async throws(FerryError) {
-        if let job = lastPut.take(path), job.status >= 300 {
+        guard let job = lastPut.take(path) else { return }
+        // A ranged PUT's answer also says whether the server takes them: one
+        // that wrote the piece as the whole file left a temporary of the wrong
+        // bytes, which the whole file now replaces.
+        let ok = (200..<300).contains(job.status)
+        let piece = job.offset > 0 || job.end < job.size
+        let held = ok && piece ? try await UploadSteps.remoteLength(path, of: self) : nil
+        if ok && piece && held == nil {
+            // Pieces need the server's count of what it holds.
+            fs.rangedPut.learn(.no)
+            throw FerryError(
+                .verificationFailed, operation: "upload", target: fs.display(path),
+                detail: "the server does not say how much of the file it holds; sending the whole file",
+                isTransient: true)
+        }
+        switch WebDAVRangedPut.verdict(status: job.status, offset: job.offset, end: job.end, held: held) {
+        case .wrote:
+            if job.offset > 0 { fs.rangedPut.learn(.yes) }
+            return
+        case .noRanges:
+            fs.rangedPut.learn(.no)
+            let what = ok ? "wrote it as the whole file (\(held ?? 0) bytes)" : "answered \(job.status)"
+            throw FerryError(
+                .verificationFailed, operation: "upload", target: fs.display(path),
+                detail: "the server does not take a PUT at an offset (Content-Range): it \(what); "
+                    + "sending the whole file again", isTransient: true)
+        case .failed:
+            break
+        }
+        if job.status >= 300 {
             let refused = WebDAVFileSystem.failure(
                 status: job.status, reason: job.headers.reason, body: job.body, method: "PUT", operation: "upload",
                 target: fs.display(path), user: fs.settings.credentials?.user)
@@ -92,16 +130,24 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
         }
     }
 
-    func read(_ path: String, range: ClosedRange<Int64>) async -> [UInt8]? { nil }
+    /// A leftover's last bytes, by a `Range` request.
+    func read(_ path: String, range: ClosedRange<Int64>) async -> [UInt8]? {
+        guard let data = try? await fs.data(at: path, range: range.lowerBound..<(range.upperBound + 1)),
+            data.count == range.count
+        else { return nil }
+        return [UInt8](data)
+    }
 
     func uploadJob(
         to path: String, from offset: Int64, source: String, fd: Int32, size: Int64, options: UploadOptions,
         transfer: Transfer
     ) -> WebDAVPutJob {
-        precondition(offset == 0, "WebDAV does not append: the driver sends the whole file")
+        let support = fs.rangedPut.support
+        precondition(offset == 0 || support != .no, "a server without ranged PUTs gets the whole file")
+        let end = WebDAVRangedPut.end(from: offset, size: size, support: support, piece: fs.uploadPiece)
         let job = WebDAVPutJob(
-            fs: fs, target: fs.target(path), fd: fd, sourcePath: source, size: size, transfer: transfer,
-            stallTimeout: options.stallTimeout)
+            fs: fs, target: fs.target(path), fd: fd, sourcePath: source, offset: offset, end: end, size: size,
+            transfer: transfer, stallTimeout: options.stallTimeout)
         lastPut.set(job, for: path)
         return job
     }

@@ -1,0 +1,45 @@
+import Testing
+
+@testable import FerryKit
+
+/// The decisions of WebDAV's ranged uploads (`WebDAVRangedPut`), without a server.
+struct WebDAVRangedPutTests {
+    typealias R = WebDAVRangedPut
+
+    @Test func aFileLargerThanAPieceGoesInPiecesUnlessTheServerRefusedThem() {
+        #expect(R.end(from: 0, size: 10, support: .unknown, piece: 4) == 4)
+        #expect(R.end(from: 4, size: 10, support: .yes, piece: 4) == 8)
+        #expect(R.end(from: 8, size: 10, support: .yes, piece: 4) == 10)
+        // No larger than a piece, or a server without ranged PUTs: one PUT of it all.
+        #expect(R.end(from: 0, size: 4, support: .unknown, piece: 4) == 4)
+        #expect(R.end(from: 0, size: 10, support: .no, piece: 4) == 10)
+        #expect(R.end(from: 0, size: 1 << 30, support: .unknown) == R.piece)
+    }
+
+    @Test func theAnswerSaysWhetherTheServerTakesRangedPuts() {
+        // The first piece is a plain PUT: its success says nothing of ranges.
+        #expect(R.verdict(status: 201, offset: 0, end: 4, held: nil) == .wrote)
+        #expect(R.verdict(status: 204, offset: 4, end: 8, held: 8) == .wrote)
+        // Written as the whole file (x/net/webdav), or refused (RFC 9110's 400, 501).
+        #expect(R.verdict(status: 201, offset: 4, end: 8, held: 4) == .noRanges)
+        #expect(R.verdict(status: 201, offset: 4, end: 8, held: nil) == .wrote)
+        for status in [400, 416, 501] {
+            #expect(R.verdict(status: status, offset: 4, end: 8, held: nil) == .noRanges)
+            #expect(R.verdict(status: status, offset: 0, end: 8, held: nil) == .failed)
+        }
+        // A failure of its own stays one.
+        for status in [403, 409, 507] {
+            #expect(R.verdict(status: status, offset: 4, end: 8, held: nil) == .failed)
+        }
+    }
+
+    @Test func aRefusalIsFinal() {
+        let memo = R.Memo()
+        #expect(memo.support == .unknown)
+        memo.learn(.yes)
+        #expect(memo.support == .yes)
+        memo.learn(.no)
+        memo.learn(.yes)
+        #expect(memo.support == .no)
+    }
+}

@@ -17,19 +17,24 @@ struct WebDAVRangedPutTests {
     }
 
     @Test func theAnswerSaysWhetherTheServerTakesRangedPuts() {
-        // The first piece is a plain PUT: its success says nothing of ranges.
-        #expect(R.verdict(status: 201, offset: 0, end: 4, held: nil) == .wrote)
-        #expect(R.verdict(status: 204, offset: 4, end: 8, held: 8) == .wrote)
+        #expect(R.verdict(status: 201, ranged: true, offset: 4, end: 4, held: 4) == .wrote)
+        #expect(R.verdict(status: 204, ranged: true, offset: 4, end: 8, held: 8) == .wrote)
+        #expect(R.verdict(status: 201, ranged: false, offset: 0, end: 8, held: nil) == .wrote)
         // Written as the whole file (x/net/webdav), or refused (RFC 9110's 400, 501).
-        #expect(R.verdict(status: 201, offset: 4, end: 8, held: 4) == .noRanges)
-        #expect(R.verdict(status: 201, offset: 4, end: 8, held: nil) == .wrote)
+        #expect(R.verdict(status: 201, ranged: true, offset: 4, end: 8, held: 4) == .noRanges)
         for status in [400, 416, 501] {
-            #expect(R.verdict(status: status, offset: 4, end: 8, held: nil) == .noRanges)
-            #expect(R.verdict(status: status, offset: 0, end: 8, held: nil) == .failed)
+            #expect(R.verdict(status: status, ranged: true, offset: 4, end: 8, held: nil) == .noRanges)
+            // The same status to a whole file's PUT is the server's own refusal.
+            #expect(R.verdict(status: status, ranged: false, offset: 0, end: 8, held: nil) == .failed)
         }
+        // From the start: the piece written as the whole file is right; one
+        // written into a longer leftover shows the range followed, the leftover in the way.
+        #expect(R.verdict(status: 201, ranged: true, offset: 0, end: 4, held: 4) == .wrote)
+        #expect(R.verdict(status: 204, ranged: true, offset: 0, end: 4, held: 9) == .leftover)
+        #expect(R.verdict(status: 204, ranged: true, offset: 0, end: 4, held: 2) == .noRanges)
         // A failure of its own stays one.
         for status in [403, 409, 507] {
-            #expect(R.verdict(status: status, offset: 4, end: 8, held: nil) == .failed)
+            #expect(R.verdict(status: status, ranged: true, offset: 4, end: 8, held: nil) == .failed)
         }
     }
 

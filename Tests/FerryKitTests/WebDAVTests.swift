@@ -309,16 +309,21 @@ struct WebDAVTests {
         case .apache:
             #expect(support == .yes)
             #expect(r.bytesSent == 1_000_007 && r.retries == 0, "\(r)")
-            // Four PUTs of at most 256 KiB each, the first without a range.
+            // Four PUTs of at most 256 KiB each.
             let puts = server.accessLog.filter { $0.hasPrefix("PUT /dav/.up.bin.ferry-part") }
             #expect(puts.count == 4, "\(puts)")
-        case .nginx, .sabre, .rclone:
+        case .nginx, .sabre:
             #expect(support == .no, "\(server.name)")
-            // The first piece, the second as far as the server read it before
-            // it refused or mis-wrote it, then the whole file, in one retry.
+            // The first piece refused (before its body, where the server answers
+            // Expect: 100-continue), then the whole file, in one retry.
             let sent = r.bytesSent ?? 0
-            #expect(sent >= 1_000_007 + (256 << 10) && sent <= 1_000_007 + (512 << 10), "\(server.name): \(r)")
+            #expect(sent >= 1_000_007 && sent <= 1_000_007 + (256 << 10), "\(server.name): \(r)")
             #expect(r.retries == 1, "\(server.name): \(r)")
+        case .rclone:
+            #expect(support == .no)
+            // The first piece written as the whole file is right; the second
+            // shows the range ignored. Then the whole file, in one retry.
+            #expect(r.bytesSent == 1_000_007 + (512 << 10) && r.retries == 1, "\(r)")
         }
         // The server's answer is remembered: the next file goes whole at once, or in pieces.
         let again = try await fs.upload(work.file("up.bin"), to: path(server, "again.bin"), options: .init()).result
@@ -354,7 +359,12 @@ struct WebDAVTests {
         try other.write(to: URL(fileURLWithPath: server.local(".up2.bin.ferry-part")))
         server.allowWrites()
         let r2 = try await fs.upload(work.file("up.bin"), to: path(server, "up2.bin"), options: .init()).result
-        #expect(r2.resumedFrom == 0 && r2.bytesSent == 3_000_000, "\(r2)")
+        #expect(r2.resumedFrom == 0, "\(r2)")
+        if kind == .apache {
+            // The first piece went into the leftover, which was then removed: once more from the start.
+            #expect(r2.bytesSent == 3_000_000 + (1 << 20) && r2.retries == 1, "\(r2)")
+            #expect(fs.rangedPut.support == .yes)
+        }
         #expect(FileManager.default.contents(atPath: server.local("up2.bin")) == data)
     }
 }

@@ -7,9 +7,10 @@ import Synchronization
 /// nginx say `501`. golang's `x/net/webdav` (`rclone serve webdav`) ignores the
 /// header and writes the piece as the whole file.
 ///
-/// So a file larger than one piece goes as pieces: the first as a plain PUT
-/// that makes the temporary file, each next one as a ranged PUT, checked
-/// against the size the server then holds. A kill or a dropped connection
+/// So a file larger than one piece goes as pieces, each a PUT with its
+/// `Content-Range` (the first one makes the temporary file), checked against
+/// the size the server then holds: a server that refuses ranges says so to the
+/// first piece, before most of its bytes are sent (`Expect: 100-continue`). A kill or a dropped connection
 /// costs at most the piece in flight, and the next run goes on after the
 /// leftover's last bytes are compared (`UploadSteps.tailMatches`). A server
 /// that refuses or ignores the range is remembered (`no`), and the file goes
@@ -35,23 +36,29 @@ enum WebDAVRangedPut {
         return min(size, offset + piece)
     }
 
-    /// What the answer to a PUT from `offset` (the temporary then holding
-    /// `held` bytes, nil when not looked up) says.
+    /// What the answer to a PUT of the bytes from `offset` to `end` says
+    /// (`ranged`: it carried `Content-Range`; `held`: the temporary's size
+    /// afterwards, nil when not looked up).
     enum Verdict: Equatable {
         /// As asked: the server holds the file up to the piece's end.
         case wrote
         /// The server does not take ranged PUTs (it refused, or wrote the piece
         /// as the whole file): send the whole file again.
         case noRanges
+        /// The first piece went into a longer leftover of an earlier try,
+        /// written in place (so the server takes ranges): the leftover must go
+        /// before the file starts again.
+        case leftover
         /// A failure of its own (no space, no rights ...), reported as such.
         case failed
     }
 
-    static func verdict(status: Int, offset: Int64, end: Int64, held: Int64?) -> Verdict {
-        let ranged = offset > 0
+    static func verdict(status: Int, ranged: Bool, offset: Int64, end: Int64, held: Int64?) -> Verdict {
         if (200..<300).contains(status) {
-            guard ranged, let held else { return .wrote }
-            return held == end ? .wrote : .noRanges
+            guard ranged, let held, held != end else { return .wrote }
+            // A server that ignores the range writes the piece as the whole
+            // file: from offset 0 that is right, after it the size shows it.
+            return offset == 0 && held > end ? .leftover : .noRanges
         }
         // 400 is RFC 9110's refusal of a ranged PUT, 501 sabre/dav's and nginx's;
         // 416 a server that reads Content-Range as a download's range.

@@ -3,10 +3,11 @@ import Foundation
 import Synchronization
 
 /// One PUT to a temporary name: of the whole local file, or of the piece from
-/// `offset` to `end`, with `Content-Range` when it does not start the file
-/// (`WebDAVRangedPut`).
+/// `offset` to `end` with its `Content-Range` (`WebDAVRangedPut`).
 final class WebDAVPutJob: LocalFileUploadJob, @unchecked Sendable {
     let offset: Int64
+    /// A piece: it carries `Content-Range`.
+    var ranged: Bool { offset > 0 || end < size }
     private(set) var headers = HTTPHeaders()
     private var reply = CappedBody(limit: 64 << 10)
     /// The error body, for the server's words.
@@ -20,8 +21,8 @@ final class WebDAVPutJob: LocalFileUploadJob, @unchecked Sendable {
         super.init(
             hostKey: target.hostKey, fd: fd, sourcePath: sourcePath, offset: offset, size: size, end: end,
             transfer: transfer)
-        let range = offset > 0 ? ["Content-Range: bytes \(offset)-\(end - 1)/\(size)"] : []
-        fs.configure(easy, target, headers: range)
+        let piece = offset > 0 || end < size
+        fs.configure(easy, target, headers: piece ? ["Content-Range: bytes \(offset)-\(end - 1)/\(size)"] : [])
         easy.set(CURLOPT_UPLOAD, 1)
         easy.set(CURLOPT_INFILESIZE_LARGE, large: end - offset)
         easy.setTimeouts(connect: .seconds(15), stall: stallTimeout)
@@ -83,9 +84,8 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
         // that wrote the piece as the whole file left a temporary of the wrong
         // bytes, which the whole file now replaces.
         let ok = (200..<300).contains(job.status)
-        let piece = job.offset > 0 || job.end < job.size
-        let held = ok && piece ? try await UploadSteps.remoteLength(path, of: self) : nil
-        if ok && piece && held == nil {
+        let held = ok && job.ranged ? try await UploadSteps.remoteLength(path, of: self) : nil
+        if ok && job.ranged && held == nil {
             // Pieces need the server's count of what it holds.
             fs.rangedPut.learn(.no)
             throw FerryError(
@@ -93,8 +93,11 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
                 detail: "the server does not say how much of the file it holds; sending the whole file",
                 isTransient: true)
         }
-        switch WebDAVRangedPut.verdict(status: job.status, offset: job.offset, end: job.end, held: held) {
+        let verdict = WebDAVRangedPut.verdict(
+            status: job.status, ranged: job.ranged, offset: job.offset, end: job.end, held: held)
+        switch verdict {
         case .wrote:
+            // Only a piece after the first shows the range was followed.
             if job.offset > 0 { fs.rangedPut.learn(.yes) }
             return
         case .noRanges:
@@ -104,6 +107,13 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
                 .verificationFailed, operation: "upload", target: fs.display(path),
                 detail: "the server does not take a PUT at an offset (Content-Range): it \(what); "
                     + "sending the whole file again", isTransient: true)
+        case .leftover:
+            fs.rangedPut.learn(.yes)
+            await remove(path)
+            throw FerryError(
+                .verificationFailed, operation: "upload", target: fs.display(path),
+                detail: "an earlier upload's longer leftover was there (\(held ?? 0) bytes); removed it, "
+                    + "sending the file again", isTransient: true)
         case .failed:
             break
         }

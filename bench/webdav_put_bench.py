@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import ferry_binary, free_port, median, timed, wait_port
 from link import PROFILES, LinkProcess
 
-MODULES = ["mpm_event", "authz_core", "dav", "dav_fs", "alias", "log_config"]
+MODULES = ["mpm_event", "authz_core", "dav", "dav_fs", "mime", "alias", "log_config"]
 
 
 class ApacheDAV:

@@ -84,8 +84,10 @@ protocol ResumableUploadTarget: UploadTarget {
     /// Throws the server's refusal of the job just finished to `path` (WebDAV's
     /// PUT answered 409 or 403: libcurl says "done" all the same); nothing by
     /// default. Asked before what the server holds is looked up, so a refusal is
-    /// never mistaken for "nothing arrived yet" and tried again.
-    func checkAnswer(_ path: String) async throws(FerryError)
+    /// never mistaken for "nothing arrived yet" and tried again. Returns the
+    /// size the server holds when it looked it up (WebDAV's pieces), nil when
+    /// the driver should ask.
+    func checkAnswer(_ path: String) async throws(FerryError) -> Int64?
 }
 
 extension ResumableUploadTarget {
@@ -112,7 +114,7 @@ extension ResumableUploadTarget {
                 return have
             },
             storedLength: { () async throws(FerryError) in
-                try await checkAnswer(remote)
+                if let held = try await checkAnswer(remote) { return held }
                 return try await UploadSteps.remoteLength(remote, of: self)
             })
     }
@@ -128,7 +130,7 @@ extension UploadSteps {
 }
 
 extension ResumableUploadTarget {
-    func checkAnswer(_ path: String) async throws(FerryError) {}
+    func checkAnswer(_ path: String) async throws(FerryError) -> Int64? { nil }
 }
 
 extension UploadTarget {

@@ -77,9 +77,10 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
     }
 
     /// The PUT's own answer: a refusal is thrown, a missing folder made first
-    /// when `createParents` (then the error is transient: the file goes again).
-    func checkAnswer(_ path: String) async throws(FerryError) {
-        guard let job = lastPut.take(path) else { return }
+    /// when `createParents` (then the error is transient: the file goes again);
+    /// after a piece, what the server holds (looked up once, for both uses).
+    func checkAnswer(_ path: String) async throws(FerryError) -> Int64? {
+        guard let job = lastPut.take(path) else { return nil }
         // A ranged PUT's answer also says whether the server takes them: one
         // that wrote the piece as the whole file left a temporary of the wrong
         // bytes, which the whole file now replaces.
@@ -99,7 +100,7 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
         case .wrote:
             // Only a piece after the first shows the range was followed.
             if job.offset > 0 { fs.rangedPut.learn(.yes) }
-            return
+            return held
         case .noRanges:
             fs.rangedPut.learn(.no)
             let what = ok ? "wrote it as the whole file (\(held ?? 0) bytes)" : "answered \(job.status)"
@@ -138,6 +139,7 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
             }
             throw refused
         }
+        return nil
     }
 
     /// A leftover's last bytes, by a `Range` request.

@@ -89,7 +89,9 @@ enum GetCommand: Command {
         if only != nil && !args.has(Keys.recursive) { throw UsageError(message: "--only goes with -r") }
         var options = transfer.download
         options.resume = !args.has(Keys.noResume)
-        Ferry.setConnectionLimits(total: max(16, jobs), perHost: jobs)
+        // Without -j, a far web server gets twice the default (RoundTripWidth).
+        Ferry.setConnectionLimits(
+            total: max(16, jobs), perHost: jobs, widenFarServers: !args.given(TransferKeys.jobs))
 
         // Standard output: no bars while it is the terminal (they would mix with the bytes), as curl.
         let quiet = args.has(CommonOptions.quiet) || (toStandardOutput && isatty(STDOUT_FILENO) != 0)

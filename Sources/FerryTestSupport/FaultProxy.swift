@@ -8,7 +8,8 @@ import Synchronization
 /// A TCP proxy on 127.0.0.1 for fault tests: forwards to `upstreamPort`, and for
 /// the first `faultyConnections` connections cuts the connection (RST) after a
 /// random number of response bytes in `cutAfter`. It also records the highest
-/// number of connections open at once.
+/// number of connections open at once. With `requestDelay`, every piece of a
+/// request waits that long before it goes on: a server far away.
 public final class FaultProxy: LoopbackHTTPServer {
     public var port: Int { listener.port }
     private let listener: ProxyListener
@@ -22,11 +23,13 @@ public final class FaultProxy: LoopbackHTTPServer {
     }
     private let shared: Shared
 
-    public init(upstreamPort: Int, faultyConnections: Int = 0, cutAfter: ClosedRange<Int> = 1...1, seed: UInt64 = 7)
-        throws
-    {
+    public init(
+        upstreamPort: Int, faultyConnections: Int = 0, cutAfter: ClosedRange<Int> = 1...1, seed: UInt64 = 7,
+        requestDelay: Duration = .zero
+    ) throws {
         let shared = Shared(
-            rng: seed | 1, upstreamPort: upstreamPort, faultyConnections: faultyConnections, cutAfter: cutAfter)
+            rng: seed | 1, upstreamPort: upstreamPort, faultyConnections: faultyConnections, cutAfter: cutAfter,
+            requestDelay: requestDelay)
         self.shared = shared
         listener = try ProxyListener(what: "proxy", backlog: 64) { client in shared.accepted(client) }
     }
@@ -50,12 +53,17 @@ public final class FaultProxy: LoopbackHTTPServer {
         let upstreamPort: Int
         let faultyConnections: Int
         let cutAfter: ClosedRange<Int>
+        let requestDelay: Duration
 
-        init(rng: UInt64, upstreamPort: Int, faultyConnections: Int, cutAfter: ClosedRange<Int>) {
+        init(
+            rng: UInt64, upstreamPort: Int, faultyConnections: Int, cutAfter: ClosedRange<Int>,
+            requestDelay: Duration
+        ) {
             state = Mutex(State(rng: rng))
             self.upstreamPort = upstreamPort
             self.faultyConnections = faultyConnections
             self.cutAfter = cutAfter
+            self.requestDelay = requestDelay
         }
 
         func accepted(_ client: Int32) {
@@ -79,11 +87,13 @@ public final class FaultProxy: LoopbackHTTPServer {
                 return
             }
             // Client to server on its own thread; server to client here, counting bytes.
+            let delay = requestDelay
             let up = Thread {
                 var buf = [UInt8](repeating: 0, count: 65536)
                 while true {
                     let n = read(client, &buf, buf.count)
                     if n <= 0 { break }
+                    if delay > .zero { Thread.sleep(forTimeInterval: delay / .seconds(1)) }
                     if send(upstream, buf, n, Int32(MSG_NOSIGNAL)) != n { break }
                 }
                 shutdown(upstream, Int32(SHUT_WR))

@@ -51,6 +51,22 @@ struct GetCommandTests {
         }
     }
 
+    /// Without `-j`, a web server 25 ms away gets 8 transfers at once (twice the
+    /// default); `-j 4` named is kept, far or not.
+    @Test func aFarServerGetsEightAtOnceUnlessJobsAreNamed() throws {
+        for i in 0..<40 { try TestData.file(files.file("far\(i).bin"), size: 20_000, seed: UInt64(i)) }
+        for jobs in [nil, "4"] as [String?] {
+            let proxy = try FaultProxy(upstreamPort: nginx.port, requestDelay: .milliseconds(25))
+            defer { proxy.stop() }
+            let urls = (0..<40).map { proxy.url("/far\($0).bin") }
+            let dir = "far-\(jobs ?? "default")"
+            let out = try run(["get"] + urls + ["-o", dir, "--quiet"] + (jobs.map { ["-j", $0] } ?? []))
+            #expect(out.status == 0, "\(out.stderr)")
+            #expect(proxy.maxConcurrentConnections == (jobs == nil ? 8 : 4), "-j \(jobs ?? "not given")")
+            #expect(FileManager.default.contents(atPath: work.file(dir + "/far39.bin"))?.count == 20_000)
+        }
+    }
+
     @Test func namesFromURLsStayFlatInTheDestinationFolder() throws {
         try FileManager.default.createDirectory(atPath: files.file("docs"), withIntermediateDirectories: true)
         let readme = try TestData.file(files.file("docs/readme.txt"), size: 1000, seed: 1)

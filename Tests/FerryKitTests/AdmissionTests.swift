@@ -45,6 +45,22 @@ import Testing
         #expect(a.end(2) == [.start(3)])
     }
 
+    /// A far server's lane is widened (`RoundTripWidth`): the waiting start at
+    /// once; narrowed back, the running finish and no new one starts until it
+    /// has room. A host limit of its own (a card, a server that refused) wins.
+    @Test func aWidenedLaneTakesMoreUnlessItHasALimitOfItsOwn() {
+        var a = Admission<Int>(total: 16, perHost: 2, hostLimits: ["card": 1])
+        #expect(Self.starts(a.submit((1...5).map { ($0, "far", false, false) })) == [1, 2])
+        #expect(a.widen("far", to: 4) == [.start(3), .start(4)])
+        #expect(a.limit(of: "far") == 4)
+        #expect(a.widen("far", to: nil) == [])
+        #expect(a.limit(of: "far") == 2)
+        #expect(a.end(1) == [] && a.end(2) == [] && a.end(3) == [.start(5)])
+        _ = a.submit(10, lane: "card", watched: false)
+        #expect(a.widen("card", to: 4) == [])
+        #expect(a.limit(of: "card") == 1)
+    }
+
     @Test func aWaitingTicketInterruptedEndsUnstartedAndTheWatcherHears() {
         var a = Admission<Int>(total: 16, perHost: 1)
         _ = a.submit(1, lane: "h", watched: false)

@@ -290,6 +290,28 @@ struct HTTPDownloadTests {
         }
     }
 
+    /// With `widensFarServers`, a web server whose answers take 15 ms or more
+    /// (a proxy holds each request 25 ms) gets twice the per-server limit once
+    /// a few answers came; without it, or with a host limit of its own, not.
+    @Test(arguments: [(true, nil), (false, nil), (true, 3)] as [(Bool, Int?)])
+    func aFarServerGetsTwiceThePerHostLimit(widens: Bool, hostLimit: Int?) async throws {
+        for i in 0..<40 { try TestData.file(files.file("w\(i).bin"), size: 20_000, seed: UInt64(i)) }
+        let proxy = try FaultProxy(upstreamPort: nginx.port, requestDelay: .milliseconds(25))
+        let engine = CurlEngine(limits: .init(total: 16, perHost: 4, widensFarServers: widens))
+        let root = try RemoteURL(parsing: proxy.url("/"))
+        if let hostLimit { engine.setHostLimit(root.hostKey, hostLimit) }
+        let fs = HTTPFileSystem(url: root, engine: engine)
+        let transfers = (0..<40).map { fs.download("/w\($0).bin", to: out.file("w\($0).bin"), options: .init()) }
+        for t in transfers { _ = try await t.result }
+        let expected = hostLimit ?? (widens ? 8 : 4)
+        #expect(proxy.maxConcurrentConnections == expected, "widens \(widens), limit \(hostLimit ?? 0)")
+        for i in [0, 39] {
+            #expect(
+                try Data(contentsOf: URL(fileURLWithPath: out.file("w\(i).bin")))
+                    == TestData.bytes(20_000, seed: UInt64(i)))
+        }
+    }
+
     /// The engine stops looking for a job to start once no server with waiting
     /// jobs has a free connection; a job for another server queued behind a full
     /// one must still start at once.

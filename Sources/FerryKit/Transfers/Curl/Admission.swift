@@ -104,6 +104,9 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
     private(set) var total: Int
     private(set) var perHost: Int
     private var hostLimits: [String: Int]
+    /// Lanes given more than `perHost` for their round trip (`widen`); a host
+    /// limit (set, or lowered after a refusal) still wins.
+    private var widened: [String: Int] = [:]
     private var policies: [String: LanePolicy] = [:]
     /// Lane keys numbered on first sight: admission compares integers, not
     /// strings (with a thousand queued files string lookups were a large share
@@ -135,7 +138,7 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
     func isActive(_ ticket: Ticket) -> Bool { entries[ticket]?.active == true }
 
     /// The limit of `lane` now.
-    func limit(of lane: String) -> Int { hostLimits[lane] ?? perHost }
+    func limit(of lane: String) -> Int { hostLimits[lane] ?? widened[lane] ?? perHost }
 
     /// The waiting tickets in the order they are to start.
     var waitingOrder: [Ticket] { queue }
@@ -294,6 +297,15 @@ struct Admission<Ticket: Hashable & Sendable>: Sendable {
         self.perHost = max(1, perHost)
         self.hostLimits = hostLimits.mapValues { max(1, $0) }
         for n in lanes.indices { lanes[n].limit = limit(of: lanes[n].key) }
+        return admit(now: now) + preempt(now: now)
+    }
+
+    /// Gives `lane` `width` transfers at once instead of `perHost`
+    /// (`RoundTripWidth`: a far server); nil goes back to `perHost`. A lane
+    /// with a host limit of its own keeps that.
+    mutating func widen(_ lane: String, to width: Int?, now: Instant = .now) -> [Action] {
+        widened[lane] = width.map { max(1, $0) }
+        if let n = laneNumber[lane] { lanes[n].limit = limit(of: lane) }
         return admit(now: now) + preempt(now: now)
     }
 

@@ -17,6 +17,9 @@ final class CurlEngine: Sendable {
         var total: Int = 16
         /// Default per-server limit; `setHostLimit` overrides it for one server.
         var perHost: Int = 6
+        /// A web server whose answers come from far away gets twice `perHost`
+        /// (`RoundTripWidth`), unless it has a limit of its own.
+        var widensFarServers = false
     }
 
     /// The process-wide engine that every backend uses unless given another.
@@ -195,6 +198,10 @@ private final class EngineLoop: @unchecked Sendable {
     var active: [UnsafeMutableRawPointer: CurlJob] = [:]
     var limitsVersion = -1
     var policies: [String: LanePolicy] = [:]
+    /// With `Limits.widensFarServers`: each web server's answer times.
+    var widths: [String: RoundTripWidth] = [:]
+    var widens = false
+    var perHost = 6
     /// The lanes of jobs whose handle asks for one (`TLSSessionCache.lane`),
     /// and the lane each running such job holds.
     var lanes = ConnectionLanes()
@@ -234,6 +241,12 @@ private final class EngineLoop: @unchecked Sendable {
             if inbox.limitsVersion != limitsVersion {
                 limitsVersion = inbox.limitsVersion
                 policies = inbox.policies
+                if widens != inbox.limits.widensFarServers || perHost != inbox.limits.perHost {
+                    // The widths were worked out for the old limits: start over.
+                    for lane in widths.keys { perform(admission.widen(lane, to: nil, now: now)) }
+                    widths.removeAll()
+                    (widens, perHost) = (inbox.limits.widensFarServers, inbox.limits.perHost)
+                }
                 perform(admission.setPolicies(inbox.policies, now: now))
                 perform(
                     admission.setLimits(
@@ -339,8 +352,27 @@ private final class EngineLoop: @unchecked Sendable {
             lanes.release(key, lane)
         }
         jobs[ticket] = nil
+        if widens && code == .ok && !interrupted { measureRoundTrip(job) }
         let refused = finish(job, code: code, interrupted: interrupted)
         perform(admission.end(ticket, refusedMore: refused, now: .now))
+    }
+
+    /// A finished web download's time to its first byte, for its server's
+    /// width (`RoundTripWidth`); admission hears of a change of width.
+    private func measureRoundTrip(_ job: CurlJob) {
+        let easy = job.easy
+        guard easy.info(large: CURLINFO_SIZE_UPLOAD_T) == 0,
+            let scheme = easy.info(string: CURLINFO_SCHEME)?.lowercased(), scheme == "http" || scheme == "https"
+        else { return }
+        let sent = easy.info(large: CURLINFO_PRETRANSFER_TIME_T)
+        let answered = easy.info(large: CURLINFO_STARTTRANSFER_TIME_T)
+        guard sent > 0, answered >= sent else { return }
+        var width = widths[job.hostKey] ?? RoundTripWidth(base: perHost, most: 2 * perHost)
+        let before = width.width
+        width.record(.microseconds(answered - sent))
+        widths[job.hostKey] = width
+        let now = width.width
+        if now != before { perform(admission.widen(job.hostKey, to: now == perHost ? nil : now)) }
     }
 
     /// Whether a job asked to be driven again before the engine waits

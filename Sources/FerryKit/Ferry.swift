@@ -53,10 +53,13 @@ public enum Ferry {
     /// transfers at once per SMB server and per SFTP server over OpenSSH (whose
     /// options set no `maxConnections`).
     ///
-    /// - Parameter widenFarServers: A web server (HTTP, HTTPS, WebDAV) whose
-    ///   answers take 15 ms or more gets twice `perHost`: small files over a
-    ///   long round trip are bound by the waits, not the link. A server with a
-    ///   limit of its own (``setConnectionLimit(_:for:)``) keeps it.
+    /// - Parameters:
+    ///   - total: Transfers at once over all servers.
+    ///   - perHost: Transfers at once per server.
+    ///   - widenFarServers: A web server (HTTP, HTTPS, WebDAV) whose answers
+    ///     take 15 ms or more gets twice `perHost`: small files over a long
+    ///     round trip are bound by the waits, not the link. A server with a
+    ///     limit of its own (``setConnectionLimit(_:for:)``) keeps it.
     public static func setConnectionLimits(total: Int, perHost: Int, widenFarServers: Bool = false) {
         CurlEngine.shared.setLimits(
             .init(total: max(1, total), perHost: max(1, perHost), widensFarServers: widenFarServers))

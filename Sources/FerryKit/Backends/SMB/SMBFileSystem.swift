@@ -32,7 +32,7 @@ public struct SMBFileSystem: RemoteFileSystem, DownloadSourceFactory {
     ///     finds them); `DOMAIN;user` names a domain or workgroup; no user logs
     ///     in as a guest. `maxConnections` is the number of contexts and of
     ///     transfers at once (default: the per-server limit of
-    ///     ``Ferry/setConnectionLimits(total:perHost:)``, 4 until set).
+    ///     ``Ferry/setConnectionLimits(total:perHost:widenFarServers:)``, 4 until set).
     public init(url: RemoteURL, options: ConnectionOptions = .init()) {
         self.url = url
         let credentials = options.credentials(for: url)

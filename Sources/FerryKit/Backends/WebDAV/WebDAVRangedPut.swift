@@ -45,6 +45,9 @@ enum WebDAVRangedPut {
         /// The server does not take ranged PUTs (it refused, or wrote the piece
         /// as the whole file): send the whole file again.
         case noRanges
+        /// The server answered a piece but does not say how much of the file it
+        /// holds: pieces cannot be checked, so whole files only.
+        case sizeUnknown
         /// The first piece went into a longer leftover of an earlier try,
         /// written in place (so the server takes ranges): the leftover must go
         /// before the file starts again.
@@ -55,7 +58,9 @@ enum WebDAVRangedPut {
 
     static func verdict(status: Int, ranged: Bool, offset: Int64, end: Int64, held: Int64?) -> Verdict {
         if (200..<300).contains(status) {
-            guard ranged, let held, held != end else { return .wrote }
+            guard ranged else { return .wrote }
+            guard let held else { return .sizeUnknown }
+            if held == end { return .wrote }
             // A server that ignores the range writes the piece as the whole
             // file: from offset 0 that is right, after it the size shows it.
             return offset == 0 && held > end ? .leftover : .noRanges

@@ -21,8 +21,7 @@ final class WebDAVPutJob: LocalFileUploadJob, @unchecked Sendable {
         super.init(
             hostKey: target.hostKey, fd: fd, sourcePath: sourcePath, offset: offset, size: size, end: end,
             transfer: transfer)
-        let piece = offset > 0 || end < size
-        fs.configure(easy, target, headers: piece ? ["Content-Range: bytes \(offset)-\(end - 1)/\(size)"] : [])
+        fs.configure(easy, target, headers: ranged ? ["Content-Range: bytes \(offset)-\(end - 1)/\(size)"] : [])
         easy.set(CURLOPT_UPLOAD, 1)
         easy.set(CURLOPT_INFILESIZE_LARGE, large: end - offset)
         easy.setTimeouts(connect: .seconds(15), stall: stallTimeout)
@@ -86,14 +85,6 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
         // bytes, which the whole file now replaces.
         let ok = (200..<300).contains(job.status)
         let held = ok && job.ranged ? try await UploadSteps.remoteLength(path, of: self) : nil
-        if ok && job.ranged && held == nil {
-            // Pieces need the server's count of what it holds.
-            fs.rangedPut.learn(.no)
-            throw FerryError(
-                .verificationFailed, operation: "upload", target: fs.display(path),
-                detail: "the server does not say how much of the file it holds; sending the whole file",
-                isTransient: true)
-        }
         let verdict = WebDAVRangedPut.verdict(
             status: job.status, ranged: job.ranged, offset: job.offset, end: job.end, held: held)
         switch verdict {
@@ -101,6 +92,12 @@ struct WebDAVUploadTarget: ResumableUploadTarget {
             // Only a piece after the first shows the range was followed.
             if job.offset > 0 { fs.rangedPut.learn(.yes) }
             return held
+        case .sizeUnknown:
+            fs.rangedPut.learn(.no)
+            throw FerryError(
+                .verificationFailed, operation: "upload", target: fs.display(path),
+                detail: "the server does not say how much of the file it holds; sending the whole file",
+                isTransient: true)
         case .noRanges:
             fs.rangedPut.learn(.no)
             let what = ok ? "wrote it as the whole file (\(held ?? 0) bytes)" : "answered \(job.status)"

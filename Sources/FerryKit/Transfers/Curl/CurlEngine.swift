@@ -371,8 +371,8 @@ private final class EngineLoop: @unchecked Sendable {
         let before = width.width
         width.record(.microseconds(answered - sent))
         widths[job.hostKey] = width
-        let now = width.width
-        if now != before { perform(admission.widen(job.hostKey, to: now == perHost ? nil : now)) }
+        let after = width.width
+        if after != before { perform(admission.widen(job.hostKey, to: after == perHost ? nil : after)) }
     }
 
     /// Whether a job asked to be driven again before the engine waits

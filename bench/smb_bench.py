@@ -18,12 +18,14 @@ Both tools log in as the same tdbsam user with the same password (ferry through
 FERRY_PASSWORD, smbclient through -U USER%PASS on its command line: only here).
 
 Usage: bench/smb_bench.py [--rounds N] [--size-mb N] [--files N] [--only single|tree] [--out FILE] [--ferry PATH]
+                          [--link lan|wifi|internet] [--serial-too]
 Needs: scripts/setup.sh (samba, smbclient) and --bench (/usr/bin/time).
 """
 import argparse, filecmp, math, os, pwd, random, shlex, shutil, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import DURABLE, FreshExt4, alternate, ferry_binary, free_port, median, then_sync, wait_port
 from ftp_bench import command_lines, make_tree, verify_tree
+from link import PROFILES, LinkProcess
 
 PEERS = ["smbclient", "smbpasswd", "/usr/bin/time"]
 PASSWORD = "bench-secret"
@@ -77,12 +79,17 @@ class Smbd:
         self.proc = subprocess.Popen([binary, "--foreground", "--no-process-group", "-s", self.conf],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_port(self.port)
+        self.client_port = self.port
+
+    def through(self, port):
+        """Clients connect to `port` (an emulated link in front of smbd, bench/link.py)."""
+        self.client_port = port
 
     def url(self, path):
-        return f"smb://{self.user}@127.0.0.1:{self.port}/bench{path}"
+        return f"smb://{self.user}@127.0.0.1:{self.client_port}/bench{path}"
 
     def smbclient(self, commands):
-        return ["smbclient", "-p", str(self.port), "//127.0.0.1/bench", "-U", f"{self.user}%{PASSWORD}",
+        return ["smbclient", "-p", str(self.client_port), "//127.0.0.1/bench", "-U", f"{self.user}%{PASSWORD}",
                 "-c", commands]
 
     def stop(self):
@@ -135,7 +142,7 @@ def single_file(ferry, rounds, size_mb, root, work, server):
     return rows, tools
 
 
-def tree(ferry, rounds, count, root, server):
+def tree(ferry, rounds, count, root, server, serial_too=False):
     src = os.path.join(root, "tree")
     files = make_tree(src, count)
     total = sum(files.values())
@@ -150,6 +157,8 @@ def tree(ferry, rounds, count, root, server):
         + server.smbclient("cd tree; recurse; prompt; mget *"),
     }
     tools["smbclient mget" + DURABLE] = then_sync(tools["smbclient mget"])
+    if serial_too:
+        tools["ferry -j 4, FERRY_SMB_THREADS=0"] = ["env", "FERRY_SMB_THREADS=0"] + tools["ferry -j 4"]
     fs = FreshExt4(size_gb=max(8, math.ceil(total * len(tools) * rounds * 1.3 / (1 << 30)) + 1))
     runs = iter(range(1_000_000))
 
@@ -178,6 +187,10 @@ def main():
     ap.add_argument("--only", choices=["single", "tree"], default=None)
     ap.add_argument("--out", default=None, help="append the results as a markdown section to FILE")
     ap.add_argument("--ferry", default=None, help="this ferry binary instead of a release build of the checkout")
+    ap.add_argument("--link", choices=sorted(PROFILES), default=None,
+                    help="clients reach smbd through this emulated link (bench/link.py) instead of loopback")
+    ap.add_argument("--serial-too", action="store_true",
+                    help="also run ferry -j 4 with FERRY_SMB_THREADS=0 (every libsmbclient call in turn)")
     a = ap.parse_args()
     missing = [t for t in PEERS if shutil.which(t) is None]
     if missing:
@@ -187,13 +200,17 @@ def main():
     root = os.path.join(work, "share")
     os.makedirs(root)
     server = Smbd(root)
+    link = LinkProcess(a.link, [("smb", server.port)]) if a.link else None
+    if link:
+        server.through(link.__enter__().ports[0])
+    where = f"through the emulated `{a.link}` link" if a.link else "on loopback"
     lines = []
     load_before = os.getloadavg()
     try:
         if a.only in (None, "single"):
             rows, tools = single_file(ferry, a.rounds, a.size_mb, root, work, server)
             t = {r[0]: r[1] for r in rows}
-            lines.append(f"### One {a.size_mb} MiB file from smbd on loopback ({a.rounds} rounds, alternating, median)\n")
+            lines.append(f"### One {a.size_mb} MiB file from smbd {where} ({a.rounds} rounds, alternating, median)\n")
             lines.append("| tool | MB/s | seconds | ratio to smbclient | peak RSS MB |")
             lines.append("|---|---|---|---|---|")
             for name, mbps, secs, rss in sorted(rows, key=lambda r: -r[1]):
@@ -203,11 +220,11 @@ def main():
                          f" (plain smbclient, which flushes nothing: {t['ferry'] / t['smbclient -c get']:.2f}x)\n")
             lines += command_lines(tools)
         if a.only in (None, "tree"):
-            rows, tools, total, where = tree(ferry, a.rounds, a.files, root, server)
+            rows, tools, total, into = tree(ferry, a.rounds, a.files, root, server, a.serial_too)
             ferry_secs = next(r[1] for r in rows if r[0] == "ferry -j 4")
-            lines.append(f"\n### A tree of {a.files} files, 4 KiB-4 MiB ({total / 1e6:.0f} MB), from smbd on loopback "
+            lines.append(f"\n### A tree of {a.files} files, 4 KiB-4 MiB ({total / 1e6:.0f} MB), from smbd {where} "
                          f"({a.rounds} rounds, alternating, median)\n")
-            lines.append(f"Into {where}; each run in a new folder after `sync`; every run's tree checked.\n")
+            lines.append(f"Into {into}; each run in a new folder after `sync`; every run's tree checked.\n")
             lines.append("| tool | seconds | MB/s | speed-up of ferry -j 4 | peak RSS MB |")
             lines.append("|---|---|---|---|---|")
             for name, secs, rss in sorted(rows, key=lambda r: r[1]):
@@ -218,6 +235,8 @@ def main():
                          f"{durable / ferry_secs:.2f}x, {'met' if durable >= ferry_secs else 'NOT met'}\n")
             lines += command_lines(tools)
     finally:
+        if link:
+            link.__exit__(None, None, None)
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
     load_after = os.getloadavg()

@@ -2,8 +2,10 @@
 #include "CFerryOS.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -78,3 +80,20 @@ int ferry_os_background_thread(void) {
 int ferry_os_start_writeback(int fd, int64_t offset, int64_t length) {
     return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
 }
+
+void *ferry_os_rwlock_new(void) {
+    pthread_rwlock_t *lock = malloc(sizeof *lock);
+    if (!lock) return NULL;
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    if (pthread_rwlock_init(lock, &attr) != 0) {
+        free(lock);
+        lock = NULL;
+    }
+    pthread_rwlockattr_destroy(&attr);
+    return lock;
+}
+void ferry_os_rwlock_shared(void *lock) { pthread_rwlock_rdlock((pthread_rwlock_t *)lock); }
+void ferry_os_rwlock_exclusive(void *lock) { pthread_rwlock_wrlock((pthread_rwlock_t *)lock); }
+void ferry_os_rwlock_unlock(void *lock) { pthread_rwlock_unlock((pthread_rwlock_t *)lock); }

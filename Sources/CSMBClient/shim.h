@@ -26,7 +26,73 @@ typedef struct {
     FERRY_SMB_FUNCTIONS(FERRY_SMB_FIELD)
 #undef FERRY_SMB_FIELD
     int loaded;
+    int threaded;
 } ferry_smb_library;
+
+// Samba's own thread hooks (lib/util/smb_threads.h, exported by libsamba-util as
+// smb_thread_set_functions; libsmbclient's smbc_thread_posix, which installs them,
+// is not exported by Debian's build). With them, Samba keeps its talloc stack frames
+// per thread and its global locks are real mutexes.
+typedef struct {
+    int (*create_mutex)(const char *lockname, void **pplock, const char *location);
+    void (*destroy_mutex)(void *plock, const char *location);
+    int (*lock_mutex)(void *plock, int lock_type, const char *location);
+    int (*create_tls)(const char *keyname, void **ppkey, const char *location);
+    void (*destroy_tls)(void **ppkey, const char *location);
+    int (*set_tls)(void *pkey, const void *pval, const char *location);
+    void *(*get_tls)(void *pkey, const char *location);
+} ferry_smb_thread_functions;
+
+static int ferry_smb_create_mutex(const char *name, void **out, const char *location) {
+    (void)name;
+    (void)location;
+    pthread_mutex_t *m = (pthread_mutex_t *)malloc(sizeof *m);
+    if (!m) return ENOMEM;
+    pthread_mutex_init(m, NULL);
+    *out = m;
+    return 0;
+}
+static void ferry_smb_destroy_mutex(void *m, const char *location) {
+    (void)location;
+    pthread_mutex_destroy((pthread_mutex_t *)m);
+    free(m);
+}
+static int ferry_smb_lock_mutex(void *m, int type, const char *location) {
+    (void)location;
+    return type == 2 ? pthread_mutex_unlock((pthread_mutex_t *)m) : pthread_mutex_lock((pthread_mutex_t *)m);
+}
+static int ferry_smb_create_tls(const char *name, void **out, const char *location) {
+    (void)name;
+    (void)location;
+    pthread_key_t *k = (pthread_key_t *)malloc(sizeof *k);
+    if (!k) return ENOMEM;
+    int e = pthread_key_create(k, NULL);
+    if (e) {
+        free(k);
+        return e;
+    }
+    *out = k;
+    return 0;
+}
+static void ferry_smb_destroy_tls(void **key, const char *location) {
+    (void)location;
+    pthread_key_delete(*(pthread_key_t *)*key);
+    free(*key);
+    *key = NULL;
+}
+static int ferry_smb_set_tls(void *key, const void *value, const char *location) {
+    (void)location;
+    return key ? pthread_setspecific(*(pthread_key_t *)key, value) : EINVAL;
+}
+static void *ferry_smb_get_tls(void *key, const char *location) {
+    (void)location;
+    // Samba asks for its stack frame's key before it first makes it (talloc_stack.c).
+    return key ? pthread_getspecific(*(pthread_key_t *)key) : NULL;
+}
+static const ferry_smb_thread_functions ferry_smb_threads = {
+    ferry_smb_create_mutex, ferry_smb_destroy_mutex, ferry_smb_lock_mutex, ferry_smb_create_tls,
+    ferry_smb_destroy_tls,  ferry_smb_set_tls,       ferry_smb_get_tls,
+};
 
 // The table lives in a function: Swift imports a header's static variables as
 // references to be linked, and nothing would define them.
@@ -42,6 +108,15 @@ static void ferry_smb_load(void) {
     if (!(ferry_smb_table()->name = (__typeof__(&name))dlsym(handle, #name))) return;
     FERRY_SMB_FUNCTIONS(FERRY_SMB_LOOK_UP)
 #undef FERRY_SMB_LOOK_UP
+    // The hooks go in before Samba's first talloc stack frame, once per process:
+    // another copy of this table may have installed them already.
+    int (*set_functions)(const ferry_smb_thread_functions *) =
+        (int (*)(const ferry_smb_thread_functions *))dlsym(handle, "smb_thread_set_functions");
+    const void **installed = (const void **)dlsym(handle, "global_tfp");
+    const char *choice = getenv("FERRY_SMB_THREADS");  // "0": every call in turn (SMBConnection.swift)
+    if (set_functions && installed && !(choice && strcmp(choice, "0") == 0)) {
+        if (*installed || set_functions(&ferry_smb_threads) == 0) ferry_smb_table()->threaded = 1;
+    }
     ferry_smb_table()->loaded = 1;
 }
 
@@ -51,6 +126,9 @@ static inline int ferry_smb_available(void) {
     pthread_once(&once, ferry_smb_load);
     return ferry_smb_table()->loaded;
 }
+
+/// 1 when Samba's thread hooks are in: contexts may then be used on several threads at once.
+static inline int ferry_smb_threaded(void) { return ferry_smb_available() && ferry_smb_table()->threaded; }
 
 /// A libsmbclient function. Every context was made after ferry_smb_available returned 1;
 /// the check is repeated because each object file that uses these inline functions can

@@ -201,8 +201,9 @@ public enum CLI {
             'ferry help COMMAND' describes one command; 'man ferry' has the options
             every command takes (-v, --json, --quiet, connections and timeouts) and
             the environment (FERRY_USER, FERRY_PASSWORD, ~/.netrc, FERRY_KEY_PASSPHRASE,
-            FERRY_SSH_TRANSPORT, SSH_AUTH_SOCK, CURL_CA_BUNDLE, SSL_CERT_FILE). Exit codes: 0 success,
-            1 an operation failed, 2 bad usage or bad URL, 130 interrupted (Ctrl-C).
+            FERRY_SSH_TRANSPORT, FERRY_SMB_THREADS, SSH_AUTH_SOCK, CURL_CA_BUNDLE, SSL_CERT_FILE).
+            Exit codes: 0 success, 1 an operation failed, 2 bad usage or bad URL, 130 interrupted
+            (Ctrl-C).
             """
         return s
     }

@@ -48,7 +48,7 @@ struct GeneratedDocsTests {
         let page = try generate("man")
         for text in [
             "sftp://", "SFTP", "smb://", "dav://", "davs://", "WebDAV", "FERRY_KEY_PASSPHRASE", "FERRY_SSH_TRANSPORT",
-            "SSH_AUTH_SOCK",
+            "FERRY_SMB_THREADS", "SSH_AUTH_SOCK",
             "CURL_CA_BUNDLE", "SSL_CERT_FILE", "FERRY_USER",
             ".SH CONNECTION OPTIONS", "\\fB\\-\\-human\\-readable\\fR", "\"type\":\"error\"",
         ] {

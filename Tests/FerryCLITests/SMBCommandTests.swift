@@ -67,6 +67,26 @@ struct SMBCommandTests {
         #expect(!(put.stdout + put.stderr + ls.stdout + get.stderr).contains(server.password))
     }
 
+    /// `FERRY_SMB_THREADS=0` leaves Samba's thread hooks out: every libsmbclient
+    /// call holds one lock, in turn, and a tree still goes up and comes back whole
+    /// with four connections. (Without the variable, the default, the library
+    /// tests show the connections working at the same time.)
+    @Test func oneCallAtATimeStillMovesATree() throws {
+        let tree = work.file("tree")
+        try FileManager.default.createDirectory(atPath: tree + "/in", withIntermediateDirectories: true)
+        for i in 0..<12 { _ = try TestData.file(tree + "/in/f\(i).bin", size: 40_000 + i * 777, seed: UInt64(i)) }
+        let serial = ["FERRY_SMB_THREADS": "0"]
+        let put = try run(["put", "-r", tree, server.url("user", ""), "-j", "4"], env: serial)
+        #expect(put.status == 0, "\(put.stderr)")
+        let get = try run(["get", "-r", server.url("user", "tree"), "-o", "back", "-j", "4"], env: serial)
+        #expect(get.status == 0, "\(get.stderr)")
+        for i in 0..<12 {
+            let original = FileManager.default.contents(atPath: tree + "/in/f\(i).bin")
+            #expect(FileManager.default.contents(atPath: server.local("user", "tree/in/f\(i).bin")) == original)
+            #expect(FileManager.default.contents(atPath: work.file("back/in/f\(i).bin")) == original)
+        }
+    }
+
     @Test func wrongPasswordAndNoSuchShareSayWhatToDo() throws {
         let wrong = "Wr0ng-secret-word"
         let out = try run(["ls", server.url("user")], env: ["FERRY_PASSWORD": wrong])

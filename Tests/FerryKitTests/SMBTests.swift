@@ -273,6 +273,59 @@ struct SMBTests {
         }
     }
 
+    /// With Samba's thread hooks in (the default), contexts run their jobs at
+    /// the same time: through a relay that paces each connection to 1 MB/s,
+    /// four downloads and four uploads on four contexts overlap, and every file
+    /// comes and goes whole. (Without the hooks, every job holds the library's
+    /// lock alone and none overlap.)
+    @Test func contextsRunTheirJobsAtTheSameTime() async throws {
+        #expect(SMBContext.threaded, "Samba's thread hooks are installed unless FERRY_SMB_THREADS=0")
+        let relay = try CountingRelay(
+            upstreamPort: server.port, downBytesPerSecond: 1_000_000, upBytesPerSecond: 1_000_000)
+        defer { relay.stop() }
+        var options = ConnectionOptions()
+        options.credentials = Credentials(user: server.user, password: server.password)
+        options.maxConnections = 4
+        let fs = SMBFileSystem(url: try RemoteURL(parsing: server.url("user", port: relay.port)), options: options)
+        var downloads: [(path: String, data: Data)] = []
+        var uploads: [(source: String, data: Data)] = []
+        for i in 0..<4 {
+            downloads.append(
+                (
+                    "/user/down\(i).bin",
+                    try TestData.file(server.local("user", "down\(i).bin"), size: 300_000 + i, seed: UInt64(i))
+                ))
+            uploads.append(
+                (
+                    work.file("up\(i).bin"),
+                    try TestData.file(work.file("up\(i).bin"), size: 300_000 + i, seed: UInt64(10 + i))
+                ))
+        }
+        _ = try await fs.list("/user")  // the first context logs in alone
+        SMBContext.atOnce.withLock { $0.most = 0 }
+        let work = self.work
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (i, d) in downloads.enumerated() {
+                group.addTask {
+                    let dest = work.file("got\(i).bin")
+                    _ = try await fs.download(d.path, to: dest, options: .init()).result
+                    #expect(FileManager.default.contents(atPath: dest) == d.data)
+                }
+            }
+            for (i, u) in uploads.enumerated() {
+                group.addTask {
+                    _ = try await fs.upload(u.source, to: "/user/up\(i).bin", options: .init()).result
+                }
+            }
+            try await group.waitForAll()
+        }
+        for (i, u) in uploads.enumerated() {
+            #expect(FileManager.default.contents(atPath: server.local("user", "up\(i).bin")) == u.data)
+        }
+        let most = SMBContext.atOnce.withLock { $0.most }
+        #expect(most >= 2, "jobs on several contexts ran one at a time (most at once: \(most))")
+    }
+
     /// A file another client holds open (smbclient's `open`, seen in
     /// `smbstatus -L`) cannot be deleted: NT_STATUS_SHARING_VIOLATION, said so,
     /// and worth trying again.

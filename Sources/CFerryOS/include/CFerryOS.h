@@ -26,4 +26,14 @@ int ferry_os_background_thread(void);
 /// Starts writing back `length` bytes of `fd` from `offset` without waiting for
 /// them (sync_file_range SYNC_FILE_RANGE_WRITE).
 int ferry_os_start_writeback(int fd, int64_t offset, int64_t length);
+/// A readers-writer lock that prefers writers (a waiting writer goes before new
+/// readers, so a stream of readers never starves it); NULL when out of memory.
+/// Never freed. Not recursive: a thread takes it once at a time.
+void *ferry_os_rwlock_new(void);
+/// Takes `lock` shared with other readers.
+void ferry_os_rwlock_shared(void *lock);
+/// Takes `lock` alone.
+void ferry_os_rwlock_exclusive(void *lock);
+/// Lets go of `lock`, however it was taken.
+void ferry_os_rwlock_unlock(void *lock);
 #endif

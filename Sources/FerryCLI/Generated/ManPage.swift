@@ -201,6 +201,11 @@ enum ManPage {
         \\fBssh\\fR (its ciphers, agent and ssh_config) where it can log in without asking, else libssh2;
         \\fBlibssh2\\fR, libssh2 only. Listings and uploads always go by libssh2
         .TP
+        .B FERRY_SMB_THREADS
+        \\fB0\\fR: libsmbclient's calls one at a time in the whole process (the old way, should
+        its thread hooks ever misbehave). By default each SMB connection works on its own
+        thread at the same time as the others (\\fB\\-j\\fR)
+        .TP
         .B SSH_AUTH_SOCK
         the ssh\\-agent that SFTP logins ask for keys
         .TP

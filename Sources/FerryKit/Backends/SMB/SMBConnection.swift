@@ -58,13 +58,15 @@ final class SMBServer: Sendable {
         }
     }
 
-    /// Runs `body` on a context's thread (logged in on first use).
+    /// Runs `body` on a context's thread (logged in on first use); `alone`:
+    /// while no other context runs a job (``SMBConnection/run(alone:_:)``).
     func run<T: Sendable>(
+        alone: Bool = false,
         _ body: @escaping @Sendable (_ context: SMBContext) throws(FerryError) -> T
     ) async throws(FerryError) -> T {
         let connection = pick()
         defer { connection.release() }
-        return try await connection.run(body)
+        return try await connection.run(alone: alone, body)
     }
 
     /// Runs `body` with one context kept for it (an open file belongs to its
@@ -101,12 +103,34 @@ final class SMBConnection: Sendable {
 
     func release() { count.withLock { $0 -= 1 } }
 
-    /// Runs one short job on this context's thread, holding the library's lock.
+    /// Runs one short job on this context's thread. With Samba's thread hooks in
+    /// (`SMBContext.threaded`) it shares the library's lock with the other
+    /// contexts' jobs, which run at the same time; it holds the lock alone when
+    /// `alone`, when the hooks are out, and while the context has not yet had a
+    /// job that went well: its first (made, logged in: Samba's one-time set-ups
+    /// run then), and the one after a failure (which may connect again).
     func run<T: Sendable>(
+        alone: Bool = false,
         _ body: @escaping @Sendable (_ context: SMBContext) throws(FerryError) -> T
     ) async throws(FerryError) -> T {
         try await thread.run { [handle] () throws(FerryError) -> T in
-            try SMBContext.library.withLock { _ throws(FerryError) -> T in try body(handle) }
+            let alone = alone || !SMBContext.threaded || handle.unproven
+            return try SMBContext.library.with(alone: alone) { () throws(FerryError) -> T in
+                if !alone {
+                    SMBContext.atOnce.withLock {
+                        $0.now += 1
+                        $0.most = max($0.most, $0.now)
+                    }
+                }
+                defer { if !alone { SMBContext.atOnce.withLock { $0.now -= 1 } } }
+                handle.unproven = false
+                do throws(FerryError) {
+                    return try body(handle)
+                } catch {
+                    handle.unproven = true
+                    throw error
+                }
+            }
         }
     }
 }
@@ -117,21 +141,41 @@ final class SMBConnection: Sendable {
 final class SMBContext: @unchecked Sendable {
     let key: SMBServer.Key
     private var pointer: SMBHandle?
+    /// Whether the context's next job runs alone (`SMBConnection.run`): until a
+    /// job has gone well, and after one that failed (`error(_:operation:target:path:)`).
+    var unproven = true
+
+    /// Whether Samba's thread hooks are in (`ferry_smb_threaded`; off with
+    /// `FERRY_SMB_THREADS=0`): jobs on several contexts then run at the same
+    /// time (`SMBConnection.run`).
+    static let threaded = ferry_smb_threaded() != 0
 
     init(key: SMBServer.Key) { self.key = key }
 
     deinit {
-        if let pointer { SMBContext.library.withLock { _ in ferry_smb_free(pointer) } }
+        if let pointer { SMBContext.library.with(alone: true) { ferry_smb_free(pointer) } }
     }
 
-    /// Held for every libsmbclient call, in the whole process. Samba 4.17's
-    /// libsmbclient keeps one talloc stack frame chain and its settings
-    /// (loadparm) in globals: two contexts used on two threads at once abort
-    /// ("Freed frame ..., expected ...", "Bad talloc magic value"), and the
-    /// `smbc_thread_posix` that once made them per thread is no longer exported.
-    /// Work is cut into short jobs (one open, one 4 MiB read or write), so files
-    /// and servers take turns instead of one waiting for another's whole file.
-    static let library = Mutex(())
+    /// The process's one lock on libsmbclient, held by every job
+    /// (`SMBConnection.run`), shared or alone. Samba 4.17's libsmbclient keeps
+    /// its talloc stack frame chain in globals unless thread hooks are installed
+    /// (`smbc_thread_posix`, which Debian's build does not export; the shim
+    /// installs the same hooks through libsamba-util's `smb_thread_set_functions`):
+    /// without them two contexts on two threads at once abort ("Freed frame ...,
+    /// expected ...", "Bad talloc magic value"), so every job holds it alone.
+    /// With them, jobs share it, except where Samba changes its global settings:
+    /// a context made (`smbc_new_context` and its options rewrite loadparm's
+    /// values, which other threads' calls read: opens on other contexts failed
+    /// with "convert_string_talloc_handle: Conversion error" and ENOMEM while one
+    /// was made) or freed, its first connection, a connection made again after a
+    /// failure, and the share list's RPC pipe. Work is cut into short jobs (one
+    /// open, one 4 MiB read or write), so where files take turns none waits for
+    /// another's whole file.
+    static let library = SharedLock()
+
+    /// Jobs sharing the library's lock now, in the whole process, and the most
+    /// there have been (the tests' evidence that contexts overlap).
+    static let atOnce = Mutex<(now: Int, most: Int)>((0, 0))
 
     /// The context, made on first use (under `library`, as every job runs).
     func context(operation: String, target: String) throws(FerryError) -> SMBHandle {

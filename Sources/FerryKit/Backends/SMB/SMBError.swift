@@ -13,7 +13,8 @@ extension SMBContext {
     /// for a missing share), so "wrong user name or password" and "no such share"
     /// are said only when they are so.
     func error(_ code: Int32, operation: String, target: String, path: String) -> FerryError {
-        meaning(of: code, operation: operation, path: path).context(operation: operation, target: target)
+        unproven = true  // the next job may connect again: it runs alone (SMBConnection.run)
+        return meaning(of: code, operation: operation, path: path).context(operation: operation, target: target)
     }
 
     /// The error an `errno` stands for, without the operation and target.

@@ -102,6 +102,10 @@ static inline ferry_smb_library *ferry_smb_table(void) {
 }
 
 static void ferry_smb_load(void) {
+    // Already in the process (another copy of this table, or a library of the program
+    // that uses Samba itself): hooks installed after Samba's first call would break it.
+    void *before = dlopen("libsmbclient.so.0", RTLD_NOW | RTLD_NOLOAD);
+    if (before) dlclose(before);
     void *handle = dlopen("libsmbclient.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!handle) return;
 #define FERRY_SMB_LOOK_UP(name) \
@@ -109,13 +113,14 @@ static void ferry_smb_load(void) {
     FERRY_SMB_FUNCTIONS(FERRY_SMB_LOOK_UP)
 #undef FERRY_SMB_LOOK_UP
     // The hooks go in before Samba's first talloc stack frame, once per process:
-    // another copy of this table may have installed them already.
+    // another copy of this table may have installed them already; if Samba was
+    // loaded without them, every call stays in turn.
     int (*set_functions)(const ferry_smb_thread_functions *) =
         (int (*)(const ferry_smb_thread_functions *))dlsym(handle, "smb_thread_set_functions");
     const void **installed = (const void **)dlsym(handle, "global_tfp");
     const char *choice = getenv("FERRY_SMB_THREADS");  // "0": every call in turn (SMBConnection.swift)
     if (set_functions && installed && !(choice && strcmp(choice, "0") == 0)) {
-        if (*installed || set_functions(&ferry_smb_threads) == 0) ferry_smb_table()->threaded = 1;
+        if (*installed || (!before && set_functions(&ferry_smb_threads) == 0)) ferry_smb_table()->threaded = 1;
     }
     ferry_smb_table()->loaded = 1;
 }
